@@ -1,0 +1,58 @@
+//! Errors of the queue layer.
+
+use thiserror::Error;
+
+/// Everything that can go wrong creating or using a queue.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum QueueError {
+    /// A window or reservation larger than the ring can ever hold was requested.
+    #[error("requested {requested} items but the queue holds at most {capacity}")]
+    TooLarge {
+        /// Items asked for.
+        requested: usize,
+        /// The queue's capacity in items.
+        capacity: usize,
+    },
+    /// Every reader has gone: nobody will ever consume what the writer produces.
+    #[error("every reader of the queue has been dropped")]
+    NoReaders,
+    /// The queue was configured with a capacity of zero items.
+    #[error("queue capacity must be at least one item")]
+    ZeroCapacity,
+    /// The item type has size zero, which a ring cannot store.
+    #[error("zero-sized item types cannot be queued")]
+    ZeroSizedItem,
+    /// All reader slots are taken (see `QueueOptions::max_readers`).
+    #[error("the queue already has its maximum of {max} readers")]
+    TooManyReaders {
+        /// The configured maximum.
+        max: usize,
+    },
+    /// Huge pages were requested but the system has none available.
+    #[error("huge pages requested but none are available (vm.nr_hugepages is {configured}); set it with `sysctl vm.nr_hugepages=N` or drop the huge-page option")]
+    NoHugePages {
+        /// The value of /proc/sys/vm/nr_hugepages (0 when unreadable).
+        configured: u64,
+    },
+    /// An operating-system call failed while building the mapping.
+    #[error("{call} failed: {message}")]
+    Os {
+        /// The call that failed.
+        call: &'static str,
+        /// The OS error text.
+        message: String,
+    },
+    /// The two views of the mirrored mapping do not alias (checked at creation).
+    #[error("the mirrored mapping does not alias: a write through one view was not visible in the other")]
+    MirrorBroken,
+}
+
+impl QueueError {
+    /// An [`QueueError::Os`] from the current `errno`.
+    pub(crate) fn last_os(call: &'static str) -> Self {
+        QueueError::Os {
+            call,
+            message: std::io::Error::last_os_error().to_string(),
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! Ring flavors: the mirrored zero-copy ring and the copying baseline.
+
+pub(crate) mod copying;
+pub(crate) mod mirrored;

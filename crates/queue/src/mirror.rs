@@ -1,0 +1,223 @@
+//! The mirrored mapping: one memory object mapped twice, back to back.
+//!
+//! We create a memfd of `bytes`, reserve `2 * bytes` of address space with a `PROT_NONE`
+//! anonymous mapping, and then map the memfd over both halves of that reservation with
+//! `MAP_FIXED`. Because the reservation is ours, `MAP_FIXED` replaces only our own placeholder
+//! (no race with other threads' mappings, no unmap-and-hope retries). Any run of up to `bytes`
+//! bytes starting anywhere in the first half is then contiguous in virtual memory.
+
+use crate::QueueError;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// Size of a huge page on x86-64 Linux (the default hugetlbfs size).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Options that shape the mapping.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct MapOptions {
+    pub huge_pages: bool,
+    pub dont_fork: bool,
+}
+
+/// Two adjacent views of one memfd. Unmapped on drop.
+#[derive(Debug)]
+pub(crate) struct MirrorMap {
+    base: *mut u8,
+    bytes: usize,
+    _fd: OwnedFd,
+}
+
+// SAFETY: the mapping is plain shared memory with no thread affinity; who may touch which bytes
+// is governed by the ring protocol above it, not by the map itself.
+unsafe impl Send for MirrorMap {}
+// SAFETY: as above; `MirrorMap` itself exposes only a raw base pointer.
+unsafe impl Sync for MirrorMap {}
+
+/// The system page size.
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The smallest byte size that is a multiple of both the mapping granule and `item_size`, and
+/// holds at least `min_items` items. Returns (bytes, items).
+pub(crate) fn round_capacity(
+    min_items: usize,
+    item_size: usize,
+    huge_pages: bool,
+) -> Option<(usize, usize)> {
+    let granule = if huge_pages { HUGE_PAGE } else { page_size() };
+    let unit = granule / gcd(granule, item_size) * item_size;
+    let wanted = min_items.checked_mul(item_size)?;
+    let units = wanted.div_ceil(unit).max(1);
+    let bytes = units.checked_mul(unit)?;
+    Some((bytes, bytes / item_size))
+}
+
+fn configured_huge_pages() -> u64 {
+    std::fs::read_to_string("/proc/sys/vm/nr_hugepages")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+impl MirrorMap {
+    /// Maps `bytes` (a multiple of the page size, or of 2 MiB with huge pages) twice.
+    pub(crate) fn new(bytes: usize, opts: MapOptions) -> Result<Self, QueueError> {
+        if opts.huge_pages && configured_huge_pages() == 0 {
+            return Err(QueueError::NoHugePages { configured: 0 });
+        }
+        let mut flags = libc::MFD_CLOEXEC;
+        if opts.huge_pages {
+            flags |= libc::MFD_HUGETLB;
+        }
+        // SAFETY: the name is a valid NUL-terminated string; flags are valid memfd flags.
+        let raw = unsafe { libc::memfd_create(c"sluice-queue".as_ptr(), flags) };
+        if raw < 0 {
+            return Err(QueueError::last_os("memfd_create"));
+        }
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: ftruncate on a descriptor we own; no memory is passed.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), bytes as libc::off_t) } != 0 {
+            return Err(QueueError::last_os("ftruncate"));
+        }
+        let total = bytes.checked_mul(2).ok_or(QueueError::Os {
+            call: "mmap",
+            message: "ring too large for the address space".into(),
+        })?;
+        // SAFETY: an anonymous PROT_NONE reservation at an address of the kernel's choosing.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(QueueError::last_os("mmap (reserve)"));
+        }
+        let map = MirrorMap {
+            base: base.cast(),
+            bytes,
+            _fd: fd,
+        };
+        for half in 0..2 {
+            // SAFETY: `base + half * bytes .. + bytes` lies inside the reservation we own, so
+            // MAP_FIXED replaces only our placeholder. The fd is at least `bytes` long.
+            let view = unsafe {
+                libc::mmap(
+                    map.base.add(half * bytes).cast(),
+                    bytes,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED | libc::MAP_FIXED,
+                    map._fd.as_raw_fd(),
+                    0,
+                )
+            };
+            if view == libc::MAP_FAILED {
+                let err = std::io::Error::last_os_error();
+                if opts.huge_pages && err.raw_os_error() == Some(libc::ENOMEM) {
+                    return Err(QueueError::NoHugePages {
+                        configured: configured_huge_pages(),
+                    });
+                }
+                return Err(QueueError::Os {
+                    call: "mmap (mirror view)",
+                    message: err.to_string(),
+                });
+            }
+        }
+        if opts.dont_fork {
+            // SAFETY: madvise on a range we mapped; it only changes fork behaviour.
+            if unsafe { libc::madvise(map.base.cast(), total, libc::MADV_DONTFORK) } != 0 {
+                return Err(QueueError::last_os("madvise(MADV_DONTFORK)"));
+            }
+        }
+        map.verify()?;
+        Ok(map)
+    }
+
+    /// Writes through the first view and reads through the second, at both ends.
+    fn verify(&self) -> Result<(), QueueError> {
+        for offset in [0, self.bytes - 1] {
+            // SAFETY: both offsets are inside the 2 * bytes mapping, which is readable and
+            // writable; the ring is not shared with anyone yet. Volatile keeps the compiler from
+            // assuming the two addresses are distinct.
+            unsafe {
+                let a = self.base.add(offset);
+                let b = self.base.add(offset + self.bytes);
+                a.write_volatile(0xA5);
+                if b.read_volatile() != 0xA5 {
+                    return Err(QueueError::MirrorBroken);
+                }
+                b.write_volatile(0);
+                if a.read_volatile() != 0 {
+                    return Err(QueueError::MirrorBroken);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Start of the first view.
+    pub(crate) fn base(&self) -> *mut u8 {
+        self.base
+    }
+}
+
+impl Drop for MirrorMap {
+    fn drop(&mut self) {
+        // SAFETY: we own the whole 2 * bytes range, and no slice into it outlives the map
+        // (writers and readers hold an Arc to it).
+        unsafe {
+            libc::munmap(self.base.cast(), 2 * self.bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_rounds_to_pages_and_items() {
+        let page = page_size();
+        assert_eq!(round_capacity(1, 1, false), Some((page, page)));
+        // 3-byte items: lcm(page, 3) = 3 pages.
+        let (bytes, items) = round_capacity(1, 3, false).unwrap();
+        assert_eq!(bytes, 3 * page);
+        assert_eq!(items, page);
+        let (bytes, items) = round_capacity(1000, 24, false).unwrap();
+        assert_eq!(bytes % page, 0);
+        assert_eq!(bytes % 24, 0);
+        assert!(items >= 1000);
+        assert_eq!(round_capacity(usize::MAX, 8, false), None);
+    }
+
+    #[test]
+    fn views_alias() {
+        let map = MirrorMap::new(page_size(), MapOptions::default()).unwrap();
+        // SAFETY: offsets inside the mapping; nobody else uses it.
+        unsafe {
+            map.base().add(10).write(7);
+            assert_eq!(map.base().add(page_size() + 10).read(), 7);
+        }
+    }
+}

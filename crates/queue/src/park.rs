@@ -1,0 +1,150 @@
+//! Spin-then-park waiting with wake-ups only for parked peers.
+//!
+//! An [`Event`] is one futex word (`seq`) and a count of parked waiters. The protocol is the
+//! Dekker pattern, so a wake-up can never be lost:
+//!
+//! * A **waiter** reads `seq`, announces itself (`waiters += 1`), issues a SeqCst fence and only
+//!   then re-checks its condition. If the condition still fails it sleeps with
+//!   `futex_wait(seq, seen)`, which returns at once if `seq` changed since it was read.
+//! * A **notifier** first publishes its state change (a Release store of a counter), issues a
+//!   SeqCst fence, and then reads `waiters`. Only if somebody is parked does it bump `seq` and
+//!   make the `futex_wake` system call.
+//!
+//! The two fences are totally ordered. If the notifier's fence comes first, the waiter's re-check
+//! sees the published counter and does not sleep. If the waiter's fence comes first, the notifier
+//! sees `waiters > 0`, bumps `seq` and wakes; the waiter either sees the bumped `seq` in
+//! `futex_wait` (which then returns immediately) or is already asleep and is woken. So in the
+//! steady state, where nobody is parked, a notification is a fence and a load: no system call.
+
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::time::Instant;
+
+/// Busy-wait iterations before a waiter parks.
+const SPIN_LIMIT: u32 = 64;
+/// Iterations of `thread::yield_now` after spinning, before parking.
+const YIELD_LIMIT: u32 = 8;
+
+/// A futex-backed event that waiters park on and notifiers wake, see the module docs.
+#[derive(Debug, Default)]
+pub(crate) struct Event {
+    seq: AtomicU32,
+    waiters: AtomicU32,
+}
+
+impl Event {
+    /// Wakes every parked waiter, if there is one. Call after publishing a state change.
+    #[inline]
+    pub(crate) fn notify(&self) {
+        fence(Ordering::SeqCst);
+        if self.waiters.load(Ordering::Relaxed) != 0 {
+            self.seq.fetch_add(1, Ordering::Release);
+            futex_wake_all(&self.seq);
+        }
+    }
+
+    /// Waits until `ready()` returns true or `deadline` passes; returns whether it became ready.
+    ///
+    /// `ready` is called repeatedly; it must read the shared state with Acquire loads.
+    pub(crate) fn wait_until(
+        &self,
+        mut ready: impl FnMut() -> bool,
+        deadline: Option<Instant>,
+    ) -> bool {
+        for i in 0..SPIN_LIMIT + YIELD_LIMIT {
+            if ready() {
+                return true;
+            }
+            if i < SPIN_LIMIT {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        loop {
+            let seen = self.seq.load(Ordering::Acquire);
+            self.waiters.fetch_add(1, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            if ready() {
+                self.waiters.fetch_sub(1, Ordering::Relaxed);
+                return true;
+            }
+            let timeout = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => {
+                        self.waiters.fetch_sub(1, Ordering::Relaxed);
+                        return ready();
+                    }
+                },
+                None => None,
+            };
+            futex_wait(&self.seq, seen, timeout);
+            self.waiters.fetch_sub(1, Ordering::Relaxed);
+            if ready() {
+                return true;
+            }
+        }
+    }
+}
+
+fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<std::time::Duration>) {
+    let ts = timeout.map(|d| libc::timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    });
+    let ts_ptr = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a live, aligned u32 for the duration of the call; the kernel only reads
+    // it. `ts_ptr` is null or points at a timespec that outlives the call. A spurious or
+    // interrupted return is harmless: every caller re-checks its condition.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            ts_ptr,
+        );
+    }
+}
+
+fn futex_wake_all(word: &AtomicU32) {
+    // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE does not access memory beyond it.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[test]
+    fn wait_returns_false_at_deadline() {
+        let e = Event::default();
+        let start = Instant::now();
+        assert!(!e.wait_until(|| false, Some(start + Duration::from_millis(20))));
+        assert!(start.elapsed() >= Duration::from_millis(20));
+    }
+
+    #[test]
+    fn notify_wakes_a_parked_waiter() {
+        let e = Arc::new(Event::default());
+        let flag = Arc::new(AtomicBool::new(false));
+        let (e2, f2) = (e.clone(), flag.clone());
+        let t = std::thread::spawn(move || e2.wait_until(|| f2.load(Ordering::Acquire), None));
+        std::thread::sleep(Duration::from_millis(20));
+        flag.store(true, Ordering::Release);
+        e.notify();
+        assert!(t.join().unwrap());
+    }
+}

@@ -1,0 +1,247 @@
+//! The public queue: options, `channel`, and the [`Writer`]/[`Reader`] handles that dispatch to
+//! a flavor.
+
+use crate::flavors::copying::{CopyingReader, CopyingWriter, Storage};
+use crate::flavors::mirrored::{MirroredReader, MirroredWriter};
+use crate::mirror::{round_capacity, MapOptions, MirrorMap};
+use crate::shared::{ReaderCore, Shared, WriterCore};
+use crate::{Item, QueueError, RingReader, RingWriter, Tag, Wait};
+use std::sync::Arc;
+
+/// Which ring implementation backs a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flavor {
+    /// The double-mapped zero-copy ring (the default).
+    #[default]
+    Mirrored,
+    /// A plain array that copies wrapped windows through a scratch buffer (the baseline).
+    Copying,
+}
+
+/// How to build a queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueOptions {
+    /// The ring implementation.
+    pub flavor: Flavor,
+    /// Back the ring with 2 MiB huge pages (fewer TLB misses on big rings); creation fails with
+    /// [`QueueError::NoHugePages`] if the system has none.
+    pub huge_pages: bool,
+    /// Start the ring's positions this many bytes in (rounded down to whole items), so that
+    /// queues created alike do not put their windows in the same cache sets.
+    pub stagger_bytes: usize,
+    /// Keep the mapping out of child processes (`MADV_DONTFORK`).
+    pub dont_fork: bool,
+    /// The most readers that may be attached at once.
+    pub max_readers: usize,
+}
+
+impl Default for QueueOptions {
+    fn default() -> Self {
+        QueueOptions {
+            flavor: Flavor::Mirrored,
+            huge_pages: false,
+            stagger_bytes: 0,
+            dont_fork: false,
+            max_readers: 16,
+        }
+    }
+}
+
+/// Creates a queue of at least `min_capacity` items (rounded up, see the crate docs) and returns
+/// its writer and its first reader.
+pub fn channel<T: Item>(
+    min_capacity: usize,
+    opts: &QueueOptions,
+) -> Result<(Writer<T>, Reader<T>), QueueError> {
+    let item = std::mem::size_of::<T>();
+    if item == 0 {
+        return Err(QueueError::ZeroSizedItem);
+    }
+    if min_capacity == 0 {
+        return Err(QueueError::ZeroCapacity);
+    }
+    let too_large = || QueueError::Os {
+        call: "capacity",
+        message: format!("{min_capacity} items of {item} bytes do not fit in memory"),
+    };
+    let (bytes, capacity) =
+        round_capacity(min_capacity, item, opts.huge_pages).ok_or_else(too_large)?;
+    let origin = (opts.stagger_bytes / item % capacity) as u64;
+    let shared = Shared::new(capacity, origin, opts.max_readers);
+    let writer_core = WriterCore::new(Arc::clone(&shared));
+    let reader_core = ReaderCore::attach(shared, origin)?;
+    Ok(match opts.flavor {
+        Flavor::Mirrored => {
+            let map = Arc::new(MirrorMap::new(
+                bytes,
+                MapOptions {
+                    huge_pages: opts.huge_pages,
+                    dont_fork: opts.dont_fork,
+                },
+            )?);
+            (
+                Writer(WriterFlavor::Mirrored(MirroredWriter::new(
+                    writer_core,
+                    Arc::clone(&map),
+                ))),
+                Reader(ReaderFlavor::Mirrored(MirroredReader::new(
+                    reader_core,
+                    map,
+                ))),
+            )
+        }
+        Flavor::Copying => {
+            let storage = Storage::new(capacity);
+            (
+                Writer(WriterFlavor::Copying(CopyingWriter::new(
+                    writer_core,
+                    Arc::clone(&storage),
+                ))),
+                Reader(ReaderFlavor::Copying(CopyingReader::new(
+                    reader_core,
+                    storage,
+                ))),
+            )
+        }
+    })
+}
+
+#[derive(Debug)]
+enum WriterFlavor<T> {
+    Mirrored(MirroredWriter<T>),
+    Copying(CopyingWriter<T>),
+}
+
+#[derive(Debug)]
+enum ReaderFlavor<T> {
+    Mirrored(MirroredReader<T>),
+    Copying(CopyingReader<T>),
+}
+
+/// The writing end of a queue. Dropping it ends the stream.
+#[derive(Debug)]
+pub struct Writer<T>(WriterFlavor<T>);
+
+/// A reading end of a queue. Dropping it detaches the reader; the writer no longer waits for it.
+#[derive(Debug)]
+pub struct Reader<T>(ReaderFlavor<T>);
+
+impl<T: Item> Writer<T> {
+    fn core(&self) -> &WriterCore {
+        match &self.0 {
+            WriterFlavor::Mirrored(w) => &w.core,
+            WriterFlavor::Copying(w) => &w.core,
+        }
+    }
+
+    /// Attaches a new reader that sees every item committed from now on.
+    pub fn add_reader(&self) -> Result<Reader<T>, QueueError> {
+        Ok(Reader(match &self.0 {
+            WriterFlavor::Mirrored(w) => ReaderFlavor::Mirrored(w.attach_reader()?),
+            WriterFlavor::Copying(w) => ReaderFlavor::Copying(w.attach_reader()?),
+        }))
+    }
+
+    /// Absolute index of the next item to be committed (items committed so far).
+    pub fn items_written(&self) -> u64 {
+        self.core().position() - self.core().shared.origin()
+    }
+
+    /// Number of readers attached now.
+    pub fn reader_count(&self) -> usize {
+        self.core().shared.reader_count()
+    }
+
+    /// Attaches `tag` to the stream; readers see it beside the item at `tag.index`.
+    pub fn add_tag(&self, tag: Tag) {
+        self.core().add_tag(tag);
+    }
+}
+
+impl<T: Item> RingWriter<T> for Writer<T> {
+    fn capacity(&self) -> usize {
+        self.core().shared.capacity()
+    }
+
+    #[inline]
+    fn reserve_with(&mut self, n: usize, wait: Wait) -> Result<Option<&mut [T]>, QueueError> {
+        match &mut self.0 {
+            WriterFlavor::Mirrored(w) => w.reserve_with(n, wait),
+            WriterFlavor::Copying(w) => w.reserve_with(n, wait),
+        }
+    }
+
+    #[inline]
+    fn commit(&mut self, k: usize) {
+        match &mut self.0 {
+            WriterFlavor::Mirrored(w) => w.commit(k),
+            WriterFlavor::Copying(w) => w.commit(k),
+        }
+    }
+
+    fn finish(&mut self) {
+        match &mut self.0 {
+            WriterFlavor::Mirrored(w) => w.finish(),
+            WriterFlavor::Copying(w) => w.finish(),
+        }
+    }
+}
+
+impl<T: Item> Reader<T> {
+    fn core(&self) -> &ReaderCore {
+        match &self.0 {
+            ReaderFlavor::Mirrored(r) => &r.core,
+            ReaderFlavor::Copying(r) => &r.core,
+        }
+    }
+
+    /// A second reader at this reader's position (it sees everything this one has not consumed).
+    pub fn try_clone(&self) -> Result<Reader<T>, QueueError> {
+        Ok(Reader(match &self.0 {
+            ReaderFlavor::Mirrored(r) => ReaderFlavor::Mirrored(r.duplicate()?),
+            ReaderFlavor::Copying(r) => ReaderFlavor::Copying(r.duplicate()?),
+        }))
+    }
+
+    /// Absolute index of the first item of the next window (items consumed so far).
+    pub fn items_read(&self) -> u64 {
+        self.core().position() - self.core().shared.origin()
+    }
+
+    /// Items committed so far by the writer (an absolute index), as seen now.
+    pub fn items_written(&self) -> u64 {
+        self.core().shared.written_items()
+    }
+
+    /// Whether the writer has ended the stream (items may remain to be read).
+    pub fn is_finished(&self) -> bool {
+        self.core().shared.is_finished()
+    }
+
+    /// Appends to `out` the tags on items with absolute index in `start..end`.
+    pub fn tags_in(&self, start: u64, end: u64, out: &mut Vec<Tag>) {
+        self.core().tags_in(start, end, out);
+    }
+}
+
+impl<T: Item> RingReader<T> for Reader<T> {
+    fn capacity(&self) -> usize {
+        self.core().shared.capacity()
+    }
+
+    #[inline]
+    fn window_with(&mut self, n: usize, wait: Wait) -> Result<Option<&[T]>, QueueError> {
+        match &mut self.0 {
+            ReaderFlavor::Mirrored(r) => r.window_with(n, wait),
+            ReaderFlavor::Copying(r) => r.window_with(n, wait),
+        }
+    }
+
+    #[inline]
+    fn consume(&mut self, k: usize) {
+        match &mut self.0 {
+            ReaderFlavor::Mirrored(r) => r.consume(k),
+            ReaderFlavor::Copying(r) => r.consume(k),
+        }
+    }
+}

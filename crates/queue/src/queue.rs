@@ -69,7 +69,7 @@ pub fn channel<T: Item>(
     let origin = (opts.stagger_bytes / item % capacity) as u64;
     let shared = Shared::new(capacity, origin, opts.max_readers);
     let writer_core = WriterCore::new(Arc::clone(&shared));
-    let reader_core = ReaderCore::attach(shared, origin)?;
+    let reader_core = ReaderCore::attach(shared, origin, Vec::new())?;
     Ok(match opts.flavor {
         Flavor::Mirrored => {
             let map = Arc::new(MirrorMap::new(
@@ -152,7 +152,8 @@ impl<T: Item> Writer<T> {
         self.core().shared.reader_count()
     }
 
-    /// Attaches `tag` to the stream; readers see it beside the item at `tag.index`.
+    /// Attaches `tag` to the stream: every reader attached now receives it (see
+    /// [`Reader::take_tags`]).
     pub fn add_tag(&self, tag: Tag) {
         self.core().add_tag(tag);
     }
@@ -218,9 +219,11 @@ impl<T: Item> Reader<T> {
         self.core().shared.is_finished()
     }
 
-    /// Appends to `out` the tags on items with absolute index in `start..end`.
-    pub fn tags_in(&self, start: u64, end: u64, out: &mut Vec<Tag>) {
-        self.core().tags_in(start, end, out);
+    /// Moves to `out` the tags this reader has not taken yet whose absolute index is below
+    /// `end`, in index order. A tag added after the reader consumed its item still arrives here
+    /// (late, with its exact index): tags are never lost to a race with a fast reader.
+    pub fn take_tags(&self, end: u64, out: &mut Vec<Tag>) {
+        self.core().take_tags(end, out);
     }
 }
 

@@ -7,7 +7,7 @@
 //! the cache; absolute item indices (for tags) are `position - origin`.
 
 use crate::park::Event;
-use crate::tag::{Tag, TagStore};
+use crate::tag::{Tag, TagInbox};
 use crate::QueueError;
 use crate::Wait;
 use crossbeam_utils::CachePadded;
@@ -23,6 +23,7 @@ const SLOT_ACTIVE: u8 = 2;
 struct ReaderSlot {
     state: AtomicU8,
     pos: AtomicU64,
+    tags: TagInbox,
 }
 
 /// State shared by the writer and all readers of one queue.
@@ -39,7 +40,6 @@ pub(crate) struct Shared {
     data: Event,
     /// The writer parks here waiting for space.
     space: Event,
-    pub(crate) tags: TagStore,
 }
 
 impl Shared {
@@ -55,7 +55,6 @@ impl Shared {
             readers: AtomicUsize::new(0),
             data: Event::default(),
             space: Event::default(),
-            tags: TagStore::default(),
         })
     }
 
@@ -72,8 +71,8 @@ impl Shared {
             .min()
     }
 
-    /// Registers a reader starting at `pos`; returns its slot.
-    pub(crate) fn attach_reader(&self, pos: u64) -> Result<usize, QueueError> {
+    /// Registers a reader starting at `pos` with `tags` pending; returns its slot.
+    pub(crate) fn attach_reader(&self, pos: u64, tags: Vec<Tag>) -> Result<usize, QueueError> {
         for (i, slot) in self.slots.iter().enumerate() {
             if slot
                 .state
@@ -81,6 +80,10 @@ impl Shared {
                 .is_ok()
             {
                 slot.pos.store(pos, Ordering::Relaxed);
+                slot.tags.clear();
+                for tag in tags {
+                    slot.tags.push(tag);
+                }
                 slot.state.store(SLOT_ACTIVE, Ordering::Release);
                 self.readers.fetch_add(1, Ordering::AcqRel);
                 return Ok(i);
@@ -224,12 +227,16 @@ impl WriterCore {
 
     /// Attaches a new reader at the current write position (it sees only items written later).
     pub(crate) fn attach_reader(&self) -> Result<ReaderCore, QueueError> {
-        ReaderCore::attach(Arc::clone(&self.shared), self.write)
+        ReaderCore::attach(Arc::clone(&self.shared), self.write, Vec::new())
     }
 
+    /// Delivers `tag` to every attached reader.
     pub(crate) fn add_tag(&self, tag: Tag) {
-        let min = self.shared.min_reader().unwrap_or(self.write);
-        self.shared.tags.push(tag, min - self.shared.origin);
+        for slot in self.shared.slots.iter() {
+            if slot.state.load(Ordering::Acquire) == SLOT_ACTIVE {
+                slot.tags.push(tag.clone());
+            }
+        }
     }
 }
 
@@ -253,8 +260,12 @@ pub(crate) struct ReaderCore {
 }
 
 impl ReaderCore {
-    pub(crate) fn attach(shared: Arc<Shared>, pos: u64) -> Result<Self, QueueError> {
-        let slot = shared.attach_reader(pos)?;
+    pub(crate) fn attach(
+        shared: Arc<Shared>,
+        pos: u64,
+        tags: Vec<Tag>,
+    ) -> Result<Self, QueueError> {
+        let slot = shared.attach_reader(pos, tags)?;
         Ok(ReaderCore {
             end: pos,
             shared,
@@ -275,7 +286,8 @@ impl ReaderCore {
 
     /// A reader at this reader's position.
     pub(crate) fn duplicate(&self) -> Result<ReaderCore, QueueError> {
-        ReaderCore::attach(Arc::clone(&self.shared), self.pos)
+        let tags = self.shared.slots[self.slot].tags.snapshot();
+        ReaderCore::attach(Arc::clone(&self.shared), self.pos, tags)
     }
 
     /// At least `n` readable items (fewer only at end of stream): (position, length).
@@ -340,9 +352,9 @@ impl ReaderCore {
         self.shared.space.notify();
     }
 
-    /// Tags whose absolute index lies in `start..end`, appended to `out`.
-    pub(crate) fn tags_in(&self, start: u64, end: u64, out: &mut Vec<Tag>) {
-        self.shared.tags.collect(start, end, out);
+    /// Moves this reader's pending tags with absolute index below `end` to `out`.
+    pub(crate) fn take_tags(&self, end: u64, out: &mut Vec<Tag>) {
+        self.shared.slots[self.slot].tags.take_before(end, out);
     }
 }
 

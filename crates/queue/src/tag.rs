@@ -40,43 +40,54 @@ impl Tag {
     }
 }
 
-/// Tags of one queue, ordered by index. Tags are rare beside items, so a mutex is cheap here:
-/// it is taken only when a tag is added or a reader asks for tags and some exist.
+/// One reader's inbox of tags, ordered by index. The writer puts every tag into the inbox of
+/// every attached reader, and a reader takes the tags out once it has consumed past them, so a
+/// tag is never lost to a race between the writer tagging items and a fast reader consuming them:
+/// it is delivered late (with its exact index) instead. Tags are rare beside items, so a mutex is
+/// cheap here; readers of untagged streams never touch it (they check `pending` first).
 #[derive(Debug, Default)]
-pub(crate) struct TagStore {
+pub(crate) struct TagInbox {
     tags: Mutex<VecDeque<Tag>>,
-    /// Number of tags stored, read without the lock so that readers of untagged streams never
-    /// touch the mutex.
-    count: std::sync::atomic::AtomicUsize,
+    pending: std::sync::atomic::AtomicUsize,
 }
 
-impl TagStore {
-    /// Adds `tag`, first dropping tags below `keep_from` (every reader has passed them).
-    pub(crate) fn push(&self, tag: Tag, keep_from: u64) {
+impl TagInbox {
+    /// Adds `tag` in index order.
+    pub(crate) fn push(&self, tag: Tag) {
         use std::sync::atomic::Ordering;
         let mut tags = self.tags.lock().unwrap_or_else(PoisonError::into_inner);
-        while tags.front().is_some_and(|t| t.index < keep_from) {
-            tags.pop_front();
-        }
         let at = tags.partition_point(|t| t.index <= tag.index);
         tags.insert(at, tag);
-        self.count.store(tags.len(), Ordering::Release);
+        self.pending.store(tags.len(), Ordering::Release);
     }
 
-    /// Appends the tags with index in `start..end` to `out`.
-    pub(crate) fn collect(&self, start: u64, end: u64, out: &mut Vec<Tag>) {
+    /// Moves the tags with index below `end` to `out`.
+    pub(crate) fn take_before(&self, end: u64, out: &mut Vec<Tag>) {
         use std::sync::atomic::Ordering;
-        if self.count.load(Ordering::Acquire) == 0 || start >= end {
+        if self.pending.load(Ordering::Acquire) == 0 {
             return;
         }
+        let mut tags = self.tags.lock().unwrap_or_else(PoisonError::into_inner);
+        while tags.front().is_some_and(|t| t.index < end) {
+            out.extend(tags.pop_front());
+        }
+        self.pending.store(tags.len(), Ordering::Release);
+    }
+
+    /// A copy of every pending tag (for a reader cloned from this one).
+    pub(crate) fn snapshot(&self) -> Vec<Tag> {
         let tags = self.tags.lock().unwrap_or_else(PoisonError::into_inner);
-        let from = tags.partition_point(|t| t.index < start);
-        out.extend(
-            tags.iter()
-                .skip(from)
-                .take_while(|t| t.index < end)
-                .cloned(),
-        );
+        tags.iter().cloned().collect()
+    }
+
+    /// Drops every pending tag (the slot is being reused).
+    pub(crate) fn clear(&self) {
+        use std::sync::atomic::Ordering;
+        self.tags
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        self.pending.store(0, Ordering::Release);
     }
 }
 
@@ -85,19 +96,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tags_are_kept_in_order_and_pruned() {
-        let store = TagStore::default();
-        store.push(Tag::new(5, "a", TagValue::I64(1)), 0);
-        store.push(Tag::new(2, "b", TagValue::I64(2)), 0);
+    fn tags_come_out_in_index_order_once_passed() {
+        let inbox = TagInbox::default();
+        inbox.push(Tag::new(5, "a", TagValue::I64(1)));
+        inbox.push(Tag::new(2, "b", TagValue::I64(2)));
         let mut out = Vec::new();
-        store.collect(0, 10, &mut out);
-        assert_eq!(out.iter().map(|t| t.index).collect::<Vec<_>>(), vec![2, 5]);
-        store.push(Tag::new(9, "c", TagValue::Bool(true)), 4);
+        inbox.take_before(3, &mut out);
+        assert_eq!(out.iter().map(|t| t.index).collect::<Vec<_>>(), vec![2]);
+        inbox.push(Tag::new(1, "late", TagValue::Bool(true)));
         out.clear();
-        store.collect(0, 100, &mut out);
-        assert_eq!(out.iter().map(|t| t.index).collect::<Vec<_>>(), vec![5, 9]);
+        inbox.take_before(100, &mut out);
+        assert_eq!(out.iter().map(|t| t.index).collect::<Vec<_>>(), vec![1, 5]);
         out.clear();
-        store.collect(6, 9, &mut out);
+        inbox.take_before(100, &mut out);
         assert!(out.is_empty());
     }
 }

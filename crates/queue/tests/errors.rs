@@ -139,7 +139,15 @@ fn tags_travel_beside_items_and_late_readers_attach() {
     w.commit(4);
     assert_eq!(late.window(4).unwrap().len(), 4);
     let mut tags = Vec::new();
-    r.tags_in(0, 4, &mut tags);
+    r.take_tags(2, &mut tags);
+    assert!(tags.is_empty(), "the tag is on item 2, not before it");
+    r.take_tags(4, &mut tags);
     assert_eq!(tags, vec![Tag::new(2, "freq", TagValue::F64(100e6))]);
+    let mut late_tags = Vec::new();
+    late.take_tags(u64::MAX, &mut late_tags);
+    assert!(
+        late_tags.is_empty(),
+        "a reader attached later does not get earlier tags"
+    );
     assert_eq!(r.window(8).unwrap().len(), 8);
 }

@@ -1,0 +1,21 @@
+//! Blocks: adapters that hand queue slices to kernels, plus sources, sinks and plumbing.
+
+pub mod basic;
+pub mod file;
+pub mod keep;
+pub mod probe;
+pub mod sample;
+pub mod signal;
+pub mod throttle;
+pub mod vector;
+pub mod wav;
+
+pub use basic::{Copy, Head, NullSink, NullSource};
+pub use file::{FileSink, FileSource};
+pub use keep::KeepOneInN;
+pub use probe::{Probe, ProbeStats};
+pub use sample::Sample;
+pub use signal::{SignalSource, Waveform};
+pub use throttle::Throttle;
+pub use vector::{VectorSink, VectorSinkData, VectorSource};
+pub use wav::{WavFormat, WavSink, WavSource};

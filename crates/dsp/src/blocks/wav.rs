@@ -1,0 +1,297 @@
+//! WAV source and sink: one `f32` port per channel (`out0`, `out1`, … / `in0`, `in1`, …), full
+//! scale ±1.0, for 16/24/32-bit integer and 32-bit float files.
+
+use sluice_runtime::{Node, NodeError, Ports, TagPolicy, Work, WorkIo};
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+
+/// Frames decoded or encoded per work call.
+const CHUNK: usize = 4096;
+
+/// Reads a WAV file and streams each channel on its own output.
+pub struct WavSource {
+    path: PathBuf,
+    reader: hound::WavReader<BufReader<File>>,
+    spec: hound::WavSpec,
+    stage: Vec<f32>,
+}
+
+impl std::fmt::Debug for WavSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WavSource").field("path", &self.path).finish()
+    }
+}
+
+impl WavSource {
+    /// Opens `path`; errors name the file and say what is wrong with it.
+    pub fn open(path: &Path) -> Result<Self, NodeError> {
+        let reader = hound::WavReader::open(path)
+            .map_err(|e| NodeError::msg(format!("{} is not a readable WAV file: {e}", path.display())))?;
+        let spec = reader.spec();
+        match (spec.sample_format, spec.bits_per_sample) {
+            (hound::SampleFormat::Float, 32) | (hound::SampleFormat::Int, 8 | 16 | 24 | 32) => {}
+            (format, bits) => {
+                return Err(NodeError::msg(format!(
+                    "{}: {bits}-bit {format:?} samples are not supported (use 16/24/32-bit integer or 32-bit float)",
+                    path.display()
+                )))
+            }
+        }
+        Ok(WavSource {
+            path: path.to_path_buf(),
+            reader,
+            spec,
+            stage: Vec::with_capacity(CHUNK * usize::from(spec.channels)),
+        })
+    }
+
+    /// Channels in the file.
+    pub fn channels(&self) -> usize {
+        usize::from(self.spec.channels)
+    }
+
+    /// Sample rate in Hz.
+    pub fn sample_rate(&self) -> u32 {
+        self.spec.sample_rate
+    }
+
+    /// Decodes up to `frames` interleaved frames into `self.stage`.
+    fn decode(&mut self, frames: usize) -> Result<(), NodeError> {
+        self.stage.clear();
+        let want = frames * self.channels();
+        let bad = |e: hound::Error, path: &Path| {
+            NodeError::msg(format!("{}: {e} (truncated or corrupt file?)", path.display()))
+        };
+        if self.spec.sample_format == hound::SampleFormat::Float {
+            for s in self.reader.samples::<f32>().take(want) {
+                self.stage.push(s.map_err(|e| bad(e, &self.path))?);
+            }
+        } else {
+            let scale = 1.0 / (1u64 << (self.spec.bits_per_sample - 1)) as f32;
+            for s in self.reader.samples::<i32>().take(want) {
+                self.stage.push(s.map_err(|e| bad(e, &self.path))? as f32 * scale);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Node for WavSource {
+    fn ports(&self) -> Ports {
+        (0..self.channels()).fold(Ports::new(), |p, c| p.output::<f32>(&format!("out{c}")))
+    }
+
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let channels = self.channels();
+        let mut frames = CHUNK;
+        for c in 0..channels {
+            match io.outputs.get::<f32>(c)?.reserve(1)? {
+                Some(space) => frames = frames.min(space.len()),
+                None => return Ok(Work::NeedOutput { port: c, items: 1 }),
+            }
+        }
+        self.decode(frames)?;
+        let got = self.stage.len() / channels;
+        if got == 0 {
+            return Ok(Work::Done);
+        }
+        for c in 0..channels {
+            let out = io.outputs.get::<f32>(c)?;
+            if let Some(space) = out.reserve(got)? {
+                for (dst, frame) in space.iter_mut().zip(self.stage.chunks_exact(channels)) {
+                    *dst = frame[c];
+                }
+                out.commit(got);
+            }
+        }
+        Ok(Work::Progress)
+    }
+}
+
+/// Sample encodings a [`WavSink`] can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WavFormat {
+    /// 16-bit integer PCM.
+    Int16,
+    /// 24-bit integer PCM.
+    Int24,
+    /// 32-bit integer PCM.
+    Int32,
+    /// 32-bit IEEE float.
+    Float32,
+}
+
+/// Writes its inputs as the channels of a WAV file; the header is finalised at end of stream.
+pub struct WavSink {
+    path: PathBuf,
+    writer: Option<hound::WavWriter<BufWriter<File>>>,
+    channels: usize,
+    format: WavFormat,
+    stage: Vec<f32>,
+}
+
+impl std::fmt::Debug for WavSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WavSink").field("path", &self.path).finish()
+    }
+}
+
+impl WavSink {
+    /// Creates `path` for `channels` channels at `sample_rate` Hz in `format`.
+    pub fn create(path: &Path, channels: usize, sample_rate: u32, format: WavFormat) -> Result<Self, NodeError> {
+        if channels == 0 || channels > usize::from(u16::MAX) {
+            return Err(NodeError::msg(format!("a WAV file needs 1 to 65535 channels, not {channels}")));
+        }
+        let (bits, sample_format) = match format {
+            WavFormat::Int16 => (16, hound::SampleFormat::Int),
+            WavFormat::Int24 => (24, hound::SampleFormat::Int),
+            WavFormat::Int32 => (32, hound::SampleFormat::Int),
+            WavFormat::Float32 => (32, hound::SampleFormat::Float),
+        };
+        let spec = hound::WavSpec {
+            channels: channels as u16,
+            sample_rate,
+            bits_per_sample: bits,
+            sample_format,
+        };
+        let writer = hound::WavWriter::create(path, spec)
+            .map_err(|e| NodeError::msg(format!("cannot create {}: {e}", path.display())))?;
+        Ok(WavSink {
+            path: path.to_path_buf(),
+            writer: Some(writer),
+            channels,
+            format,
+            stage: Vec::with_capacity(CHUNK * channels),
+        })
+    }
+
+    fn write_stage(&mut self) -> Result<(), NodeError> {
+        let Some(w) = self.writer.as_mut() else {
+            return Ok(());
+        };
+        let err = |e: hound::Error| NodeError::msg(format!("writing {}: {e}", self.path.display()));
+        for &x in &self.stage {
+            let r = match self.format {
+                WavFormat::Float32 => w.write_sample(x),
+                WavFormat::Int16 => w.write_sample(quantize(x, 16)),
+                WavFormat::Int24 => w.write_sample(quantize(x, 24)),
+                WavFormat::Int32 => w.write_sample(quantize(x, 32)),
+            };
+            r.map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+/// `x` (full scale ±1.0) as a `bits`-bit integer, rounded and clipped.
+pub fn quantize(x: f32, bits: u32) -> i32 {
+    let full = (1i64 << (bits - 1)) as f64;
+    (f64::from(x) * full).round().clamp(-full, full - 1.0) as i32
+}
+
+impl Node for WavSink {
+    fn ports(&self) -> Ports {
+        (0..self.channels).fold(Ports::new(), |p, c| p.input::<f32>(&format!("in{c}")))
+    }
+
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let mut frames = CHUNK;
+        for c in 0..self.channels {
+            match io.inputs.get::<f32>(c)?.window(1)? {
+                None => return Ok(Work::NeedInput { port: c, items: 1 }),
+                Some(w) => frames = frames.min(w.len()),
+            }
+        }
+        if frames == 0 {
+            if let Some(w) = self.writer.take() {
+                w.finalize()
+                    .map_err(|e| NodeError::msg(format!("finishing {}: {e}", self.path.display())))?;
+            }
+            return Ok(Work::Done);
+        }
+        self.stage.clear();
+        self.stage.resize(frames * self.channels, 0.0);
+        for c in 0..self.channels {
+            let input = io.inputs.get::<f32>(c)?;
+            if let Some(w) = input.window(frames)? {
+                for (frame, &x) in self.stage.chunks_exact_mut(self.channels).zip(w) {
+                    frame[c] = x;
+                }
+            }
+            input.consume(frames);
+        }
+        self.write_stage()?;
+        Ok(Work::Progress)
+    }
+
+    fn tag_policy(&self) -> TagPolicy {
+        TagPolicy::Drop
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::vector::{VectorSink, VectorSource};
+    use sluice_runtime::Graph;
+
+    fn round_trip(format: WavFormat, tolerance: f32) {
+        let dir = std::env::temp_dir().join(format!("sluice-wav-{}-{format:?}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.wav");
+        let left: Vec<f32> = (0..10_000).map(|i| (i as f32 * 0.01).sin() * 0.9).collect();
+        let right: Vec<f32> = left.iter().map(|x| -x * 0.5).collect();
+        let mut g = Graph::new();
+        let l = g.add("l", VectorSource::new(left.clone()).max_chunk(777)).unwrap();
+        let r = g.add("r", VectorSource::new(right.clone())).unwrap();
+        let sink = g.add("wav", WavSink::create(&path, 2, 48000, format).unwrap()).unwrap();
+        g.connect(l, "out", sink, "in0").unwrap();
+        g.connect(r, "out", sink, "in1").unwrap();
+        g.run_stepped().unwrap();
+
+        let src = WavSource::open(&path).unwrap();
+        assert_eq!((src.channels(), src.sample_rate()), (2, 48000));
+        let mut g = Graph::new();
+        let s = g.add("src", src).unwrap();
+        let (a, da) = VectorSink::<f32>::new();
+        let (b, db) = VectorSink::<f32>::new();
+        let a = g.add("a", a).unwrap();
+        let b = g.add("b", b).unwrap();
+        g.connect(s, "out0", a, "in").unwrap();
+        g.connect(s, "out1", b, "in").unwrap();
+        g.run_stepped().unwrap();
+        for (got, want) in [(da.items(), &left), (db.items(), &right)] {
+            assert_eq!(got.len(), want.len());
+            let err = got.iter().zip(want.iter()).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+            assert!(err <= tolerance, "{format:?}: error {err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn round_trips_in_every_format() {
+        round_trip(WavFormat::Float32, 0.0);
+        round_trip(WavFormat::Int16, 1.0 / 32768.0);
+        round_trip(WavFormat::Int24, 1.0 / 8_388_608.0);
+        round_trip(WavFormat::Int32, 1e-7);
+    }
+
+    #[test]
+    fn not_a_wav_is_an_error_naming_the_file() {
+        let path = std::env::temp_dir().join(format!("sluice-notwav-{}.wav", std::process::id()));
+        std::fs::write(&path, b"this is not audio").unwrap();
+        let err = WavSource::open(&path).unwrap_err().to_string();
+        assert!(err.contains("is not a readable WAV file"), "{err}");
+        assert!(err.contains(&path.display().to_string()));
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn quantize_rounds_and_clips() {
+        assert_eq!(quantize(1.0, 16), 32767);
+        assert_eq!(quantize(-1.0, 16), -32768);
+        assert_eq!(quantize(0.5, 16), 16384);
+        assert_eq!(quantize(2.0, 24), 8_388_607);
+    }
+}

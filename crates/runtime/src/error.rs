@@ -1,0 +1,146 @@
+//! Errors of the runtime: building graphs, running them, and what nodes report.
+
+use sluice_queue::QueueError;
+use thiserror::Error;
+
+/// An error a node's `work` returns. The runtime stops the graph and reports it with the node's
+/// name.
+#[derive(Debug, Error)]
+pub enum NodeError {
+    /// A queue operation failed (for example a window larger than the queue).
+    #[error("{0}")]
+    Queue(#[from] QueueError),
+    /// Every reader of an output has gone: the node has nobody to produce for. The runtime
+    /// treats this as a normal end (a downstream `head` finished), not as a failure.
+    #[error("output {port} has no readers left")]
+    OutputClosed {
+        /// The output's name.
+        port: String,
+    },
+    /// A port was accessed with an item type other than the one it declared.
+    #[error("port {port} carries {declared}, not {requested}")]
+    WrongType {
+        /// The port's name.
+        port: String,
+        /// The declared item type.
+        declared: &'static str,
+        /// The type the node asked for.
+        requested: &'static str,
+    },
+    /// A port index beyond the node's declared ports.
+    #[error("no {kind} port with index {index}")]
+    NoSuchPort {
+        /// "input" or "output".
+        kind: &'static str,
+        /// The index asked for.
+        index: usize,
+    },
+    /// Reading or writing a file or device failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Anything else, in words.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl NodeError {
+    /// A [`NodeError::Other`] with this message.
+    pub fn msg(message: impl Into<String>) -> Self {
+        NodeError::Other(message.into())
+    }
+}
+
+/// An error building or running a graph.
+#[derive(Debug, Error)]
+pub enum RuntimeError {
+    /// Two nodes were given the same name.
+    #[error("a node named '{0}' already exists")]
+    DuplicateNode(String),
+    /// A node id that this graph did not hand out.
+    #[error("no node with id {0}")]
+    NoSuchNode(usize),
+    /// A port name the node does not declare.
+    #[error("node '{node}' has no {kind} port '{port}' (it has: {available})")]
+    NoSuchPort {
+        /// The node's name.
+        node: String,
+        /// "input" or "output".
+        kind: &'static str,
+        /// The port asked for.
+        port: String,
+        /// The node's ports of that kind, comma-separated.
+        available: String,
+    },
+    /// The two ends of a connection carry different item types.
+    #[error("cannot connect {from_node}.{from_port} ({from_type}) to {to_node}.{to_port} ({to_type}): the item types differ")]
+    TypeMismatch {
+        /// Upstream node.
+        from_node: String,
+        /// Upstream port.
+        from_port: String,
+        /// Upstream item type.
+        from_type: &'static str,
+        /// Downstream node.
+        to_node: String,
+        /// Downstream port.
+        to_port: String,
+        /// Downstream item type.
+        to_type: &'static str,
+    },
+    /// An input port was connected twice.
+    #[error("input {node}.{port} is already connected (an input takes one stream; use a second port or an adder)")]
+    InputTaken {
+        /// The node.
+        node: String,
+        /// The port.
+        port: String,
+    },
+    /// A port was left unconnected.
+    #[error("{kind} {node}.{port} is not connected")]
+    Unconnected {
+        /// "input" or "output".
+        kind: &'static str,
+        /// The node.
+        node: String,
+        /// The port.
+        port: String,
+    },
+    /// A queue could not be created.
+    #[error("queue {edge}: {source}")]
+    Queue {
+        /// The edge, as `a.out -> b.in`.
+        edge: String,
+        /// What went wrong.
+        source: QueueError,
+    },
+    /// A node failed; the graph was stopped.
+    #[error("node '{node}' failed: {source}")]
+    NodeFailed {
+        /// The node's name.
+        node: String,
+        /// Its error.
+        source: NodeError,
+    },
+    /// A node panicked; the graph was stopped.
+    #[error("node '{node}' panicked: {message}")]
+    NodePanicked {
+        /// The node's name.
+        node: String,
+        /// The panic message.
+        message: String,
+    },
+    /// Every live node was blocked on a queue and nothing moved: an artificial deadlock.
+    #[error("deadlock: every node is blocked and nothing moved ({waits}); enlarge the queues named, or lower the windows the nodes ask for")]
+    Deadlock {
+        /// What each blocked node waits for, `; `-separated.
+        waits: String,
+    },
+    /// The OS refused to start a thread.
+    #[error("could not start the thread for node '{node}': {message}")]
+    Spawn {
+        /// The node.
+        node: String,
+        /// The OS error.
+        message: String,
+    },
+}

@@ -1,0 +1,273 @@
+//! Building a graph: named nodes, typed connections, queue sizes.
+
+use crate::io::{ErasedInput, ErasedOutput};
+use crate::node::{Node, TagPolicy};
+use crate::port::Ports;
+use crate::run::{self, RunOptions};
+use crate::stats::RunReport;
+use crate::RuntimeError;
+use sluice_queue::QueueOptions;
+use std::sync::Arc;
+
+/// Bytes of queue per edge unless an edge or the graph says otherwise (256 KiB: a few windows
+/// of typical DSP blocks, and small enough that a chain of queues stays in L2/L3).
+pub const DEFAULT_QUEUE_BYTES: usize = 256 * 1024;
+
+/// A node's handle within its graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NodeId(pub usize);
+
+struct NodeEntry {
+    name: String,
+    node: Box<dyn Node>,
+    ports: Ports,
+}
+
+#[derive(Debug, Clone)]
+struct Edge {
+    from: (usize, usize),
+    to: (usize, usize),
+    capacity: Option<usize>,
+}
+
+/// A process network under construction. Add nodes, connect their ports, then run it.
+pub struct Graph {
+    nodes: Vec<NodeEntry>,
+    edges: Vec<Edge>,
+    queue_options: QueueOptions,
+    default_queue_bytes: usize,
+}
+
+impl Default for Graph {
+    fn default() -> Self {
+        Graph::new()
+    }
+}
+
+impl Graph {
+    /// An empty graph with default queue options.
+    pub fn new() -> Self {
+        Graph {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            queue_options: QueueOptions::default(),
+            default_queue_bytes: DEFAULT_QUEUE_BYTES,
+        }
+    }
+
+    /// Options for every queue of the graph (flavor, huge pages, staggering).
+    pub fn set_queue_options(&mut self, opts: QueueOptions) {
+        self.queue_options = opts;
+    }
+
+    /// Queue size in bytes for edges that name no capacity.
+    pub fn set_default_queue_bytes(&mut self, bytes: usize) {
+        self.default_queue_bytes = bytes.max(1);
+    }
+
+    /// Adds `node` under `name`, which must be unique.
+    pub fn add(&mut self, name: &str, node: impl Node + 'static) -> Result<NodeId, RuntimeError> {
+        self.add_boxed(name, Box::new(node))
+    }
+
+    /// Adds an already boxed node (as graph files do).
+    pub fn add_boxed(&mut self, name: &str, node: Box<dyn Node>) -> Result<NodeId, RuntimeError> {
+        if self.node_id(name).is_some() {
+            return Err(RuntimeError::DuplicateNode(name.to_string()));
+        }
+        let ports = node.ports();
+        self.nodes.push(NodeEntry {
+            name: name.to_string(),
+            node,
+            ports,
+        });
+        Ok(NodeId(self.nodes.len() - 1))
+    }
+
+    /// The node called `name`.
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.nodes.iter().position(|n| n.name == name).map(NodeId)
+    }
+
+    /// The declared ports of `id`.
+    pub fn ports(&self, id: NodeId) -> Option<&Ports> {
+        self.nodes.get(id.0).map(|n| &n.ports)
+    }
+
+    /// Connects output `out` of `from` to input `inp` of `to` with the default queue size.
+    pub fn connect(
+        &mut self,
+        from: NodeId,
+        out: &str,
+        to: NodeId,
+        inp: &str,
+    ) -> Result<(), RuntimeError> {
+        self.connect_with(from, out, to, inp, None)
+    }
+
+    /// Connects like [`Graph::connect`], with a queue of at least `capacity` items if given. An
+    /// output may feed several inputs (each reads the same items); an input takes one stream.
+    pub fn connect_with(
+        &mut self,
+        from: NodeId,
+        out: &str,
+        to: NodeId,
+        inp: &str,
+        capacity: Option<usize>,
+    ) -> Result<(), RuntimeError> {
+        let src = self
+            .nodes
+            .get(from.0)
+            .ok_or(RuntimeError::NoSuchNode(from.0))?;
+        let dst = self.nodes.get(to.0).ok_or(RuntimeError::NoSuchNode(to.0))?;
+        let out_index = src
+            .ports
+            .output_index(out)
+            .ok_or_else(|| RuntimeError::NoSuchPort {
+                node: src.name.clone(),
+                kind: "output",
+                port: out.to_string(),
+                available: port_list(src.ports.outputs.iter().map(|p| p.name.as_str())),
+            })?;
+        let in_index = dst
+            .ports
+            .input_index(inp)
+            .ok_or_else(|| RuntimeError::NoSuchPort {
+                node: dst.name.clone(),
+                kind: "input",
+                port: inp.to_string(),
+                available: port_list(dst.ports.inputs.iter().map(|p| p.name.as_str())),
+            })?;
+        let from_type = src.ports.outputs[out_index].item;
+        let to_type = dst.ports.inputs[in_index].item;
+        if from_type != to_type {
+            return Err(RuntimeError::TypeMismatch {
+                from_node: src.name.clone(),
+                from_port: out.to_string(),
+                from_type: from_type.name(),
+                to_node: dst.name.clone(),
+                to_port: inp.to_string(),
+                to_type: to_type.name(),
+            });
+        }
+        if self.edges.iter().any(|e| e.to == (to.0, in_index)) {
+            return Err(RuntimeError::InputTaken {
+                node: dst.name.clone(),
+                port: inp.to_string(),
+            });
+        }
+        self.edges.push(Edge {
+            from: (from.0, out_index),
+            to: (to.0, in_index),
+            capacity,
+        });
+        Ok(())
+    }
+
+    /// Runs the graph with one thread per node until every node is done, a node fails, or the
+    /// graph deadlocks.
+    pub fn run(self, opts: &RunOptions) -> Result<RunReport, RuntimeError> {
+        run::threaded::run(self.build()?, opts)
+    }
+
+    /// Runs the graph on the calling thread, calling each node's `work` in turn, in the order
+    /// the nodes were added: deterministic, for tests and for hosts without threads.
+    pub fn run_stepped(self) -> Result<RunReport, RuntimeError> {
+        run::step::run(self.build()?)
+    }
+
+    fn edge_label(&self, e: &Edge) -> String {
+        let (a, b) = (&self.nodes[e.from.0], &self.nodes[e.to.0]);
+        format!(
+            "{}.{} -> {}.{}",
+            a.name, a.ports.outputs[e.from.1].name, b.name, b.ports.inputs[e.to.1].name
+        )
+    }
+
+    /// Creates every queue and hands each node its ends.
+    fn build(self) -> Result<Vec<BuiltNode>, RuntimeError> {
+        let mut inputs: Vec<Vec<Option<Box<dyn ErasedInput>>>> = self
+            .nodes
+            .iter()
+            .map(|n| n.ports.inputs.iter().map(|_| None).collect())
+            .collect();
+        let mut outputs: Vec<Vec<Box<dyn ErasedOutput>>> = Vec::with_capacity(self.nodes.len());
+        for (ni, node) in self.nodes.iter().enumerate() {
+            let mut outs = Vec::with_capacity(node.ports.outputs.len());
+            for (pi, spec) in node.ports.outputs.iter().enumerate() {
+                let edges: Vec<&Edge> = self.edges.iter().filter(|e| e.from == (ni, pi)).collect();
+                let Some(first) = edges.first() else {
+                    return Err(RuntimeError::Unconnected {
+                        kind: "output",
+                        node: node.name.clone(),
+                        port: spec.name.clone(),
+                    });
+                };
+                let default_items = (self.default_queue_bytes / spec.item.size()).max(1);
+                let capacity = edges
+                    .iter()
+                    .map(|e| e.capacity.unwrap_or(default_items))
+                    .max()
+                    .unwrap_or(default_items);
+                let label: Arc<str> = self.edge_label(first).into();
+                let queue_err = |source| RuntimeError::Queue {
+                    edge: label.to_string(),
+                    source,
+                };
+                let (writer, reader) = spec
+                    .item
+                    .make_queue(capacity, &self.queue_options, label.clone())
+                    .map_err(queue_err)?;
+                inputs[first.to.0][first.to.1] = Some(reader);
+                for e in &edges[1..] {
+                    let reader = writer.add_reader().map_err(|source| RuntimeError::Queue {
+                        edge: self.edge_label(e),
+                        source,
+                    })?;
+                    inputs[e.to.0][e.to.1] = Some(reader);
+                }
+                outs.push(writer);
+            }
+            outputs.push(outs);
+        }
+        let mut built = Vec::with_capacity(self.nodes.len());
+        for ((entry, ins), outs) in self.nodes.into_iter().zip(inputs).zip(outputs) {
+            let mut connected = Vec::with_capacity(ins.len());
+            for (slot, spec) in ins.into_iter().zip(&entry.ports.inputs) {
+                connected.push(slot.ok_or_else(|| RuntimeError::Unconnected {
+                    kind: "input",
+                    node: entry.name.clone(),
+                    port: spec.name.clone(),
+                })?);
+            }
+            built.push(BuiltNode {
+                policy: entry.node.tag_policy(),
+                name: entry.name,
+                node: entry.node,
+                ports: entry.ports,
+                inputs: connected,
+                outputs: outs,
+            });
+        }
+        Ok(built)
+    }
+}
+
+fn port_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let list: Vec<&str> = names.collect();
+    if list.is_empty() {
+        "none".to_string()
+    } else {
+        list.join(", ")
+    }
+}
+
+/// A node with its queue ends, ready to run.
+pub(crate) struct BuiltNode {
+    pub name: String,
+    pub node: Box<dyn Node>,
+    pub ports: Ports,
+    pub inputs: Vec<Box<dyn ErasedInput>>,
+    pub outputs: Vec<Box<dyn ErasedOutput>>,
+    pub policy: TagPolicy,
+}

@@ -1,0 +1,60 @@
+//! The sluice process-network runtime.
+//!
+//! A [`Graph`] holds named [`Node`]s whose typed ports are connected by zero-copy queues
+//! (`sluice-queue`). Each node declares its ports and, in [`Node::work`], reads windows and
+//! reserves output space straight in queue memory; when it cannot fire it says what it needs
+//! ([`Work::NeedInput`], [`Work::NeedOutput`]) and the scheduler waits for exactly that. This is
+//! the Computational Process Network model: Kahn process networks plus firing thresholds.
+//!
+//! ```
+//! use sluice_runtime::{Graph, Node, NodeError, Ports, RunOptions, Work, WorkIo};
+//!
+//! /// Multiplies every sample by two.
+//! struct Double;
+//!
+//! impl Node for Double {
+//!     fn ports(&self) -> Ports {
+//!         Ports::new().input::<f32>("in").output::<f32>("out")
+//!     }
+//!     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+//!         let input = io.inputs.get::<f32>(0)?;
+//!         let output = io.outputs.get::<f32>(0)?;
+//!         let Some(x) = input.window(1)? else { return Ok(Work::NeedInput { port: 0, items: 1 }) };
+//!         if x.is_empty() {
+//!             return Ok(Work::Done);
+//!         }
+//!         let Some(y) = output.reserve(1)? else { return Ok(Work::NeedOutput { port: 0, items: 1 }) };
+//!         let n = x.len().min(y.len());
+//!         for (o, i) in y[..n].iter_mut().zip(&x[..n]) {
+//!             *o = 2.0 * i;
+//!         }
+//!         input.consume(n);
+//!         output.commit(n);
+//!         Ok(Work::Progress)
+//!     }
+//! }
+//! # let _ = Double;
+//! ```
+//!
+//! Two schedulers run a graph: [`Graph::run`] (one thread per node, optionally pinned and with
+//! SCHED_FIFO priority) and [`Graph::run_stepped`] (deterministic, on the calling thread).
+#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod error;
+mod graph;
+mod io;
+mod node;
+pub mod os;
+mod port;
+mod run;
+mod stats;
+
+pub use error::{NodeError, RuntimeError};
+pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};
+pub use io::{Input, Inputs, Output, Outputs, WorkIo};
+pub use node::{Node, TagPolicy, Work};
+pub use port::{ItemType, PortSpec, Ports};
+pub use run::RunOptions;
+pub use sluice_queue::{Flavor, Item, QueueOptions, Tag, TagValue};
+pub use stats::{NodeStats, RunReport};

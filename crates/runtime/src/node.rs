@@ -1,0 +1,70 @@
+//! The node contract: declared ports, a `work` call with an explicit outcome, and tag policy.
+
+use crate::io::WorkIo;
+use crate::port::Ports;
+use crate::NodeError;
+
+/// What one call of [`Node::work`] achieved; it drives the scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// Items were consumed or produced; call again.
+    Progress,
+    /// Nothing could be done until input `port` holds at least `items` items (or ends): the
+    /// node's firing threshold on that port.
+    NeedInput {
+        /// Input port index.
+        port: usize,
+        /// Items needed in one window.
+        items: usize,
+    },
+    /// Nothing could be done until output `port` has room for `items` items.
+    NeedOutput {
+        /// Output port index.
+        port: usize,
+        /// Free items needed in one reservation.
+        items: usize,
+    },
+    /// The node has finished: its outputs end, its inputs detach.
+    Done,
+}
+
+/// How stream tags on a node's inputs reach its outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagPolicy {
+    /// A tag on input item `i` goes to output item `i * interpolation / decimation` of every
+    /// output. 1:1 nodes use `Ratio { interpolation: 1, decimation: 1 }`.
+    Ratio {
+        /// Output items per `decimation` input items.
+        interpolation: u64,
+        /// Input items per `interpolation` output items.
+        decimation: u64,
+    },
+    /// Tags are not propagated (the node handles them itself, or they end here).
+    Drop,
+}
+
+impl TagPolicy {
+    /// The policy of nodes that produce one output item per input item.
+    pub const ONE_TO_ONE: TagPolicy = TagPolicy::Ratio {
+        interpolation: 1,
+        decimation: 1,
+    };
+}
+
+/// A node of a process network.
+///
+/// A node declares its ports once ([`Node::ports`]); the runtime then calls [`Node::work`]
+/// repeatedly with slices straight into queue memory. `work` never blocks: when it cannot fire it
+/// returns [`Work::NeedInput`] or [`Work::NeedOutput`] and the scheduler waits for it.
+pub trait Node: Send {
+    /// The node's input and output ports, with their item types.
+    fn ports(&self) -> Ports;
+
+    /// Does some work: read windows from inputs, reserve and commit outputs, consume inputs.
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError>;
+
+    /// How tags travel through this node (by default 1:1).
+    fn tag_policy(&self) -> TagPolicy {
+        TagPolicy::ONE_TO_ONE
+    }
+}

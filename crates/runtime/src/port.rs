@@ -1,0 +1,151 @@
+//! Port declarations: names and item types, and the type-erased queue constructor each carries.
+
+use crate::io::{ErasedInput, ErasedOutput, Input, Output};
+use sluice_queue::{channel, Item, QueueError, QueueOptions};
+use std::any::TypeId;
+use std::sync::Arc;
+
+/// Builds a queue of at least `capacity` items, labelled for error messages.
+type MakeQueue = fn(
+    usize,
+    &QueueOptions,
+    Arc<str>,
+) -> Result<(Box<dyn ErasedOutput>, Box<dyn ErasedInput>), QueueError>;
+
+/// The item type a port carries, with what the runtime needs to build its queue.
+#[derive(Clone, Copy)]
+pub struct ItemType {
+    id: TypeId,
+    name: &'static str,
+    size: usize,
+    make: MakeQueue,
+}
+
+impl std::fmt::Debug for ItemType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl PartialEq for ItemType {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+fn make_queue<T: Item>(
+    capacity: usize,
+    opts: &QueueOptions,
+    label: Arc<str>,
+) -> Result<(Box<dyn ErasedOutput>, Box<dyn ErasedInput>), QueueError> {
+    let (w, r) = channel::<T>(capacity, opts)?;
+    Ok((
+        Box::new(Output::new(w, label.clone())),
+        Box::new(Input::new(r, label)),
+    ))
+}
+
+impl ItemType {
+    /// The item type `T`.
+    pub fn of<T: Item>() -> Self {
+        ItemType {
+            id: TypeId::of::<T>(),
+            name: short_type_name(std::any::type_name::<T>()),
+            size: std::mem::size_of::<T>(),
+            make: make_queue::<T>,
+        }
+    }
+
+    /// A short readable name, e.g. `f32` or `Complex<f32>`.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Bytes per item.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    pub(crate) fn make_queue(
+        &self,
+        capacity: usize,
+        opts: &QueueOptions,
+        label: Arc<str>,
+    ) -> Result<(Box<dyn ErasedOutput>, Box<dyn ErasedInput>), QueueError> {
+        (self.make)(capacity, opts, label)
+    }
+}
+
+/// `num_complex::Complex<f32>` → `Complex<f32>`: drop module paths, keep generics.
+fn short_type_name(full: &'static str) -> &'static str {
+    let generic_start = full.find('<').unwrap_or(full.len());
+    match full[..generic_start].rfind("::") {
+        Some(i) => &full[i + 2..],
+        None => full,
+    }
+}
+
+/// One declared port.
+#[derive(Debug, Clone)]
+pub struct PortSpec {
+    /// The port's name, unique among the node's inputs (or outputs).
+    pub name: String,
+    /// Its item type.
+    pub item: ItemType,
+}
+
+/// A node's declared inputs and outputs, in index order.
+#[derive(Debug, Clone, Default)]
+pub struct Ports {
+    /// Input ports; index `i` is `io.inputs.get(i)`.
+    pub inputs: Vec<PortSpec>,
+    /// Output ports; index `i` is `io.outputs.get(i)`.
+    pub outputs: Vec<PortSpec>,
+}
+
+impl Ports {
+    /// No ports yet.
+    pub fn new() -> Self {
+        Ports::default()
+    }
+
+    /// Adds an input named `name` carrying `T`.
+    pub fn input<T: Item>(mut self, name: &str) -> Self {
+        self.inputs.push(PortSpec {
+            name: name.to_string(),
+            item: ItemType::of::<T>(),
+        });
+        self
+    }
+
+    /// Adds an output named `name` carrying `T`.
+    pub fn output<T: Item>(mut self, name: &str) -> Self {
+        self.outputs.push(PortSpec {
+            name: name.to_string(),
+            item: ItemType::of::<T>(),
+        });
+        self
+    }
+
+    /// Index of the input called `name`.
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.inputs.iter().position(|p| p.name == name)
+    }
+
+    /// Index of the output called `name`.
+    pub fn output_index(&self, name: &str) -> Option<usize> {
+        self.outputs.iter().position(|p| p.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_are_short() {
+        assert_eq!(ItemType::of::<f32>().name(), "f32");
+        assert_eq!(short_type_name("num_complex::Complex<f32>"), "Complex<f32>");
+        assert_eq!(ItemType::of::<[u8; 3]>().size(), 3);
+    }
+}

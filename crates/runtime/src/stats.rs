@@ -1,0 +1,84 @@
+//! Per-node statistics of a run, and their table.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// What one node did during a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeStats {
+    /// The node's name.
+    pub name: String,
+    /// Calls of `work`.
+    pub work_calls: u64,
+    /// Items consumed, summed over inputs.
+    pub items_in: u64,
+    /// Items produced, summed over outputs.
+    pub items_out: u64,
+    /// Time spent inside `work`.
+    pub busy: Duration,
+    /// Time spent blocked waiting for input or output room.
+    pub waiting: Duration,
+}
+
+/// The outcome of a finished run.
+#[derive(Debug, Clone, Default)]
+pub struct RunReport {
+    /// One entry per node, in the order nodes were added.
+    pub nodes: Vec<NodeStats>,
+    /// Wall-clock time of the run.
+    pub wall: Duration,
+    /// Things the user should know that did not stop the run (for example a real-time priority
+    /// the OS refused).
+    pub warnings: Vec<String>,
+}
+
+impl RunReport {
+    /// Statistics of the node called `name`.
+    pub fn node(&self, name: &str) -> Option<&NodeStats> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    /// A table of per-node statistics for the terminal.
+    pub fn render(&self) -> String {
+        let wall = self.wall.as_secs_f64().max(1e-9);
+        let mut rows = vec![[
+            "node".to_string(),
+            "calls".to_string(),
+            "items in".to_string(),
+            "items out".to_string(),
+            "out/s".to_string(),
+            "busy".to_string(),
+            "waiting".to_string(),
+        ]];
+        for n in &self.nodes {
+            rows.push([
+                n.name.clone(),
+                n.work_calls.to_string(),
+                n.items_in.to_string(),
+                n.items_out.to_string(),
+                format!("{:.3e}", n.items_out as f64 / wall),
+                format!("{:.1}%", 100.0 * n.busy.as_secs_f64() / wall),
+                format!("{:.1}%", 100.0 * n.waiting.as_secs_f64() / wall),
+            ]);
+        }
+        let mut widths = [0usize; 7];
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.len());
+            }
+        }
+        let mut out = String::new();
+        for row in &rows {
+            for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+                if i == 0 {
+                    let _ = write!(out, "{cell:<w$}");
+                } else {
+                    let _ = write!(out, "  {cell:>w$}");
+                }
+            }
+            out.push('\n');
+        }
+        let _ = writeln!(out, "wall time {:.3} s", self.wall.as_secs_f64());
+        out
+    }
+}

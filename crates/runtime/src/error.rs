@@ -72,18 +72,14 @@ pub enum RuntimeError {
         available: String,
     },
     /// The two ends of a connection carry different item types.
-    #[error("cannot connect {from_node}.{from_port} ({from_type}) to {to_node}.{to_port} ({to_type}): the item types differ")]
+    #[error("cannot connect {from} ({from_type}) to {to} ({to_type}): the item types differ")]
     TypeMismatch {
-        /// Upstream node.
-        from_node: String,
-        /// Upstream port.
-        from_port: String,
+        /// Upstream end, as `node.port`.
+        from: String,
         /// Upstream item type.
         from_type: &'static str,
-        /// Downstream node.
-        to_node: String,
-        /// Downstream port.
-        to_port: String,
+        /// Downstream end, as `node.port`.
+        to: String,
         /// Downstream item type.
         to_type: &'static str,
     },

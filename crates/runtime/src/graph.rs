@@ -142,11 +142,9 @@ impl Graph {
         let to_type = dst.ports.inputs[in_index].item;
         if from_type != to_type {
             return Err(RuntimeError::TypeMismatch {
-                from_node: src.name.clone(),
-                from_port: out.to_string(),
+                from: format!("{}.{out}", src.name),
                 from_type: from_type.name(),
-                to_node: dst.name.clone(),
-                to_port: inp.to_string(),
+                to: format!("{}.{inp}", dst.name),
                 to_type: to_type.name(),
             });
         }

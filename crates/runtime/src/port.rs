@@ -5,12 +5,11 @@ use sluice_queue::{channel, Item, QueueError, QueueOptions};
 use std::any::TypeId;
 use std::sync::Arc;
 
+/// The two ends of a new queue, type-erased.
+pub(crate) type QueueEnds = (Box<dyn ErasedOutput>, Box<dyn ErasedInput>);
+
 /// Builds a queue of at least `capacity` items, labelled for error messages.
-type MakeQueue = fn(
-    usize,
-    &QueueOptions,
-    Arc<str>,
-) -> Result<(Box<dyn ErasedOutput>, Box<dyn ErasedInput>), QueueError>;
+type MakeQueue = fn(usize, &QueueOptions, Arc<str>) -> Result<QueueEnds, QueueError>;
 
 /// The item type a port carries, with what the runtime needs to build its queue.
 #[derive(Clone, Copy)]
@@ -37,7 +36,7 @@ fn make_queue<T: Item>(
     capacity: usize,
     opts: &QueueOptions,
     label: Arc<str>,
-) -> Result<(Box<dyn ErasedOutput>, Box<dyn ErasedInput>), QueueError> {
+) -> Result<QueueEnds, QueueError> {
     let (w, r) = channel::<T>(capacity, opts)?;
     Ok((
         Box::new(Output::new(w, label.clone())),
@@ -71,7 +70,7 @@ impl ItemType {
         capacity: usize,
         opts: &QueueOptions,
         label: Arc<str>,
-    ) -> Result<(Box<dyn ErasedOutput>, Box<dyn ErasedInput>), QueueError> {
+    ) -> Result<QueueEnds, QueueError> {
         (self.make)(capacity, opts, label)
     }
 }

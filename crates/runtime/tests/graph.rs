@@ -1,7 +1,7 @@
 //! The runtime's contract, through small nodes: errors that name what went wrong, end of stream,
 //! deadlock detection in both schedulers, statistics.
 
-use sluice_runtime::{Graph, Node, NodeError, Ports, RunOptions, RuntimeError, Work, WorkIo};
+use sluice_runtime::{Graph, Node, NodeError, Ports, RunOptions, Work, WorkIo};
 use std::time::Duration;
 
 /// Emits 0, 1, 2, … up to `total`, then ends.

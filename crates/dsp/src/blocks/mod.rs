@@ -19,3 +19,10 @@ pub use signal::{SignalSource, Waveform};
 pub use throttle::Throttle;
 pub use vector::{VectorSink, VectorSinkData, VectorSource};
 pub use wav::{WavFormat, WavSink, WavSource};
+pub mod fft_filter;
+pub mod fir;
+#[cfg(test)]
+pub(crate) mod test_support;
+
+pub use fft_filter::FftFilter;
+pub use fir::FirFilter;

@@ -1,0 +1,307 @@
+//! Every block type a graph file can name: its ports, parameters, one line of help, and how to
+//! build it from parameters.
+
+use crate::params::{ParamError, Params};
+use num_complex::Complex32;
+use sluice_dsp::blocks::{
+    Copy, FileSink, FileSource, Head, KeepOneInN, NullSink, NullSource, Probe, Sample,
+    SignalSource, Throttle, WavFormat, WavSink, WavSource, Waveform,
+};
+use sluice_runtime::{Item, Node, NodeError};
+use std::path::Path;
+
+/// A parameter's documentation.
+#[derive(Clone, Copy)]
+pub struct ParamDoc {
+    /// Its name in the graph file.
+    pub name: &'static str,
+    /// Its default, or "required".
+    pub default: &'static str,
+    /// What it means.
+    pub help: &'static str,
+}
+
+/// A block type of the registry.
+pub struct BlockType {
+    /// Its `type = "…"` name in graph files.
+    pub name: &'static str,
+    /// One line of help.
+    pub help: &'static str,
+    /// Its ports, in words (types may depend on the `item` parameter).
+    pub ports: &'static str,
+    /// Its parameters.
+    pub params: &'static [ParamDoc],
+    /// Builds it.
+    pub build: fn(&mut Params) -> Result<Box<dyn Node>, ParamError>,
+}
+
+const ITEM: ParamDoc = ParamDoc {
+    name: "item",
+    default: "c32",
+    help: "item type: c32 (complex f32), f32, i16, u8",
+};
+const SAMPLE: ParamDoc = ParamDoc {
+    name: "item",
+    default: "c32",
+    help: "sample type: c32 (complex f32) or f32",
+};
+
+/// Builds a block generic over its item type.
+trait ForItem {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError>;
+}
+
+fn with_item(p: &mut Params, b: &impl ForItem) -> Result<Box<dyn Node>, ParamError> {
+    let item = p.opt_str("item")?.unwrap_or_else(|| "c32".to_string());
+    match item.as_str() {
+        "c32" => b.build::<Complex32>(p),
+        "f32" => b.build::<f32>(p),
+        "i16" => b.build::<i16>(p),
+        "u8" => b.build::<u8>(p),
+        other => Err(ParamError::new("item", format!("unknown item type '{other}' (use c32, f32, i16 or u8)"))),
+    }
+}
+
+/// Builds a block generic over real or complex samples.
+trait ForSample {
+    fn build<S: Sample>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError>;
+}
+
+fn with_sample(p: &mut Params, b: &impl ForSample) -> Result<Box<dyn Node>, ParamError> {
+    let item = p.opt_str("item")?.unwrap_or_else(|| "c32".to_string());
+    match item.as_str() {
+        "c32" => b.build::<Complex32>(p),
+        "f32" => b.build::<f32>(p),
+        other => Err(ParamError::new("item", format!("unknown sample type '{other}' (use c32 or f32)"))),
+    }
+}
+
+fn node_err(param: &str) -> impl Fn(NodeError) -> ParamError + '_ {
+    move |e| ParamError::new(param, e.to_string())
+}
+
+struct NullSourceB;
+impl ForItem for NullSourceB {
+    fn build<T: Item>(&self, _: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        Ok(Box::new(NullSource::<T>::new()))
+    }
+}
+struct NullSinkB;
+impl ForItem for NullSinkB {
+    fn build<T: Item>(&self, _: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        Ok(Box::new(NullSink::<T>::new()))
+    }
+}
+struct HeadB;
+impl ForItem for HeadB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        Ok(Box::new(Head::<T>::new(p.u64("items")?)))
+    }
+}
+struct CopyB;
+impl ForItem for CopyB {
+    fn build<T: Item>(&self, _: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        Ok(Box::new(Copy::<T>::new()))
+    }
+}
+struct ThrottleB;
+impl ForItem for ThrottleB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let rate = p.f64("rate")?;
+        Ok(Box::new(Throttle::<T>::new(rate).map_err(node_err("rate"))?))
+    }
+}
+struct KeepB;
+impl ForItem for KeepB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let n = p.u64("n")? as usize;
+        Ok(Box::new(KeepOneInN::<T>::new(n).map_err(node_err("n"))?))
+    }
+}
+struct FileSourceB;
+impl ForItem for FileSourceB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let path = p.str("path")?;
+        let repeat = p.bool_or("repeat", false)?;
+        Ok(Box::new(FileSource::<T>::open(Path::new(&path), repeat).map_err(node_err("path"))?))
+    }
+}
+struct FileSinkB;
+impl ForItem for FileSinkB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let path = p.str("path")?;
+        Ok(Box::new(FileSink::<T>::create(Path::new(&path)).map_err(node_err("path"))?))
+    }
+}
+struct SignalB;
+impl ForSample for SignalB {
+    fn build<S: Sample>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let waveform = match p.opt_str("waveform")?.as_deref().unwrap_or("tone") {
+            "tone" => Waveform::Tone {
+                frequency: p.f64_or("frequency", 1000.0)?,
+            },
+            "noise" => Waveform::Noise {
+                seed: p.u64_or("seed", 1)?,
+            },
+            other => return Err(ParamError::new("waveform", format!("unknown waveform '{other}' (use tone or noise)"))),
+        };
+        let amplitude = p.f64_or("amplitude", 1.0)? as f32;
+        let rate = p.f64_or("sample_rate", 48000.0)?;
+        Ok(Box::new(
+            SignalSource::<S>::new(waveform, amplitude, rate).map_err(node_err("sample_rate"))?,
+        ))
+    }
+}
+struct ProbeB;
+impl ForSample for ProbeB {
+    fn build<S: Sample>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let label = p.opt_str("label")?;
+        Ok(Box::new(Probe::<S>::new(label).0))
+    }
+}
+
+fn wav_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+    let path = p.str("path")?;
+    Ok(Box::new(WavSource::open(Path::new(&path)).map_err(node_err("path"))?))
+}
+
+fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+    let path = p.str("path")?;
+    let channels = p.u64_or("channels", 1)? as usize;
+    let rate = u32::try_from(p.u64_or("sample_rate", 48000)?)
+        .map_err(|_| ParamError::new("sample_rate", "is too large"))?;
+    let format = match p.opt_str("format")?.as_deref().unwrap_or("f32") {
+        "i16" => WavFormat::Int16,
+        "i24" => WavFormat::Int24,
+        "i32" => WavFormat::Int32,
+        "f32" => WavFormat::Float32,
+        other => return Err(ParamError::new("format", format!("unknown WAV format '{other}' (use i16, i24, i32 or f32)"))),
+    };
+    Ok(Box::new(WavSink::create(Path::new(&path), channels, rate, format).map_err(node_err("path"))?))
+}
+
+/// Every block type, in the order `sluice blocks` lists them.
+pub fn block_types() -> Vec<BlockType> {
+    let mut types = vec![
+        BlockType {
+            name: "null_source",
+            help: "Endless zero-valued items (bound it with head).",
+            ports: "out: item",
+            params: &[ITEM],
+            build: |p| with_item(p, &NullSourceB),
+        },
+        BlockType {
+            name: "null_sink",
+            help: "Discards everything it receives.",
+            ports: "in: item",
+            params: &[ITEM],
+            build: |p| with_item(p, &NullSinkB),
+        },
+        BlockType {
+            name: "head",
+            help: "Passes the first `items` items, then ends the stream.",
+            ports: "in: item -> out: item",
+            params: &[ITEM, ParamDoc { name: "items", default: "required", help: "items to pass" }],
+            build: |p| with_item(p, &HeadB),
+        },
+        BlockType {
+            name: "copy",
+            help: "Copies input to output (one memcpy per window).",
+            ports: "in: item -> out: item",
+            params: &[ITEM],
+            build: |p| with_item(p, &CopyB),
+        },
+        BlockType {
+            name: "throttle",
+            help: "Paces a stream to `rate` items per second.",
+            ports: "in: item -> out: item",
+            params: &[ITEM, ParamDoc { name: "rate", default: "required", help: "items per second" }],
+            build: |p| with_item(p, &ThrottleB),
+        },
+        BlockType {
+            name: "keep_one_in_n",
+            help: "Keeps item 0, n, 2n, … (decimation without filtering); tags are rescaled.",
+            ports: "in: item -> out: item",
+            params: &[ITEM, ParamDoc { name: "n", default: "required", help: "decimation factor" }],
+            build: |p| with_item(p, &KeepB),
+        },
+        BlockType {
+            name: "signal_source",
+            help: "A tone or Gaussian noise, endless.",
+            ports: "out: item",
+            params: &[
+                SAMPLE,
+                ParamDoc { name: "waveform", default: "tone", help: "tone or noise" },
+                ParamDoc { name: "frequency", default: "1000", help: "tone frequency in Hz" },
+                ParamDoc { name: "amplitude", default: "1.0", help: "peak amplitude (tone) or RMS (noise)" },
+                ParamDoc { name: "sample_rate", default: "48000", help: "samples per second" },
+                ParamDoc { name: "seed", default: "1", help: "noise seed" },
+            ],
+            build: |p| with_sample(p, &SignalB),
+        },
+        BlockType {
+            name: "probe",
+            help: "Measures rate, RMS and peak of a stream; prints them at the end with a label.",
+            ports: "in: item",
+            params: &[SAMPLE, ParamDoc { name: "label", default: "none", help: "name printed with the summary" }],
+            build: |p| with_sample(p, &ProbeB),
+        },
+        BlockType {
+            name: "file_source",
+            help: "Reads raw little-endian items (GNU Radio's file format).",
+            ports: "out: item",
+            params: &[
+                ITEM,
+                ParamDoc { name: "path", default: "required", help: "file to read" },
+                ParamDoc { name: "repeat", default: "false", help: "start over at the end" },
+            ],
+            build: |p| with_item(p, &FileSourceB),
+        },
+        BlockType {
+            name: "file_sink",
+            help: "Writes raw little-endian items (GNU Radio's file format).",
+            ports: "in: item",
+            params: &[ITEM, ParamDoc { name: "path", default: "required", help: "file to write" }],
+            build: |p| with_item(p, &FileSinkB),
+        },
+        BlockType {
+            name: "wav_source",
+            help: "Reads a WAV file (16/24/32-bit int or 32-bit float) as f32, one port per channel.",
+            ports: "out0, out1, …: f32 (one per channel)",
+            params: &[ParamDoc { name: "path", default: "required", help: "WAV file to read" }],
+            build: wav_source,
+        },
+        BlockType {
+            name: "wav_sink",
+            help: "Writes its inputs as the channels of a WAV file.",
+            ports: "in0, in1, …: f32 (one per channel)",
+            params: &[
+                ParamDoc { name: "path", default: "required", help: "WAV file to write" },
+                ParamDoc { name: "channels", default: "1", help: "number of channels (inputs)" },
+                ParamDoc { name: "sample_rate", default: "48000", help: "sample rate in Hz" },
+                ParamDoc { name: "format", default: "f32", help: "i16, i24, i32 or f32" },
+            ],
+            build: wav_sink,
+        },
+    ];
+    types.extend(crate::dsp_blocks::block_types());
+    types
+}
+
+/// The block type called `name`.
+pub fn find(name: &str) -> Option<BlockType> {
+    block_types().into_iter().find(|b| b.name == name)
+}
+
+/// The registry as text, for `sluice blocks`.
+pub fn describe() -> String {
+    let mut out = String::new();
+    for b in block_types() {
+        out.push_str(&format!("{}\n    {}\n    ports: {}\n", b.name, b.help, b.ports));
+        for p in b.params {
+            out.push_str(&format!("    {:<12} [{}] {}\n", p.name, p.default, p.help));
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,6 @@
+//! sluice-dsp: signal-processing kernels (and, later, the blocks that adapt them to the runtime).
+#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+pub mod blocks;
+pub mod kernels;

@@ -58,3 +58,8 @@ pub use port::{ItemType, PortSpec, Ports};
 pub use run::RunOptions;
 pub use sluice_queue::{Flavor, Item, QueueOptions, Tag, TagValue};
 pub use stats::{NodeStats, RunReport};
+
+/// The README's examples, compiled and run as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

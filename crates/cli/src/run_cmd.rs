@@ -21,7 +21,11 @@ pub struct RunArgs {
     /// Run every node on the calling thread in turn (deterministic) instead of one thread each.
     #[arg(long)]
     pub stepped: bool,
-    /// Pin node threads to cores (node i on core i mod cores).
+    /// Run the nodes on this many threads, each working a contiguous group of nodes in turn,
+    /// instead of one thread per node (the default).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+    /// Pin threads to cores (thread i on core i mod cores).
     #[arg(long)]
     pub pin: bool,
     /// Ask for SCHED_FIFO at this priority (1-99) for every node thread.
@@ -36,10 +40,14 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let (text, origin) = match &args.graph {
         Some(path) => (
-            std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?,
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?,
             path.display().to_string(),
         ),
-        None => (DEFAULT_GRAPH.to_string(), "built-in default graph".to_string()),
+        None => (
+            DEFAULT_GRAPH.to_string(),
+            "built-in default graph".to_string(),
+        ),
     };
     let graph = graph_file::load(&text, &origin)?;
     eprintln!("sluice: running {origin}");
@@ -47,6 +55,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         graph.run_stepped()?
     } else {
         let opts = RunOptions {
+            threads: args.threads.map(|t| t as usize),
             pin_cores: args.pin,
             realtime_priority: args.rt_priority,
             deadlock_timeout: Duration::from_secs_f64(args.deadlock_timeout.max(0.05)),
@@ -76,7 +85,10 @@ mod tests {
     #[test]
     fn the_default_graph_loads_and_has_the_documented_level() {
         let text = DEFAULT_GRAPH.replace("20_000_000", "200_000");
-        let report = graph_file::load(&text, "default").unwrap().run_stepped().unwrap();
+        let report = graph_file::load(&text, "default")
+            .unwrap()
+            .run_stepped()
+            .unwrap();
         assert_eq!(report.node("probe").unwrap().items_in, 200_000);
     }
 }

@@ -239,6 +239,8 @@ impl Graph {
                 })?);
             }
             built.push(BuiltNode {
+                input_peers: Vec::new(),
+                output_peers: vec![Vec::new(); entry.ports.outputs.len()],
                 policy: entry.node.tag_policy(),
                 name: entry.name,
                 node: entry.node,
@@ -246,6 +248,15 @@ impl Graph {
                 inputs: connected,
                 outputs: outs,
             });
+        }
+        for e in &self.edges {
+            built[e.from.0].output_peers[e.from.1].push(e.to.0);
+        }
+        for node in built.iter_mut() {
+            node.input_peers = vec![usize::MAX; node.inputs.len()];
+        }
+        for e in &self.edges {
+            built[e.to.0].input_peers[e.to.1] = e.from.0;
         }
         Ok(built)
     }
@@ -268,4 +279,8 @@ pub(crate) struct BuiltNode {
     pub inputs: Vec<Box<dyn ErasedInput>>,
     pub outputs: Vec<Box<dyn ErasedOutput>>,
     pub policy: TagPolicy,
+    /// The node feeding each input (index in the graph).
+    pub input_peers: Vec<usize>,
+    /// The nodes each output feeds.
+    pub output_peers: Vec<Vec<usize>>,
 }

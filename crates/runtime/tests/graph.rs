@@ -147,6 +147,19 @@ fn sliding_windows_run_in_both_schedulers() {
 }
 
 #[test]
+fn pooled_threads_give_the_same_results() {
+    for threads in [1, 2, 3] {
+        let opts = RunOptions {
+            threads: Some(threads),
+            ..RunOptions::default()
+        };
+        let report = moving_sum_graph(200_000, 3, Some(1024)).run(&opts).unwrap();
+        assert_eq!(report.node("check").unwrap().items_in, 200_000 - 2);
+        assert_eq!(report.nodes.len(), 3);
+    }
+}
+
+#[test]
 fn mismatched_item_types_name_both_ends() {
     let mut g = Graph::new();
     let src = g.add("count", Count { next: 0, total: 1 }).unwrap();
@@ -380,6 +393,13 @@ fn artificial_deadlock_is_reported_with_the_queues_involved() {
         err.contains("'sum' waits for 3000 items on input in"),
         "{err}"
     );
+
+    let pooled = RunOptions {
+        threads: Some(2),
+        ..opts
+    };
+    let err = deadlocking_graph().run(&pooled).unwrap_err().to_string();
+    assert!(err.starts_with("deadlock: every node is blocked"), "{err}");
 
     let err = deadlocking_graph().run_stepped().unwrap_err().to_string();
     assert!(err.starts_with("deadlock: every node is blocked"), "{err}");

@@ -1,4 +1,8 @@
-//! One thread per node (the Computational Process Network model), with a watchdog that turns an
+//! Threaded scheduling: one thread per node (the Computational Process Network model, the
+//! default) or a pool of a few threads, each running a contiguous group of nodes in turn. Both
+//! are the same loop: a thread calls `work` on each live node of its group in order, and when a
+//! whole pass moves nothing it blocks on one node's firing rule (preferring a queue shared with
+//! another thread, where the missing items or room must come from). A watchdog turns an
 //! artificial deadlock into an error naming the queues involved.
 
 use super::{is_normal_end, RunOptions};
@@ -19,7 +23,7 @@ const DONE: u8 = 2;
 /// How long a blocked node sleeps before it looks at the stop flag again.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
 
-/// What each node thread publishes for the watchdog. Each node writes only its own entry.
+/// What each thread publishes for the watchdog. Each thread writes only its own entry.
 #[derive(Default)]
 struct NodeState {
     state: AtomicU8,
@@ -29,8 +33,9 @@ struct NodeState {
 
 struct Control {
     stop: AtomicBool,
+    /// One entry per thread.
     nodes: Vec<CachePadded<NodeState>>,
-    /// What each blocked node waits for (written only on the slow path, when it blocks).
+    /// What each blocked thread waits for (written only on the slow path, when it blocks).
     waits: Mutex<Vec<String>>,
     error: Mutex<Option<RuntimeError>>,
 }
@@ -45,24 +50,27 @@ impl Control {
     }
 }
 
+/// Runs `nodes` on `threads` threads (`None`: one per node), each taking a contiguous group.
 pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport, RuntimeError> {
     let start = Instant::now();
+    let count = nodes.len();
+    let groups = split_groups(nodes, opts.threads.unwrap_or(count));
     let ctl = Arc::new(Control {
         stop: AtomicBool::new(false),
-        nodes: (0..nodes.len()).map(|_| Default::default()).collect(),
-        waits: Mutex::new(vec![String::new(); nodes.len()]),
+        nodes: (0..groups.len()).map(|_| Default::default()).collect(),
+        waits: Mutex::new(vec![String::new(); groups.len()]),
         error: Mutex::new(None),
     });
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let warnings = Arc::new(Mutex::new(Vec::<String>::new()));
-    let mut handles = Vec::with_capacity(nodes.len());
-    for (index, node) in nodes.into_iter().enumerate() {
-        let node_ctl = Arc::clone(&ctl);
+    let mut handles = Vec::with_capacity(groups.len());
+    for (unit, group) in groups.into_iter().enumerate() {
+        let unit_ctl = Arc::clone(&ctl);
         let warnings = Arc::clone(&warnings);
-        let name = node.name.clone();
-        let pin = opts.pin_cores.then_some(index % cores);
+        let names: Vec<(usize, String)> = group.iter().map(|(i, n)| (*i, n.name.clone())).collect();
+        let pin = opts.pin_cores.then_some(unit % cores);
         let priority = opts.realtime_priority;
-        let thread_name: String = name.chars().take(15).collect();
+        let thread_name: String = names[0].1.chars().take(15).collect();
         let spawned = std::thread::Builder::new()
             .name(thread_name)
             .spawn(move || {
@@ -71,13 +79,13 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
                     let mut w = warnings.lock().unwrap_or_else(PoisonError::into_inner);
                     w.append(&mut notes);
                 }
-                node_loop(index, node, &node_ctl)
+                group_loop(unit, group, &unit_ctl)
             });
         match spawned {
-            Ok(h) => handles.push((name, h)),
+            Ok(h) => handles.push((names, h)),
             Err(e) => {
                 ctl.fail(RuntimeError::Spawn {
-                    node: name,
+                    node: names[0].1.clone(),
                     message: e.to_string(),
                 });
                 break;
@@ -85,24 +93,31 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
         }
     }
     watch(&ctl, opts.deadlock_timeout);
-    let mut stats = Vec::with_capacity(handles.len());
-    for (name, h) in handles {
+    let mut stats: Vec<Option<NodeStats>> = vec![None; count];
+    for (names, h) in handles {
         match h.join() {
-            Ok(s) => stats.push(s),
+            Ok(group_stats) => {
+                for (i, s) in group_stats {
+                    stats[i] = Some(s);
+                }
+            }
             Err(panic) => {
                 let message = panic
                     .downcast_ref::<&str>()
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".to_string());
+                let who: Vec<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
                 ctl.fail(RuntimeError::NodePanicked {
-                    node: name.clone(),
+                    node: who.join("' or '"),
                     message,
                 });
-                stats.push(NodeStats {
-                    name,
-                    ..NodeStats::default()
-                });
+                for (i, name) in names {
+                    stats[i] = Some(NodeStats {
+                        name,
+                        ..NodeStats::default()
+                    });
+                }
             }
         }
     }
@@ -116,10 +131,23 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
     }
     let warnings = std::mem::take(&mut *warnings.lock().unwrap_or_else(PoisonError::into_inner));
     Ok(RunReport {
-        nodes: stats,
+        nodes: stats.into_iter().flatten().collect(),
         wall: start.elapsed(),
         warnings,
     })
+}
+
+/// Splits the nodes, in the order they were added, into at most `threads` contiguous groups
+/// of nearly equal size; each node keeps its index in the graph.
+fn split_groups(nodes: Vec<BuiltNode>, threads: usize) -> Vec<Vec<(usize, BuiltNode)>> {
+    let count = nodes.len();
+    let threads = threads.clamp(1, count.max(1));
+    let mut groups: Vec<Vec<(usize, BuiltNode)>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, node) in nodes.into_iter().enumerate() {
+        groups[i * threads / count.max(1)].push((i, node));
+    }
+    groups.retain(|g| !g.is_empty());
+    groups
 }
 
 /// Watches until every node is done; declares a deadlock when every live node has been blocked,
@@ -175,60 +203,107 @@ fn watch(ctl: &Control, timeout: Duration) {
     }
 }
 
-/// A node's thread: work, wait when it cannot fire, stop on error or when told to.
-fn node_loop(index: usize, mut node: BuiltNode, ctl: &Control) -> NodeStats {
-    let me = &ctl.nodes[index];
-    let mut stats = NodeStats {
-        name: node.name.clone(),
-        ..NodeStats::default()
-    };
+/// One thread's loop over its group: work each live node in turn; when a whole pass moves
+/// nothing, block on one node's firing rule. A group of one node is the CPN thread of that node.
+fn group_loop(
+    unit: usize,
+    mut group: Vec<(usize, BuiltNode)>,
+    ctl: &Control,
+) -> Vec<(usize, NodeStats)> {
+    let me = &ctl.nodes[unit];
+    let members: Vec<usize> = group.iter().map(|(i, _)| *i).collect();
+    let mut stats: Vec<NodeStats> = group
+        .iter()
+        .map(|(_, n)| NodeStats {
+            name: n.name.clone(),
+            ..NodeStats::default()
+        })
+        .collect();
+    let mut done = vec![false; group.len()];
     let mut tags = Vec::new();
     let mut progress = 0u64;
-    while !ctl.stop.load(Ordering::Relaxed) {
-        let t0 = Instant::now();
-        let outcome = node.call_work();
-        stats.busy += t0.elapsed();
-        stats.work_calls += 1;
-        node.propagate_tags(&mut tags);
-        let work = match outcome {
-            Ok(w) => w,
-            Err(e) if is_normal_end(&e) => Work::Done,
-            Err(source) => {
+    'run: while !ctl.stop.load(Ordering::Relaxed) {
+        let mut moved = false;
+        let mut live = 0;
+        // The need to block on if nothing moves: one on a queue shared with another thread
+        // if there is one, else the first.
+        let mut blocked_on: Option<(usize, Work)> = None;
+        let mut blocked_external = false;
+        for (k, (_, node)) in group.iter_mut().enumerate() {
+            if done[k] {
+                continue;
+            }
+            live += 1;
+            let t0 = Instant::now();
+            let outcome = node.call_work();
+            stats[k].busy += t0.elapsed();
+            stats[k].work_calls += 1;
+            node.propagate_tags(&mut tags);
+            let work = match outcome {
+                Ok(w) => w,
+                Err(e) if is_normal_end(&e) => Work::Done,
+                Err(source) => {
+                    ctl.fail(RuntimeError::NodeFailed {
+                        node: node.name.clone(),
+                        source,
+                    });
+                    break 'run;
+                }
+            };
+            match work {
+                Work::Progress => moved = true,
+                Work::Done => {
+                    moved = true;
+                    done[k] = true;
+                    node.finish(&mut stats[k]);
+                }
+                Work::NeedInput { .. } | Work::NeedOutput { .. } => {
+                    let external = node.waits_outside(work, &members);
+                    if blocked_on.is_none() || (external && !blocked_external) {
+                        blocked_on = Some((k, work));
+                        blocked_external = external;
+                    }
+                }
+            }
+        }
+        if live == 0 {
+            break;
+        }
+        if moved {
+            progress += 1;
+            me.progress.store(progress, Ordering::Release);
+            continue;
+        }
+        let Some((k, work)) = blocked_on else {
+            continue;
+        };
+        let t1 = Instant::now();
+        let result = wait(&mut group[k].1, work, unit, ctl);
+        stats[k].waiting += t1.elapsed();
+        if let Err(source) = result {
+            if is_normal_end(&source) {
+                done[k] = true;
+                group[k].1.finish(&mut stats[k]);
+            } else {
                 ctl.fail(RuntimeError::NodeFailed {
-                    node: node.name.clone(),
+                    node: group[k].1.name.clone(),
                     source,
                 });
                 break;
             }
-        };
-        match work {
-            Work::Progress => {
-                progress += 1;
-                me.progress.store(progress, Ordering::Release);
-            }
-            Work::Done => break,
-            Work::NeedInput { .. } | Work::NeedOutput { .. } => {
-                let t1 = Instant::now();
-                let result = wait(&mut node, work, index, ctl);
-                stats.waiting += t1.elapsed();
-                if let Err(source) = result {
-                    if !is_normal_end(&source) {
-                        ctl.fail(RuntimeError::NodeFailed {
-                            node: node.name.clone(),
-                            source,
-                        });
-                    }
-                    break;
-                }
-            }
         }
     }
-    node.finish(&mut stats);
+    for (k, (_, node)) in group.iter_mut().enumerate() {
+        if !done[k] {
+            node.finish(&mut stats[k]);
+        }
+    }
     me.state.store(DONE, Ordering::Release);
-    stats
+    members.into_iter().zip(stats).collect()
 }
 
-/// Blocks until the node's firing rule can be met, the graph stops, or the queue fails.
+/// Blocks until the node's firing rule can be met, the graph stops, or the queue fails. Waits
+/// longer than one slice mark the thread blocked for the watchdog.
 fn wait(
     node: &mut BuiltNode,
     work: Work,

@@ -91,6 +91,10 @@ pub struct PortSpec {
     pub name: String,
     /// Its item type.
     pub item: ItemType,
+    /// The smallest queue (in items) the port works well with: the largest window or
+    /// reservation its node asks for, times two so that one window can fill while another is
+    /// processed. The graph sizes the queue to at least this.
+    pub min_queue: usize,
 }
 
 /// A node's declared inputs and outputs, in index order.
@@ -109,19 +113,33 @@ impl Ports {
     }
 
     /// Adds an input named `name` carrying `T`.
-    pub fn input<T: Item>(mut self, name: &str) -> Self {
+    pub fn input<T: Item>(self, name: &str) -> Self {
+        self.input_window::<T>(name, 0)
+    }
+
+    /// Adds an input named `name` carrying `T` whose node asks for windows of up to `items`
+    /// items; its queue gets room for at least two such windows.
+    pub fn input_window<T: Item>(mut self, name: &str, items: usize) -> Self {
         self.inputs.push(PortSpec {
             name: name.to_string(),
             item: ItemType::of::<T>(),
+            min_queue: items.saturating_mul(2),
         });
         self
     }
 
     /// Adds an output named `name` carrying `T`.
-    pub fn output<T: Item>(mut self, name: &str) -> Self {
+    pub fn output<T: Item>(self, name: &str) -> Self {
+        self.output_window::<T>(name, 0)
+    }
+
+    /// Adds an output named `name` carrying `T` whose node reserves up to `items` items at a
+    /// time; its queue gets room for at least two such reservations.
+    pub fn output_window<T: Item>(mut self, name: &str, items: usize) -> Self {
         self.outputs.push(PortSpec {
             name: name.to_string(),
             item: ItemType::of::<T>(),
+            min_queue: items.saturating_mul(2),
         });
         self
     }

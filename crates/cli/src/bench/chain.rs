@@ -1,5 +1,6 @@
 //! `sluice bench chain`: null source → head → k × copy → null sink with complex f32 items, on
-//! mirrored and copying queues, against GNU Radio 3.10's same chain in the same invocation.
+//! mirrored and copying queues, with one thread per node and with a pool of one thread per
+//! core, against GNU Radio 3.10's same chain in the same invocation.
 
 use super::report::{machine_description, median, Table};
 use anyhow::Context;
@@ -14,7 +15,7 @@ use std::process::Command;
 #[derive(Args, Debug)]
 pub struct BenchChainArgs {
     /// Items pushed through the chain per run.
-    #[arg(long, default_value_t = 100_000_000)]
+    #[arg(long, default_value_t = 200_000_000)]
     pub items: u64,
     /// Chain lengths (copy blocks) to measure, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,10")]
@@ -36,8 +37,14 @@ pub struct BenchChainArgs {
     pub out: PathBuf,
 }
 
-/// One run of the sluice chain; returns items per second.
-fn run_chain(items: u64, stages: usize, flavor: Flavor, queue_bytes: usize) -> anyhow::Result<f64> {
+/// One run of the sluice chain (`threads`: None for one thread per node); returns items/s.
+fn run_chain(
+    items: u64,
+    stages: usize,
+    flavor: Flavor,
+    threads: Option<usize>,
+    queue_bytes: usize,
+) -> anyhow::Result<f64> {
     let mut g = Graph::new();
     g.set_queue_options(QueueOptions {
         flavor,
@@ -55,7 +62,10 @@ fn run_chain(items: u64, stages: usize, flavor: Flavor, queue_bytes: usize) -> a
     }
     let sink = g.add("sink", NullSink::<Complex32>::new())?;
     g.connect(last, "out", sink, "in")?;
-    let report = g.run(&RunOptions::default())?;
+    let report = g.run(&RunOptions {
+        threads,
+        ..RunOptions::default()
+    })?;
     let got = report.node("sink").map_or(0, |s| s.items_in);
     anyhow::ensure!(got == items, "the sink received {got} items, not {items}");
     Ok(items as f64 / report.wall.as_secs_f64())
@@ -92,27 +102,37 @@ pub fn run(args: BenchChainArgs) -> anyhow::Result<()> {
         args.items, args.runs, args.queue_bytes
     );
     let mut table = Table::new(&[
-        "stages", "variant", "items/s", "GB/s", "min items/s", "max items/s", "vs GNU Radio",
+        "stages",
+        "variant",
+        "items/s",
+        "GB/s",
+        "min items/s",
+        "max items/s",
+        "vs GNU Radio",
     ]);
     let item_bytes = std::mem::size_of::<Complex32>() as f64;
     for &stages in &args.stages {
-        // Runs are interleaved (sluice mirrored, sluice copying, GNU Radio, repeat) so that
+        // Runs are interleaved (every sluice variant, then GNU Radio, repeat) so that
         // background load on a shared machine falls on every variant alike.
-        let mut mirrored = Vec::with_capacity(args.runs);
-        let mut copying = Vec::with_capacity(args.runs);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let variants = [
+            ("sluice mirrored, thread per node".to_string(), Flavor::Mirrored, None),
+            ("sluice copying, thread per node".to_string(), Flavor::Copying, None),
+            (format!("sluice mirrored, {cores} threads"), Flavor::Mirrored, Some(cores)),
+            (format!("sluice copying, {cores} threads"), Flavor::Copying, Some(cores)),
+        ];
+        let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(args.runs); variants.len()];
         let mut gr: Option<Vec<f64>> = (!args.no_gnuradio).then(Vec::new);
         for _ in 0..args.runs {
-            mirrored.push(
-                run_chain(args.items, stages, Flavor::Mirrored, args.queue_bytes)
-                    .with_context(|| format!("mirrored queues, {stages} stages"))?,
-            );
-            copying.push(
-                run_chain(args.items, stages, Flavor::Copying, args.queue_bytes)
-                    .with_context(|| format!("copying queues, {stages} stages"))?,
-            );
-            if let Some(rates) = gr.as_mut() {
+            for ((name, flavor, threads), out) in variants.iter().zip(rates.iter_mut()) {
+                out.push(
+                    run_chain(args.items, stages, *flavor, *threads, args.queue_bytes)
+                        .with_context(|| format!("{name}, {stages} stages"))?,
+                );
+            }
+            if let Some(gr_rates) = gr.as_mut() {
                 match run_gnuradio(&args, stages) {
-                    Ok(r) => rates.extend(r),
+                    Ok(r) => gr_rates.extend(r),
                     Err(why) => {
                         eprintln!("GNU Radio comparison skipped: {why}");
                         gr = None;
@@ -121,9 +141,13 @@ pub fn run(args: BenchChainArgs) -> anyhow::Result<()> {
             }
         }
         let gr_median = gr.as_ref().map(|r| median(r));
-        let mut results = vec![("sluice mirrored", mirrored), ("sluice copying", copying)];
-        if let Some(rates) = gr {
-            results.push(("GNU Radio 3.10", rates));
+        let mut results: Vec<(String, Vec<f64>)> = variants
+            .iter()
+            .map(|(name, _, _)| name.clone())
+            .zip(rates)
+            .collect();
+        if let Some(gr_rates) = gr {
+            results.push(("GNU Radio 3.10".to_string(), gr_rates));
         }
         for (name, rates) in results {
             let med = median(&rates);
@@ -131,7 +155,7 @@ pub fn run(args: BenchChainArgs) -> anyhow::Result<()> {
             let max = rates.iter().copied().fold(0.0, f64::max);
             table.push(vec![
                 stages.to_string(),
-                name.to_string(),
+                name,
                 format!("{med:.4e}"),
                 format!("{:.2}", med * item_bytes / 1e9),
                 format!("{min:.4e}"),
@@ -141,9 +165,13 @@ pub fn run(args: BenchChainArgs) -> anyhow::Result<()> {
         }
     }
     print!("{}", table.render());
-    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
     table.write_csv(&args.out.join("chain.csv"))?;
     table.write_json(&args.out.join("chain.json"), "chain")?;
-    println!("wrote {} and chain.json", args.out.join("chain.csv").display());
+    println!(
+        "wrote {} and chain.json",
+        args.out.join("chain.csv").display()
+    );
     Ok(())
 }

@@ -99,7 +99,10 @@ impl FftFilter {
 
 impl Node for FftFilter {
     fn ports(&self) -> Ports {
-        Ports::new().input::<Complex32>("in").output::<Complex32>("out")
+        let n = self.kernel.fft_size();
+        Ports::new()
+            .input_window::<Complex32>("in", n)
+            .output_window::<Complex32>("out", n)
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {

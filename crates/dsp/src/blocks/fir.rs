@@ -73,7 +73,9 @@ impl<I: Item, T: FirTaps<I, Output = I>> FirFilter<I, T> {
 
 impl<I: Item, T: FirTaps<I, Output = I> + Send> Node for FirFilter<I, T> {
     fn ports(&self) -> Ports {
-        Ports::new().input::<I>("in").output::<I>("out")
+        Ports::new()
+            .input_window::<I>("in", self.taps_len)
+            .output::<I>("out")
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {

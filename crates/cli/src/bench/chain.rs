@@ -2,6 +2,7 @@
 //! mirrored and copying queues, with one thread per node and with a pool of one thread per
 //! core, against GNU Radio 3.10's same chain in the same invocation.
 
+use super::plot::{lines, Series};
 use super::report::{machine_description, median, Table};
 use anyhow::Context;
 use clap::Args;
@@ -111,15 +112,37 @@ pub fn run(args: BenchChainArgs) -> anyhow::Result<()> {
         "vs GNU Radio",
     ]);
     let item_bytes = std::mem::size_of::<Complex32>() as f64;
+    // Median items/s per variant name, by stage count, for the plot.
+    let mut plotted: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for &stages in &args.stages {
+        eprintln!(
+            "measuring {stages} stage(s): {} runs of each variant…",
+            args.runs
+        );
         // Runs are interleaved (every sluice variant, then GNU Radio, repeat) so that
         // background load on a shared machine falls on every variant alike.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let variants = [
-            ("sluice mirrored, thread per node".to_string(), Flavor::Mirrored, None),
-            ("sluice copying, thread per node".to_string(), Flavor::Copying, None),
-            (format!("sluice mirrored, {cores} threads"), Flavor::Mirrored, Some(cores)),
-            (format!("sluice copying, {cores} threads"), Flavor::Copying, Some(cores)),
+            (
+                "sluice mirrored, thread per node".to_string(),
+                Flavor::Mirrored,
+                None,
+            ),
+            (
+                "sluice copying, thread per node".to_string(),
+                Flavor::Copying,
+                None,
+            ),
+            (
+                format!("sluice mirrored, {cores} threads"),
+                Flavor::Mirrored,
+                Some(cores),
+            ),
+            (
+                format!("sluice copying, {cores} threads"),
+                Flavor::Copying,
+                Some(cores),
+            ),
         ];
         let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(args.runs); variants.len()];
         let mut gr: Option<Vec<f64>> = (!args.no_gnuradio).then(Vec::new);
@@ -151,6 +174,10 @@ pub fn run(args: BenchChainArgs) -> anyhow::Result<()> {
         }
         for (name, rates) in results {
             let med = median(&rates);
+            match plotted.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, points)) => points.push((stages as f64, med / 1e6)),
+                None => plotted.push((name.clone(), vec![(stages as f64, med / 1e6)])),
+            }
             let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
             let max = rates.iter().copied().fold(0.0, f64::max);
             table.push(vec![
@@ -169,9 +196,32 @@ pub fn run(args: BenchChainArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     table.write_csv(&args.out.join("chain.csv"))?;
     table.write_json(&args.out.join("chain.json"), "chain")?;
+    let series: Vec<Series> = plotted
+        .into_iter()
+        .enumerate()
+        .map(|(i, (label, points))| Series {
+            label,
+            style: usize::from(i % 2 == 1),
+            group: i,
+            points,
+        })
+        .collect();
+    let png = args.out.join("chain.png");
+    let with_text = lines(
+        &png,
+        "Copy chain throughput",
+        "copy stages",
+        "million items/s",
+        &series,
+    )?;
     println!(
-        "wrote {} and chain.json",
-        args.out.join("chain.csv").display()
+        "wrote {}, chain.json and chain.png{}",
+        args.out.join("chain.csv").display(),
+        if with_text {
+            ""
+        } else {
+            " (no font found: plot without text)"
+        }
     );
     Ok(())
 }

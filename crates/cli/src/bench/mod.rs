@@ -1,7 +1,11 @@
-//! `sluice bench …`: benchmarks that print a table, write CSV/JSON, and compare in one run.
+//! `sluice bench …`: benchmarks that print a table, write CSV/JSON (and PNG plots), and compare
+//! with their baseline or peer in the same run.
 
 mod chain;
 mod convolve;
+mod fir_crossover;
+mod overlap_save;
+pub mod plot;
 pub mod report;
 
 use clap::Subcommand;
@@ -13,6 +17,10 @@ pub enum BenchCommand {
     Chain(chain::BenchChainArgs),
     /// Partitioned convolution: offline, real-time and max-channels figures.
     Convolve(convolve::BenchConvolveArgs),
+    /// The first seed's overlap-save experiment: zero-copy vs manual copy vs bare compute.
+    OverlapSave(overlap_save::BenchOverlapSaveArgs),
+    /// Where overlap-save beats the direct-form FIR on this machine.
+    FirCrossover(fir_crossover::BenchFirCrossoverArgs),
 }
 
 /// Runs one benchmark.
@@ -20,5 +28,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     match cmd {
         BenchCommand::Chain(args) => chain::run(args),
         BenchCommand::Convolve(args) => convolve::run(args),
+        BenchCommand::OverlapSave(args) => overlap_save::run(args),
+        BenchCommand::FirCrossover(args) => fir_crossover::run(args),
     }
 }

@@ -13,15 +13,51 @@ use sluice_runtime::Node;
 use std::path::Path;
 
 const TAPS_PARAMS: [ParamDoc; 9] = [
-    ParamDoc { name: "taps", default: "-", help: "real taps as a list of numbers" },
-    ParamDoc { name: "taps_file", default: "-", help: "taps file: one value per line (\"re im\" for complex) or raw f32 (.f32/.raw)" },
-    ParamDoc { name: "design", default: "-", help: "lowpass, bandpass or complex_bandpass" },
-    ParamDoc { name: "num_taps", default: "101", help: "taps of the design" },
-    ParamDoc { name: "cutoff", default: "-", help: "lowpass cutoff, cycles/sample (0..0.5)" },
-    ParamDoc { name: "low", default: "-", help: "band-pass lower edge, cycles/sample" },
-    ParamDoc { name: "high", default: "-", help: "band-pass upper edge, cycles/sample" },
-    ParamDoc { name: "window", default: "hamming", help: "hamming, blackman or kaiser" },
-    ParamDoc { name: "beta", default: "8.6", help: "Kaiser window shape" },
+    ParamDoc {
+        name: "taps",
+        default: "-",
+        help: "real taps as a list of numbers",
+    },
+    ParamDoc {
+        name: "taps_file",
+        default: "-",
+        help: "taps file: one value per line (\"re im\" for complex) or raw f32 (.f32/.raw)",
+    },
+    ParamDoc {
+        name: "design",
+        default: "-",
+        help: "lowpass, bandpass or complex_bandpass",
+    },
+    ParamDoc {
+        name: "num_taps",
+        default: "101",
+        help: "taps of the design",
+    },
+    ParamDoc {
+        name: "cutoff",
+        default: "-",
+        help: "lowpass cutoff, cycles/sample (0..0.5)",
+    },
+    ParamDoc {
+        name: "low",
+        default: "-",
+        help: "band-pass lower edge, cycles/sample",
+    },
+    ParamDoc {
+        name: "high",
+        default: "-",
+        help: "band-pass upper edge, cycles/sample",
+    },
+    ParamDoc {
+        name: "window",
+        default: "hamming",
+        help: "hamming, blackman or kaiser",
+    },
+    ParamDoc {
+        name: "beta",
+        default: "8.6",
+        help: "Kaiser window shape",
+    },
 ];
 
 fn dsp_err(param: &'static str) -> impl Fn(sluice_dsp::kernels::DspError) -> ParamError {
@@ -36,7 +72,10 @@ fn taps_from(p: &mut Params) -> Result<Taps, ParamError> {
     match (list, file, design) {
         (Some(t), None, None) => {
             if t.is_empty() {
-                return Err(ParamError::new("taps", "is empty (a filter needs at least 1 tap)"));
+                return Err(ParamError::new(
+                    "taps",
+                    "is empty (a filter needs at least 1 tap)",
+                ));
             }
             Ok(Taps::Real(t.iter().map(|&v| v as f32).collect()))
         }
@@ -46,20 +85,40 @@ fn taps_from(p: &mut Params) -> Result<Taps, ParamError> {
             let window = match p.opt_str("window")?.as_deref().unwrap_or("hamming") {
                 "hamming" => Window::Hamming,
                 "blackman" => Window::Blackman,
-                "kaiser" => Window::Kaiser { beta: p.f64_or("beta", 8.6)? },
-                other => return Err(ParamError::new("window", format!("unknown window '{other}' (use hamming, blackman or kaiser)"))),
+                "kaiser" => Window::Kaiser {
+                    beta: p.f64_or("beta", 8.6)?,
+                },
+                other => {
+                    return Err(ParamError::new(
+                        "window",
+                        format!("unknown window '{other}' (use hamming, blackman or kaiser)"),
+                    ))
+                }
             };
             match kind.as_str() {
-                "lowpass" => lowpass(len, p.f64("cutoff")?, window).map(Taps::Real).map_err(dsp_err("cutoff")),
-                "bandpass" => bandpass(len, p.f64("low")?, p.f64("high")?, window).map(Taps::Real).map_err(dsp_err("low")),
+                "lowpass" => lowpass(len, p.f64("cutoff")?, window)
+                    .map(Taps::Real)
+                    .map_err(dsp_err("cutoff")),
+                "bandpass" => bandpass(len, p.f64("low")?, p.f64("high")?, window)
+                    .map(Taps::Real)
+                    .map_err(dsp_err("low")),
                 "complex_bandpass" => complex_bandpass(len, p.f64("low")?, p.f64("high")?, window)
                     .map(Taps::Complex)
                     .map_err(dsp_err("low")),
-                other => Err(ParamError::new("design", format!("unknown design '{other}' (use lowpass, bandpass or complex_bandpass)"))),
+                other => Err(ParamError::new(
+                    "design",
+                    format!("unknown design '{other}' (use lowpass, bandpass or complex_bandpass)"),
+                )),
             }
         }
-        (None, None, None) => Err(ParamError::new("", "needs taps: give one of taps, taps_file or design")),
-        _ => Err(ParamError::new("", "give only one of taps, taps_file and design")),
+        (None, None, None) => Err(ParamError::new(
+            "",
+            "needs taps: give one of taps, taps_file or design",
+        )),
+        _ => Err(ParamError::new(
+            "",
+            "give only one of taps, taps_file and design",
+        )),
     }
 }
 
@@ -69,30 +128,56 @@ fn fir(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let method = p.opt_str("method")?.unwrap_or_else(|| "auto".to_string());
     let fft_size = p.opt_u64("fft_size")?.map(|n| n as usize);
     let taps = taps_from(p)?;
-    let node_err = |param: &'static str| move |e: sluice_runtime::NodeError| ParamError::new(param, e.to_string());
+    let node_err = |param: &'static str| {
+        move |e: sluice_runtime::NodeError| ParamError::new(param, e.to_string())
+    };
     let use_fft = match method.as_str() {
         "auto" => item == "c32" && decimation == 1 && prefer_overlap_save(taps.len()),
         "direct" => false,
         "fft" if item == "c32" && decimation == 1 => true,
-        "fft" => return Err(ParamError::new("method", "fft needs item = \"c32\" and decimation = 1")),
-        other => return Err(ParamError::new("method", format!("unknown method '{other}' (use auto, direct or fft)"))),
+        "fft" => {
+            return Err(ParamError::new(
+                "method",
+                "fft needs item = \"c32\" and decimation = 1",
+            ))
+        }
+        other => {
+            return Err(ParamError::new(
+                "method",
+                format!("unknown method '{other}' (use auto, direct or fft)"),
+            ))
+        }
     };
     if use_fft {
         let n = fft_size.unwrap_or_else(|| fft_size_for_taps(taps.len()));
-        return Ok(Box::new(FftFilter::new(&taps.to_complex(), n).map_err(node_err("fft_size"))?));
+        return Ok(Box::new(
+            FftFilter::new(&taps.to_complex(), n).map_err(node_err("fft_size"))?,
+        ));
     }
     match (item.as_str(), taps) {
         ("c32", Taps::Real(t)) => Ok(Box::new(
-            FirFilter::<Complex32, _>::new(RealTaps::new(&t).map_err(dsp_err("taps"))?, decimation).map_err(node_err("decimation"))?,
+            FirFilter::<Complex32, _>::new(RealTaps::new(&t).map_err(dsp_err("taps"))?, decimation)
+                .map_err(node_err("decimation"))?,
         )),
         ("c32", Taps::Complex(t)) => Ok(Box::new(
-            FirFilter::<Complex32, _>::new(ComplexTaps::new(&t).map_err(dsp_err("taps"))?, decimation).map_err(node_err("decimation"))?,
+            FirFilter::<Complex32, _>::new(
+                ComplexTaps::new(&t).map_err(dsp_err("taps"))?,
+                decimation,
+            )
+            .map_err(node_err("decimation"))?,
         )),
         ("f32", Taps::Real(t)) => Ok(Box::new(
-            FirFilter::<f32, _>::new(RealTaps::new(&t).map_err(dsp_err("taps"))?, decimation).map_err(node_err("decimation"))?,
+            FirFilter::<f32, _>::new(RealTaps::new(&t).map_err(dsp_err("taps"))?, decimation)
+                .map_err(node_err("decimation"))?,
         )),
-        ("f32", Taps::Complex(_)) => Err(ParamError::new("item", "complex taps need complex items (item = \"c32\")")),
-        (other, _) => Err(ParamError::new("item", format!("unknown item type '{other}' (use c32 or f32)"))),
+        ("f32", Taps::Complex(_)) => Err(ParamError::new(
+            "item",
+            "complex taps need complex items (item = \"c32\")",
+        )),
+        (other, _) => Err(ParamError::new(
+            "item",
+            format!("unknown item type '{other}' (use c32 or f32)"),
+        )),
     }
 }
 
@@ -101,23 +186,58 @@ fn fft_filter(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let taps = taps_from(p)?;
     let n = fft_size.unwrap_or_else(|| fft_size_for_taps(taps.len()));
     Ok(Box::new(
-        FftFilter::new(&taps.to_complex(), n).map_err(|e| ParamError::new("fft_size", e.to_string()))?,
+        FftFilter::new(&taps.to_complex(), n)
+            .map_err(|e| ParamError::new("fft_size", e.to_string()))?,
     ))
 }
 
 const FIR_PARAMS: [ParamDoc; 13] = [
-    ParamDoc { name: "item", default: "c32", help: "c32 or f32" },
-    ParamDoc { name: "decimation", default: "1", help: "keep one output in this many" },
-    ParamDoc { name: "method", default: "auto", help: "auto (overlap-save from the measured crossover on), direct or fft" },
-    ParamDoc { name: "fft_size", default: "auto", help: "FFT size when overlap-save is used" },
-    TAPS_PARAMS[0], TAPS_PARAMS[1], TAPS_PARAMS[2], TAPS_PARAMS[3], TAPS_PARAMS[4],
-    TAPS_PARAMS[5], TAPS_PARAMS[6], TAPS_PARAMS[7], TAPS_PARAMS[8],
+    ParamDoc {
+        name: "item",
+        default: "c32",
+        help: "c32 or f32",
+    },
+    ParamDoc {
+        name: "decimation",
+        default: "1",
+        help: "keep one output in this many",
+    },
+    ParamDoc {
+        name: "method",
+        default: "auto",
+        help: "auto (overlap-save from the measured crossover on), direct or fft",
+    },
+    ParamDoc {
+        name: "fft_size",
+        default: "auto",
+        help: "FFT size when overlap-save is used",
+    },
+    TAPS_PARAMS[0],
+    TAPS_PARAMS[1],
+    TAPS_PARAMS[2],
+    TAPS_PARAMS[3],
+    TAPS_PARAMS[4],
+    TAPS_PARAMS[5],
+    TAPS_PARAMS[6],
+    TAPS_PARAMS[7],
+    TAPS_PARAMS[8],
 ];
 
 const FFT_PARAMS: [ParamDoc; 10] = [
-    ParamDoc { name: "fft_size", default: "auto", help: "FFT size (power of two, at least the taps)" },
-    TAPS_PARAMS[0], TAPS_PARAMS[1], TAPS_PARAMS[2], TAPS_PARAMS[3], TAPS_PARAMS[4],
-    TAPS_PARAMS[5], TAPS_PARAMS[6], TAPS_PARAMS[7], TAPS_PARAMS[8],
+    ParamDoc {
+        name: "fft_size",
+        default: "auto",
+        help: "FFT size (power of two, at least the taps)",
+    },
+    TAPS_PARAMS[0],
+    TAPS_PARAMS[1],
+    TAPS_PARAMS[2],
+    TAPS_PARAMS[3],
+    TAPS_PARAMS[4],
+    TAPS_PARAMS[5],
+    TAPS_PARAMS[6],
+    TAPS_PARAMS[7],
+    TAPS_PARAMS[8],
 ];
 
 /// The DSP block types.

@@ -80,12 +80,18 @@ impl std::error::Error for GraphFileError {}
 
 /// 1-based line of byte offset `at` in `text`.
 fn line_of(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    text[..at.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Loads `text` (read from `origin`, used in messages) into a graph ready to run.
 pub fn load(text: &str, origin: &str) -> Result<Graph, GraphFileError> {
-    let err_at = |span: Range<usize>, msg: String| GraphFileError(format!("{origin}:{}: {msg}", line_of(text, span.start)));
+    let err_at = |span: Range<usize>, msg: String| {
+        GraphFileError(format!("{origin}:{}: {msg}", line_of(text, span.start)))
+    };
     let doc: FileDoc = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start));
         let msg = e.message().trim_end().to_string();
@@ -104,7 +110,12 @@ pub fn load(text: &str, origin: &str) -> Result<Graph, GraphFileError> {
                 "mirrored" => Flavor::Mirrored,
                 "copying" => Flavor::Copying,
                 other => {
-                    return Err(err_at(flavor.span(), format!("options: unknown queue flavor '{other}' (use mirrored or copying)")))
+                    return Err(err_at(
+                        flavor.span(),
+                        format!(
+                            "options: unknown queue flavor '{other}' (use mirrored or copying)"
+                        ),
+                    ))
                 }
             };
             graph.set_queue_options(QueueOptions {
@@ -114,7 +125,9 @@ pub fn load(text: &str, origin: &str) -> Result<Graph, GraphFileError> {
         }
     }
     if doc.node.is_empty() {
-        return Err(GraphFileError(format!("{origin}: the graph has no [[node]] entries")));
+        return Err(GraphFileError(format!(
+            "{origin}: the graph has no [[node]] entries"
+        )));
     }
     for node in doc.node {
         let span = node.span();
@@ -133,7 +146,10 @@ pub fn load(text: &str, origin: &str) -> Result<Graph, GraphFileError> {
             if e.param.is_empty() {
                 err_at(at, format!("node '{name}': {}", e.message))
             } else {
-                err_at(at, format!("node '{name}': parameter '{}' {}", e.param, e.message))
+                err_at(
+                    at,
+                    format!("node '{name}': parameter '{}' {}", e.param, e.message),
+                )
             }
         })?;
         if let Some(unknown) = params.unused().first() {
@@ -142,7 +158,11 @@ pub fn load(text: &str, origin: &str) -> Result<Graph, GraphFileError> {
                 params.span(unknown).unwrap_or(span),
                 format!(
                     "node '{name}': unknown parameter '{unknown}' for {kind} (known: {})",
-                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
                 ),
             ));
         }
@@ -152,15 +172,22 @@ pub fn load(text: &str, origin: &str) -> Result<Graph, GraphFileError> {
     }
     for edge in doc.edge {
         let edge = edge.into_inner();
-        let (from_node, from_port) = split_end(&edge.from).map_err(|m| err_at(edge.from.span(), m))?;
+        let (from_node, from_port) =
+            split_end(&edge.from).map_err(|m| err_at(edge.from.span(), m))?;
         let (to_node, to_port) = split_end(&edge.to).map_err(|m| err_at(edge.to.span(), m))?;
         let label = format!("edge {} -> {}", edge.from.get_ref(), edge.to.get_ref());
-        let from = graph
-            .node_id(from_node)
-            .ok_or_else(|| err_at(edge.from.span(), format!("{label}: no node named '{from_node}'")))?;
-        let to = graph
-            .node_id(to_node)
-            .ok_or_else(|| err_at(edge.to.span(), format!("{label}: no node named '{to_node}'")))?;
+        let from = graph.node_id(from_node).ok_or_else(|| {
+            err_at(
+                edge.from.span(),
+                format!("{label}: no node named '{from_node}'"),
+            )
+        })?;
+        let to = graph.node_id(to_node).ok_or_else(|| {
+            err_at(
+                edge.to.span(),
+                format!("{label}: no node named '{to_node}'"),
+            )
+        })?;
         let capacity = edge.capacity.as_ref().map(|c| *c.get_ref() as usize);
         graph
             .connect_with(from, from_port, to, to_port, capacity)
@@ -174,7 +201,12 @@ fn split_end(end: &Spanned<String>) -> Result<(&str, &str), String> {
     end.get_ref()
         .rsplit_once('.')
         .filter(|(n, p)| !n.is_empty() && !p.is_empty())
-        .ok_or_else(|| format!("'{}' must name a node and a port as node.port", end.get_ref()))
+        .ok_or_else(|| {
+            format!(
+                "'{}' must name a node and a port as node.port",
+                end.get_ref()
+            )
+        })
 }
 
 #[cfg(test)]
@@ -236,7 +268,10 @@ to = "sink.in"
             "g.toml:5: node 'src': parameter 'frequency' must be a number, not a string"
         );
         let text = GOOD.replace("items = 1000", "items = -3");
-        assert_eq!(error_of(&text), "g.toml:10: node 'head': parameter 'items' must not be negative (-3)");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:10: node 'head': parameter 'items' must not be negative (-3)"
+        );
     }
 
     #[test]

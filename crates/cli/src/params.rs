@@ -70,7 +70,10 @@ impl Params {
             None => Ok(None),
             Some(Value::Float(f)) => Ok(Some(*f)),
             Some(Value::Integer(i)) => Ok(Some(*i as f64)),
-            Some(other) => Err(ParamError::new(name, format!("must be a number, not {}", kind(other)))),
+            Some(other) => Err(ParamError::new(
+                name,
+                format!("must be a number, not {}", kind(other)),
+            )),
         }
     }
 
@@ -85,8 +88,13 @@ impl Params {
         match self.get(name) {
             None => Ok(None),
             Some(Value::Integer(i)) if *i >= 0 => Ok(Some(*i as u64)),
-            Some(Value::Integer(i)) => Err(ParamError::new(name, format!("must not be negative ({i})"))),
-            Some(other) => Err(ParamError::new(name, format!("must be a whole number, not {}", kind(other)))),
+            Some(Value::Integer(i)) => {
+                Err(ParamError::new(name, format!("must not be negative ({i})")))
+            }
+            Some(other) => Err(ParamError::new(
+                name,
+                format!("must be a whole number, not {}", kind(other)),
+            )),
         }
     }
 
@@ -106,7 +114,10 @@ impl Params {
         match self.get(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(ParamError::new(name, format!("must be a string, not {}", kind(other)))),
+            Some(other) => Err(ParamError::new(
+                name,
+                format!("must be a string, not {}", kind(other)),
+            )),
         }
     }
 
@@ -121,7 +132,10 @@ impl Params {
         match self.get(name) {
             None => Ok(default),
             Some(Value::Boolean(b)) => Ok(*b),
-            Some(other) => Err(ParamError::new(name, format!("must be true or false, not {}", kind(other)))),
+            Some(other) => Err(ParamError::new(
+                name,
+                format!("must be true or false, not {}", kind(other)),
+            )),
         }
     }
 
@@ -142,7 +156,10 @@ impl Params {
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some),
-            Some(other) => Err(ParamError::new(name, format!("must be a list of numbers, not {}", kind(other)))),
+            Some(other) => Err(ParamError::new(
+                name,
+                format!("must be a list of numbers, not {}", kind(other)),
+            )),
         }
     }
 }

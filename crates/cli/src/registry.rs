@@ -58,7 +58,10 @@ fn with_item(p: &mut Params, b: &impl ForItem) -> Result<Box<dyn Node>, ParamErr
         "f32" => b.build::<f32>(p),
         "i16" => b.build::<i16>(p),
         "u8" => b.build::<u8>(p),
-        other => Err(ParamError::new("item", format!("unknown item type '{other}' (use c32, f32, i16 or u8)"))),
+        other => Err(ParamError::new(
+            "item",
+            format!("unknown item type '{other}' (use c32, f32, i16 or u8)"),
+        )),
     }
 }
 
@@ -72,7 +75,10 @@ fn with_sample(p: &mut Params, b: &impl ForSample) -> Result<Box<dyn Node>, Para
     match item.as_str() {
         "c32" => b.build::<Complex32>(p),
         "f32" => b.build::<f32>(p),
-        other => Err(ParamError::new("item", format!("unknown sample type '{other}' (use c32 or f32)"))),
+        other => Err(ParamError::new(
+            "item",
+            format!("unknown sample type '{other}' (use c32 or f32)"),
+        )),
     }
 }
 
@@ -108,7 +114,9 @@ struct ThrottleB;
 impl ForItem for ThrottleB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         let rate = p.f64("rate")?;
-        Ok(Box::new(Throttle::<T>::new(rate).map_err(node_err("rate"))?))
+        Ok(Box::new(
+            Throttle::<T>::new(rate).map_err(node_err("rate"))?,
+        ))
     }
 }
 struct KeepB;
@@ -123,14 +131,18 @@ impl ForItem for FileSourceB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         let path = p.str("path")?;
         let repeat = p.bool_or("repeat", false)?;
-        Ok(Box::new(FileSource::<T>::open(Path::new(&path), repeat).map_err(node_err("path"))?))
+        Ok(Box::new(
+            FileSource::<T>::open(Path::new(&path), repeat).map_err(node_err("path"))?,
+        ))
     }
 }
 struct FileSinkB;
 impl ForItem for FileSinkB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         let path = p.str("path")?;
-        Ok(Box::new(FileSink::<T>::create(Path::new(&path)).map_err(node_err("path"))?))
+        Ok(Box::new(
+            FileSink::<T>::create(Path::new(&path)).map_err(node_err("path"))?,
+        ))
     }
 }
 struct SignalB;
@@ -143,7 +155,12 @@ impl ForSample for SignalB {
             "noise" => Waveform::Noise {
                 seed: p.u64_or("seed", 1)?,
             },
-            other => return Err(ParamError::new("waveform", format!("unknown waveform '{other}' (use tone or noise)"))),
+            other => {
+                return Err(ParamError::new(
+                    "waveform",
+                    format!("unknown waveform '{other}' (use tone or noise)"),
+                ))
+            }
         };
         let amplitude = p.f64_or("amplitude", 1.0)? as f32;
         let rate = p.f64_or("sample_rate", 48000.0)?;
@@ -162,7 +179,9 @@ impl ForSample for ProbeB {
 
 fn wav_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let path = p.str("path")?;
-    Ok(Box::new(WavSource::open(Path::new(&path)).map_err(node_err("path"))?))
+    Ok(Box::new(
+        WavSource::open(Path::new(&path)).map_err(node_err("path"))?,
+    ))
 }
 
 fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
@@ -175,9 +194,16 @@ fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         "i24" => WavFormat::Int24,
         "i32" => WavFormat::Int32,
         "f32" => WavFormat::Float32,
-        other => return Err(ParamError::new("format", format!("unknown WAV format '{other}' (use i16, i24, i32 or f32)"))),
+        other => {
+            return Err(ParamError::new(
+                "format",
+                format!("unknown WAV format '{other}' (use i16, i24, i32 or f32)"),
+            ))
+        }
     };
-    Ok(Box::new(WavSink::create(Path::new(&path), channels, rate, format).map_err(node_err("path"))?))
+    Ok(Box::new(
+        WavSink::create(Path::new(&path), channels, rate, format).map_err(node_err("path"))?,
+    ))
 }
 
 /// Every block type, in the order `sluice blocks` lists them.
@@ -201,7 +227,14 @@ pub fn block_types() -> Vec<BlockType> {
             name: "head",
             help: "Passes the first `items` items, then ends the stream.",
             ports: "in: item -> out: item",
-            params: &[ITEM, ParamDoc { name: "items", default: "required", help: "items to pass" }],
+            params: &[
+                ITEM,
+                ParamDoc {
+                    name: "items",
+                    default: "required",
+                    help: "items to pass",
+                },
+            ],
             build: |p| with_item(p, &HeadB),
         },
         BlockType {
@@ -215,14 +248,28 @@ pub fn block_types() -> Vec<BlockType> {
             name: "throttle",
             help: "Paces a stream to `rate` items per second.",
             ports: "in: item -> out: item",
-            params: &[ITEM, ParamDoc { name: "rate", default: "required", help: "items per second" }],
+            params: &[
+                ITEM,
+                ParamDoc {
+                    name: "rate",
+                    default: "required",
+                    help: "items per second",
+                },
+            ],
             build: |p| with_item(p, &ThrottleB),
         },
         BlockType {
             name: "keep_one_in_n",
             help: "Keeps item 0, n, 2n, … (decimation without filtering); tags are rescaled.",
             ports: "in: item -> out: item",
-            params: &[ITEM, ParamDoc { name: "n", default: "required", help: "decimation factor" }],
+            params: &[
+                ITEM,
+                ParamDoc {
+                    name: "n",
+                    default: "required",
+                    help: "decimation factor",
+                },
+            ],
             build: |p| with_item(p, &KeepB),
         },
         BlockType {
@@ -231,11 +278,31 @@ pub fn block_types() -> Vec<BlockType> {
             ports: "out: item",
             params: &[
                 SAMPLE,
-                ParamDoc { name: "waveform", default: "tone", help: "tone or noise" },
-                ParamDoc { name: "frequency", default: "1000", help: "tone frequency in Hz" },
-                ParamDoc { name: "amplitude", default: "1.0", help: "peak amplitude (tone) or RMS (noise)" },
-                ParamDoc { name: "sample_rate", default: "48000", help: "samples per second" },
-                ParamDoc { name: "seed", default: "1", help: "noise seed" },
+                ParamDoc {
+                    name: "waveform",
+                    default: "tone",
+                    help: "tone or noise",
+                },
+                ParamDoc {
+                    name: "frequency",
+                    default: "1000",
+                    help: "tone frequency in Hz",
+                },
+                ParamDoc {
+                    name: "amplitude",
+                    default: "1.0",
+                    help: "peak amplitude (tone) or RMS (noise)",
+                },
+                ParamDoc {
+                    name: "sample_rate",
+                    default: "48000",
+                    help: "samples per second",
+                },
+                ParamDoc {
+                    name: "seed",
+                    default: "1",
+                    help: "noise seed",
+                },
             ],
             build: |p| with_sample(p, &SignalB),
         },
@@ -243,7 +310,14 @@ pub fn block_types() -> Vec<BlockType> {
             name: "probe",
             help: "Measures rate, RMS and peak of a stream; prints them at the end with a label.",
             ports: "in: item",
-            params: &[SAMPLE, ParamDoc { name: "label", default: "none", help: "name printed with the summary" }],
+            params: &[
+                SAMPLE,
+                ParamDoc {
+                    name: "label",
+                    default: "none",
+                    help: "name printed with the summary",
+                },
+            ],
             build: |p| with_sample(p, &ProbeB),
         },
         BlockType {
@@ -252,8 +326,16 @@ pub fn block_types() -> Vec<BlockType> {
             ports: "out: item",
             params: &[
                 ITEM,
-                ParamDoc { name: "path", default: "required", help: "file to read" },
-                ParamDoc { name: "repeat", default: "false", help: "start over at the end" },
+                ParamDoc {
+                    name: "path",
+                    default: "required",
+                    help: "file to read",
+                },
+                ParamDoc {
+                    name: "repeat",
+                    default: "false",
+                    help: "start over at the end",
+                },
             ],
             build: |p| with_item(p, &FileSourceB),
         },
@@ -261,14 +343,26 @@ pub fn block_types() -> Vec<BlockType> {
             name: "file_sink",
             help: "Writes raw little-endian items (GNU Radio's file format).",
             ports: "in: item",
-            params: &[ITEM, ParamDoc { name: "path", default: "required", help: "file to write" }],
+            params: &[
+                ITEM,
+                ParamDoc {
+                    name: "path",
+                    default: "required",
+                    help: "file to write",
+                },
+            ],
             build: |p| with_item(p, &FileSinkB),
         },
         BlockType {
             name: "wav_source",
-            help: "Reads a WAV file (16/24/32-bit int or 32-bit float) as f32, one port per channel.",
+            help:
+                "Reads a WAV file (16/24/32-bit int or 32-bit float) as f32, one port per channel.",
             ports: "out0, out1, …: f32 (one per channel)",
-            params: &[ParamDoc { name: "path", default: "required", help: "WAV file to read" }],
+            params: &[ParamDoc {
+                name: "path",
+                default: "required",
+                help: "WAV file to read",
+            }],
             build: wav_source,
         },
         BlockType {
@@ -276,10 +370,26 @@ pub fn block_types() -> Vec<BlockType> {
             help: "Writes its inputs as the channels of a WAV file.",
             ports: "in0, in1, …: f32 (one per channel)",
             params: &[
-                ParamDoc { name: "path", default: "required", help: "WAV file to write" },
-                ParamDoc { name: "channels", default: "1", help: "number of channels (inputs)" },
-                ParamDoc { name: "sample_rate", default: "48000", help: "sample rate in Hz" },
-                ParamDoc { name: "format", default: "f32", help: "i16, i24, i32 or f32" },
+                ParamDoc {
+                    name: "path",
+                    default: "required",
+                    help: "WAV file to write",
+                },
+                ParamDoc {
+                    name: "channels",
+                    default: "1",
+                    help: "number of channels (inputs)",
+                },
+                ParamDoc {
+                    name: "sample_rate",
+                    default: "48000",
+                    help: "sample rate in Hz",
+                },
+                ParamDoc {
+                    name: "format",
+                    default: "f32",
+                    help: "i16, i24, i32 or f32",
+                },
             ],
             build: wav_sink,
         },
@@ -297,7 +407,10 @@ pub fn find(name: &str) -> Option<BlockType> {
 pub fn describe() -> String {
     let mut out = String::new();
     for b in block_types() {
-        out.push_str(&format!("{}\n    {}\n    ports: {}\n", b.name, b.help, b.ports));
+        out.push_str(&format!(
+            "{}\n    {}\n    ports: {}\n",
+            b.name, b.help, b.ports
+        ));
         for p in b.params {
             out.push_str(&format!("    {:<12} [{}] {}\n", p.name, p.default, p.help));
         }

@@ -19,17 +19,37 @@ fn sluice(args: &[&str]) -> (bool, String, String) {
 fn default_graph_runs_and_says_what_it_did() {
     let (ok, stdout, stderr) = sluice(&["run", "--stats"]);
     assert!(ok, "{stderr}");
-    assert!(stderr.contains("running built-in default graph"), "{stderr}");
-    assert!(stderr.contains("probe lowpass output: 20000000 items"), "{stderr}");
-    assert!(stdout.contains("lowpass") && stdout.contains("wall time"), "{stdout}");
+    assert!(
+        stderr.contains("running built-in default graph"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("probe lowpass output: 20000000 items"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("lowpass") && stdout.contains("wall time"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn blocks_lists_every_block_with_parameters() {
     let (ok, stdout, _) = sluice(&["blocks"]);
     assert!(ok);
-    for name in ["null_source", "head", "copy", "fir", "fft_filter", "wav_source", "probe"] {
-        assert!(stdout.lines().any(|l| l == name), "{name} missing from:\n{stdout}");
+    for name in [
+        "null_source",
+        "head",
+        "copy",
+        "fir",
+        "fft_filter",
+        "wav_source",
+        "probe",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == name),
+            "{name} missing from:\n{stdout}"
+        );
     }
     assert!(stdout.contains("taps_file"));
 }
@@ -55,7 +75,10 @@ fn a_bad_graph_file_is_one_line_naming_file_line_and_node() {
     );
     let (ok, _, stderr) = sluice(&["run", "/nonexistent/graph.toml"]);
     assert!(!ok);
-    assert!(stderr.starts_with("sluice: error: cannot read /nonexistent/graph.toml"), "{stderr}");
+    assert!(
+        stderr.starts_with("sluice: error: cannot read /nonexistent/graph.toml"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -79,7 +102,13 @@ fn a_node_failure_at_run_time_names_the_node() {
     let (ok, _, stderr) = sluice(&["run", graph.to_str().unwrap()]);
     assert!(!ok);
     // 12 bytes are not a whole number of 8-byte complex items: refused when the graph loads.
-    assert!(stderr.contains("g.toml:4: node 'src': parameter 'path'"), "{stderr}");
-    assert!(stderr.contains("is 12 bytes, not a whole number of 8-byte items"), "{stderr}");
+    assert!(
+        stderr.contains("g.toml:4: node 'src': parameter 'path'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("is 12 bytes, not a whole number of 8-byte items"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -96,7 +96,10 @@ pub(crate) fn pass_through<T: Item>(
     let Some(y) = output.reserve(1)? else {
         return Ok((Work::NeedOutput { port: 0, items: 1 }, 0));
     };
-    let n = x.len().min(y.len()).min(usize::try_from(limit).unwrap_or(usize::MAX));
+    let n = x
+        .len()
+        .min(y.len())
+        .min(usize::try_from(limit).unwrap_or(usize::MAX));
     y[..n].copy_from_slice(&x[..n]);
     input.consume(n);
     output.commit(n);

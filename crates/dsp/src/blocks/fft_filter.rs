@@ -44,7 +44,10 @@ impl FftFilter {
         let history = self.kernel.taps_len() - 1;
         let input = io.inputs.get::<Complex32>(0)?;
         let Some(x) = input.window(history)? else {
-            return Ok(Work::NeedInput { port: 0, items: history });
+            return Ok(Work::NeedInput {
+                port: 0,
+                items: history,
+            });
         };
         if x.is_empty() {
             return Ok(Work::Done);
@@ -55,7 +58,10 @@ impl FftFilter {
         self.scratch.extend_from_slice(&x[..have]);
         let output = io.outputs.get::<Complex32>(0)?;
         let Some(y) = output.reserve(have)? else {
-            return Ok(Work::NeedOutput { port: 0, items: have });
+            return Ok(Work::NeedOutput {
+                port: 0,
+                items: have,
+            });
         };
         let (_, produced) = self.startup.filter(&self.scratch, y);
         output.commit(produced);
@@ -78,14 +84,21 @@ impl FftFilter {
         }
         let output = io.outputs.get::<Complex32>(0)?;
         let Some(y) = output.reserve(outputs)? else {
-            return Ok(Work::NeedOutput { port: 0, items: outputs });
+            return Ok(Work::NeedOutput {
+                port: 0,
+                items: outputs,
+            });
         };
         let Some(x) = input.window(rest)? else {
-            return Ok(Work::NeedInput { port: 0, items: rest });
+            return Ok(Work::NeedInput {
+                port: 0,
+                items: rest,
+            });
         };
         self.scratch.clear();
         self.scratch.extend_from_slice(&x[..rest]);
-        self.scratch.resize(self.kernel.fft_size(), Complex32::new(0.0, 0.0));
+        self.scratch
+            .resize(self.kernel.fft_size(), Complex32::new(0.0, 0.0));
         let mut block = vec![Complex32::new(0.0, 0.0); self.kernel.step()];
         self.kernel
             .process_block(&self.scratch, &mut block)
@@ -121,7 +134,10 @@ impl Node for FftFilter {
         }
         let output = io.outputs.get::<Complex32>(0)?;
         let Some(y) = output.reserve(step)? else {
-            return Ok(Work::NeedOutput { port: 0, items: step });
+            return Ok(Work::NeedOutput {
+                port: 0,
+                items: step,
+            });
         };
         let (consumed, produced) = self.kernel.filter(x, y);
         output.commit(produced);
@@ -139,15 +155,28 @@ mod tests {
 
     #[test]
     fn matches_f64_direct_convolution_under_any_chunking_and_queue_size() {
-        for (taps_len, fft, len) in [(1, 16, 500), (64, 256, 30_000), (1024, 4096, 50_000), (100, 128, 50), (17, 64, 20)] {
+        for (taps_len, fft, len) in [
+            (1, 16, 500),
+            (64, 256, 30_000),
+            (1024, 4096, 50_000),
+            (100, 128, 50),
+            (17, 64, 20),
+        ] {
             let taps = c32_noise(taps_len, 5);
             let x = c32_noise(len, 6);
             let want = direct_f64(&taps, &x, 1);
-            for (chunk, cap) in [(usize::MAX, None), (301, Some(fft.max(1024))), (7, Some(2 * fft))] {
+            for (chunk, cap) in [
+                (usize::MAX, None),
+                (301, Some(fft.max(1024))),
+                (7, Some(2 * fft)),
+            ] {
                 let got = run_filter(FftFilter::new(&taps, fft).unwrap(), &x, chunk, cap);
                 assert_eq!(got.len(), want.len(), "taps {taps_len} fft {fft} len {len}");
                 let err = max_rel_error(&got, &want);
-                assert!(err <= 1e-5, "taps {taps_len} fft {fft} chunk {chunk}: error {err}");
+                assert!(
+                    err <= 1e-5,
+                    "taps {taps_len} fft {fft} chunk {chunk}: error {err}"
+                );
             }
         }
     }
@@ -169,7 +198,10 @@ mod tests {
         g.run(&RunOptions::default()).unwrap();
         assert_eq!(
             data.tags(),
-            vec![Tag::new(0, "start", TagValue::Bool(true)), Tag::new(5000, "freq", TagValue::F64(7e6))]
+            vec![
+                Tag::new(0, "start", TagValue::Bool(true)),
+                Tag::new(5000, "freq", TagValue::F64(7e6))
+            ]
         );
     }
 
@@ -177,8 +209,17 @@ mod tests {
     fn bad_configurations_are_errors_with_clear_messages() {
         let taps = c32_noise(10, 1);
         let msg = |r: Result<FftFilter, NodeError>| r.unwrap_err().to_string();
-        assert_eq!(msg(FftFilter::new(&[], 64)), "the filter has no taps (at least 1 is needed)");
-        assert_eq!(msg(FftFilter::new(&taps, 8)), "10 taps do not fit an FFT of size 8 (at most 8 taps)");
-        assert_eq!(msg(FftFilter::new(&taps, 100)), "FFT size 100 is not a power of two (at least 2)");
+        assert_eq!(
+            msg(FftFilter::new(&[], 64)),
+            "the filter has no taps (at least 1 is needed)"
+        );
+        assert_eq!(
+            msg(FftFilter::new(&taps, 8)),
+            "10 taps do not fit an FFT of size 8 (at most 8 taps)"
+        );
+        assert_eq!(
+            msg(FftFilter::new(&taps, 100)),
+            "FFT size 100 is not a power of two (at least 2)"
+        );
     }
 }

@@ -152,10 +152,14 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sluice-file-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("iq.c32");
-        let data: Vec<Complex32> = (0..100_000).map(|i| Complex32::new(i as f32, -(i as f32))).collect();
+        let data: Vec<Complex32> = (0..100_000)
+            .map(|i| Complex32::new(i as f32, -(i as f32)))
+            .collect();
         let mut g = Graph::new();
         let src = g.add("src", VectorSource::new(data.clone())).unwrap();
-        let sink = g.add("sink", FileSink::<Complex32>::create(&path).unwrap()).unwrap();
+        let sink = g
+            .add("sink", FileSink::<Complex32>::create(&path).unwrap())
+            .unwrap();
         g.connect(src, "out", sink, "in").unwrap();
         g.run_stepped().unwrap();
         // The raw format is exactly the little-endian f32 pairs.
@@ -164,7 +168,9 @@ mod tests {
         assert_eq!(&bytes[8..16], &[0, 0, 128, 63, 0, 0, 128, 191]);
 
         let mut g = Graph::new();
-        let src = g.add("src", FileSource::<Complex32>::open(&path, false).unwrap()).unwrap();
+        let src = g
+            .add("src", FileSource::<Complex32>::open(&path, false).unwrap())
+            .unwrap();
         let (sink, out) = VectorSink::<Complex32>::new();
         let sink = g.add("sink", sink).unwrap();
         g.connect(src, "out", sink, "in").unwrap();
@@ -177,11 +183,18 @@ mod tests {
     fn a_file_of_partial_items_is_an_error_naming_it() {
         let path = std::env::temp_dir().join(format!("sluice-odd-{}.raw", std::process::id()));
         std::fs::write(&path, [0u8; 10]).unwrap();
-        let err = FileSource::<f32>::open(&path, false).unwrap_err().to_string();
-        assert!(err.ends_with("is 10 bytes, not a whole number of 4-byte items"), "{err}");
+        let err = FileSource::<f32>::open(&path, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("is 10 bytes, not a whole number of 4-byte items"),
+            "{err}"
+        );
         assert!(err.contains(&path.display().to_string()));
         std::fs::remove_file(&path).unwrap();
         let err = FileSource::<f32>::open(Path::new("/nonexistent/x.raw"), false).unwrap_err();
-        assert!(err.to_string().starts_with("cannot open /nonexistent/x.raw"));
+        assert!(err
+            .to_string()
+            .starts_with("cannot open /nonexistent/x.raw"));
     }
 }

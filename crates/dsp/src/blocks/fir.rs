@@ -43,7 +43,10 @@ impl<I: Item, T: FirTaps<I, Output = I>> FirFilter<I, T> {
         let need = (self.startup_outputs - 1) * d + 1;
         let input = io.inputs.get::<I>(0)?;
         let Some(x) = input.window(need)? else {
-            return Ok(Work::NeedInput { port: 0, items: need });
+            return Ok(Work::NeedInput {
+                port: 0,
+                items: need,
+            });
         };
         if x.is_empty() {
             return Ok(Work::Done);
@@ -54,7 +57,10 @@ impl<I: Item, T: FirTaps<I, Output = I>> FirFilter<I, T> {
         self.scratch.extend_from_slice(&x[..have]);
         let output = io.outputs.get::<I>(0)?;
         let Some(y) = output.reserve(self.startup_outputs)? else {
-            return Ok(Work::NeedOutput { port: 0, items: self.startup_outputs });
+            return Ok(Work::NeedOutput {
+                port: 0,
+                items: self.startup_outputs,
+            });
         };
         // zeros ++ x[..have] holds exactly the windows of outputs j with j·D < have: all
         // startup outputs, or, for a stream that ends sooner, one per D items it had.
@@ -84,7 +90,10 @@ impl<I: Item, T: FirTaps<I, Output = I> + Send> Node for FirFilter<I, T> {
         }
         let input = io.inputs.get::<I>(0)?;
         let Some(x) = input.window(self.taps_len)? else {
-            return Ok(Work::NeedInput { port: 0, items: self.taps_len });
+            return Ok(Work::NeedInput {
+                port: 0,
+                items: self.taps_len,
+            });
         };
         if x.len() < self.taps_len {
             return Ok(Work::Done);
@@ -116,14 +125,24 @@ mod tests {
 
     #[test]
     fn matches_f64_direct_convolution_with_and_without_decimation() {
-        for (taps_len, decim, len) in [(1, 1, 100), (7, 1, 5000), (64, 1, 20_000), (33, 4, 9999), (5, 3, 4)] {
+        for (taps_len, decim, len) in [
+            (1, 1, 100),
+            (7, 1, 5000),
+            (64, 1, 20_000),
+            (33, 4, 9999),
+            (5, 3, 4),
+        ] {
             let taps = c32_noise(taps_len, 1);
             let x = c32_noise(len, 2);
             let want = direct_f64(&taps, &x, decim);
             for (chunk, cap) in [(usize::MAX, None), (37, Some(4096)), (1, Some(4096))] {
                 let block = FirFilter::new(ComplexTaps::new(&taps).unwrap(), decim).unwrap();
                 let got = run_filter(block, &x, chunk, cap);
-                assert_eq!(got.len(), want.len(), "taps {taps_len} decim {decim} len {len}");
+                assert_eq!(
+                    got.len(),
+                    want.len(),
+                    "taps {taps_len} decim {decim} len {len}"
+                );
                 let err = max_rel_error(&got, &want);
                 assert!(err <= 1e-5, "taps {taps_len} decim {decim}: error {err}");
             }
@@ -144,6 +163,9 @@ mod tests {
     #[test]
     fn zero_decimation_is_an_error() {
         let err = FirFilter::<Complex32, _>::new(RealTaps::new(&[1.0]).unwrap(), 0).unwrap_err();
-        assert_eq!(err.to_string(), "decimation factor 0 is invalid (at least 1)");
+        assert_eq!(
+            err.to_string(),
+            "decimation factor 0 is invalid (at least 1)"
+        );
     }
 }

@@ -32,7 +32,10 @@ impl<T: Item> Node for KeepOneInN<T> {
         let input = io.inputs.get::<T>(0)?;
         let output = io.outputs.get::<T>(0)?;
         let Some(x) = input.window(self.n)? else {
-            return Ok(Work::NeedInput { port: 0, items: self.n });
+            return Ok(Work::NeedInput {
+                port: 0,
+                items: self.n,
+            });
         };
         if x.len() < self.n {
             // End of stream with a partial group left: it yields no output.

@@ -134,7 +134,9 @@ mod tests {
     #[test]
     fn probe_measures_level_of_a_known_signal() {
         let mut g = Graph::new();
-        let data: Vec<f32> = (0..1000).map(|i| if i % 2 == 0 { 0.5 } else { -0.5 }).collect();
+        let data: Vec<f32> = (0..1000)
+            .map(|i| if i % 2 == 0 { 0.5 } else { -0.5 })
+            .collect();
         let src = g.add("src", VectorSource::new(data)).unwrap();
         let (probe, stats) = Probe::<f32>::new(None);
         let probe = g.add("probe", probe).unwrap();

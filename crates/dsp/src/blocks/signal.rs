@@ -127,7 +127,8 @@ mod tests {
 
     #[test]
     fn bad_sample_rate_is_an_error() {
-        let err = SignalSource::<f32>::new(Waveform::Tone { frequency: 1.0 }, 1.0, 0.0).unwrap_err();
+        let err =
+            SignalSource::<f32>::new(Waveform::Tone { frequency: 1.0 }, 1.0, 0.0).unwrap_err();
         assert_eq!(err.to_string(), "sample rate must be positive, not 0");
     }
 }

@@ -22,7 +22,10 @@ pub fn direct_f64(h: &[Complex32], x: &[Complex32], decimation: usize) -> Vec<Co
             let n = j * decimation;
             (0..h.len())
                 .filter(|&k| k <= n)
-                .map(|k| Complex64::new(h[k].re.into(), h[k].im.into()) * Complex64::new(x[n - k].re.into(), x[n - k].im.into()))
+                .map(|k| {
+                    Complex64::new(h[k].re.into(), h[k].im.into())
+                        * Complex64::new(x[n - k].re.into(), x[n - k].im.into())
+                })
                 .sum()
         })
         .collect()
@@ -40,9 +43,16 @@ pub fn max_rel_error(got: &[Complex32], want: &[Complex64]) -> f64 {
 
 /// Streams `x` through `block` (threaded) in chunks of at most `chunk` items, over queues of
 /// `capacity` items, and returns the output.
-pub fn run_filter(block: impl Node + 'static, x: &[Complex32], chunk: usize, capacity: Option<usize>) -> Vec<Complex32> {
+pub fn run_filter(
+    block: impl Node + 'static,
+    x: &[Complex32],
+    chunk: usize,
+    capacity: Option<usize>,
+) -> Vec<Complex32> {
     let mut g = Graph::new();
-    let src = g.add("src", VectorSource::new(x.to_vec()).max_chunk(chunk)).unwrap();
+    let src = g
+        .add("src", VectorSource::new(x.to_vec()).max_chunk(chunk))
+        .unwrap();
     let filt = g.add("filter", block).unwrap();
     let (sink, data) = VectorSink::<Complex32>::new();
     let sink = g.add("sink", sink.max_chunk(chunk)).unwrap();

@@ -64,8 +64,12 @@ mod tests {
     #[test]
     fn throttle_paces_and_passes_everything() {
         let mut g = Graph::new();
-        let src = g.add("src", VectorSource::new((0..2000u32).collect())).unwrap();
-        let thr = g.add("thr", Throttle::<u32>::new(20_000.0).unwrap()).unwrap();
+        let src = g
+            .add("src", VectorSource::new((0..2000u32).collect()))
+            .unwrap();
+        let thr = g
+            .add("thr", Throttle::<u32>::new(20_000.0).unwrap())
+            .unwrap();
         let (sink, data) = VectorSink::<u32>::new();
         let sink = g.add("sink", sink).unwrap();
         g.connect(src, "out", thr, "in").unwrap();
@@ -73,7 +77,11 @@ mod tests {
         let report = g.run(&RunOptions::default()).unwrap();
         assert_eq!(data.items(), (0..2000u32).collect::<Vec<_>>());
         // 2000 items at 20 kHz take 0.1 s; allow generous slack either way on a loaded box.
-        assert!(report.wall >= Duration::from_millis(90), "{:?}", report.wall);
+        assert!(
+            report.wall >= Duration::from_millis(90),
+            "{:?}",
+            report.wall
+        );
     }
 
     #[test]

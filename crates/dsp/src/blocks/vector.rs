@@ -73,7 +73,11 @@ impl<T: Item> Node for VectorSource<T> {
             .min((total - self.sent) as usize);
         space[..n].copy_from_slice(&self.data[offset..offset + n]);
         let end = self.sent + n as u64;
-        for tag in self.tags.iter().filter(|t| t.index >= self.sent && t.index < end) {
+        for tag in self
+            .tags
+            .iter()
+            .filter(|t| t.index >= self.sent && t.index < end)
+        {
             out.add_tag(tag.index, &tag.key, tag.value.clone());
         }
         out.commit(n);
@@ -161,7 +165,11 @@ impl<T: Item> Node for VectorSink<T> {
             .unwrap_or_else(PoisonError::into_inner)
             .extend_from_slice(&window[..n]);
         input.consume(n);
-        let mut tags = self.data.tags.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut tags = self
+            .data
+            .tags
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         input.take_tags(input.items_read(), &mut tags);
         Ok(Work::Progress)
     }

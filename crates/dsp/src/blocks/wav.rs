@@ -19,15 +19,21 @@ pub struct WavSource {
 
 impl std::fmt::Debug for WavSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WavSource").field("path", &self.path).finish()
+        f.debug_struct("WavSource")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
 impl WavSource {
     /// Opens `path`; errors name the file and say what is wrong with it.
     pub fn open(path: &Path) -> Result<Self, NodeError> {
-        let reader = hound::WavReader::open(path)
-            .map_err(|e| NodeError::msg(format!("{} is not a readable WAV file: {e}", path.display())))?;
+        let reader = hound::WavReader::open(path).map_err(|e| {
+            NodeError::msg(format!(
+                "{} is not a readable WAV file: {e}",
+                path.display()
+            ))
+        })?;
         let spec = reader.spec();
         match (spec.sample_format, spec.bits_per_sample) {
             (hound::SampleFormat::Float, 32) | (hound::SampleFormat::Int, 8 | 16 | 24 | 32) => {}
@@ -61,7 +67,10 @@ impl WavSource {
         self.stage.clear();
         let want = frames * self.channels();
         let bad = |e: hound::Error, path: &Path| {
-            NodeError::msg(format!("{}: {e} (truncated or corrupt file?)", path.display()))
+            NodeError::msg(format!(
+                "{}: {e} (truncated or corrupt file?)",
+                path.display()
+            ))
         };
         if self.spec.sample_format == hound::SampleFormat::Float {
             for s in self.reader.samples::<f32>().take(want) {
@@ -70,7 +79,8 @@ impl WavSource {
         } else {
             let scale = 1.0 / (1u64 << (self.spec.bits_per_sample - 1)) as f32;
             for s in self.reader.samples::<i32>().take(want) {
-                self.stage.push(s.map_err(|e| bad(e, &self.path))? as f32 * scale);
+                self.stage
+                    .push(s.map_err(|e| bad(e, &self.path))? as f32 * scale);
             }
         }
         Ok(())
@@ -139,9 +149,16 @@ impl std::fmt::Debug for WavSink {
 
 impl WavSink {
     /// Creates `path` for `channels` channels at `sample_rate` Hz in `format`.
-    pub fn create(path: &Path, channels: usize, sample_rate: u32, format: WavFormat) -> Result<Self, NodeError> {
+    pub fn create(
+        path: &Path,
+        channels: usize,
+        sample_rate: u32,
+        format: WavFormat,
+    ) -> Result<Self, NodeError> {
         if channels == 0 || channels > usize::from(u16::MAX) {
-            return Err(NodeError::msg(format!("a WAV file needs 1 to 65535 channels, not {channels}")));
+            return Err(NodeError::msg(format!(
+                "a WAV file needs 1 to 65535 channels, not {channels}"
+            )));
         }
         let (bits, sample_format) = match format {
             WavFormat::Int16 => (16, hound::SampleFormat::Int),
@@ -205,8 +222,9 @@ impl Node for WavSink {
         }
         if frames == 0 {
             if let Some(w) = self.writer.take() {
-                w.finalize()
-                    .map_err(|e| NodeError::msg(format!("finishing {}: {e}", self.path.display())))?;
+                w.finalize().map_err(|e| {
+                    NodeError::msg(format!("finishing {}: {e}", self.path.display()))
+                })?;
             }
             return Ok(Work::Done);
         }
@@ -237,15 +255,20 @@ mod tests {
     use sluice_runtime::Graph;
 
     fn round_trip(format: WavFormat, tolerance: f32) {
-        let dir = std::env::temp_dir().join(format!("sluice-wav-{}-{format:?}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("sluice-wav-{}-{format:?}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("t.wav");
         let left: Vec<f32> = (0..10_000).map(|i| (i as f32 * 0.01).sin() * 0.9).collect();
         let right: Vec<f32> = left.iter().map(|x| -x * 0.5).collect();
         let mut g = Graph::new();
-        let l = g.add("l", VectorSource::new(left.clone()).max_chunk(777)).unwrap();
+        let l = g
+            .add("l", VectorSource::new(left.clone()).max_chunk(777))
+            .unwrap();
         let r = g.add("r", VectorSource::new(right.clone())).unwrap();
-        let sink = g.add("wav", WavSink::create(&path, 2, 48000, format).unwrap()).unwrap();
+        let sink = g
+            .add("wav", WavSink::create(&path, 2, 48000, format).unwrap())
+            .unwrap();
         g.connect(l, "out", sink, "in0").unwrap();
         g.connect(r, "out", sink, "in1").unwrap();
         g.run_stepped().unwrap();
@@ -263,7 +286,11 @@ mod tests {
         g.run_stepped().unwrap();
         for (got, want) in [(da.items(), &left), (db.items(), &right)] {
             assert_eq!(got.len(), want.len());
-            let err = got.iter().zip(want.iter()).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+            let err = got
+                .iter()
+                .zip(want.iter())
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f32::max);
             assert!(err <= tolerance, "{format:?}: error {err}");
         }
         std::fs::remove_dir_all(&dir).unwrap();

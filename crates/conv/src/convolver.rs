@@ -398,6 +398,13 @@ impl Convolver {
         }
     }
 
+    /// Periods in which a level was late so far (the callback waited, or output a partial sum).
+    /// Unlike [`Convolver::stats`] this allocates nothing, so a real-time host may read it after
+    /// every callback.
+    pub fn late_periods(&self) -> u64 {
+        self.engine.counters.late_periods
+    }
+
     /// The FDL levels in use (of the current IR set).
     pub fn levels(&self) -> &[Level] {
         self.engine.levels()

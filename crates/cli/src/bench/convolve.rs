@@ -25,8 +25,8 @@
 //! workers for 79 and below (zita's the same); what was granted is read back from
 //! `/proc/self/task/*/stat` and reported.
 //!
-//! The engine's statistics are read every [`STATS_EVERY`] callbacks, outside the timed part,
-//! because `Convolver::stats` allocates.
+//! The engine's late-period counter is read after every callback, outside the timed part,
+//! with the allocation-free `Convolver::late_periods`.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -43,7 +43,6 @@ const DRIVER_PRIORITY: i32 = 80;
 /// Length of the shared input noise; each channel reads it at its own offset.
 const NOISE_LEN: usize = 1 << 16;
 /// Callbacks between two reads of the engine's late-period counter.
-const STATS_EVERY: u64 = 128;
 
 /// Arguments of `sluice bench convolve`.
 #[derive(clap::Args, Debug)]
@@ -416,10 +415,10 @@ fn run_realtime(p: &Params, rig: &mut Rig, stop_on_late: bool) -> anyhow::Result
             r.late += 1;
         }
         let last = i + 1 == warmup + measured;
-        // Read the engine's counter at the end, and every STATS_EVERY callbacks when a late
-        // period should stop the run.
-        if last || (stop_on_late && r.callbacks.rem_euclid(STATS_EVERY) == 0) {
-            let late = rig.conv.stats().late_periods - late0;
+        // Read the engine's late counter (allocation-free) after every callback when a late
+        // period should stop the run, else at the end.
+        if last || stop_on_late {
+            let late = rig.conv.late_periods() - late0;
             r.late += late - r.late_engine;
             r.late_engine = late;
         }

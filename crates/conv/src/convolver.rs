@@ -234,7 +234,7 @@ impl Convolver {
         let engine = Box::new(build_engine(&config, n0, irs)?);
         let (inputs, outputs) = (irs.inputs(), irs.outputs());
         let block = config.block_size;
-        let adapter = (block % n0 != 0).then(|| {
+        let adapter = (!block.is_multiple_of(n0)).then(|| {
             let cap = latency + block + n0;
             Adapter {
                 in_buf: vec![vec![0.0; n0]; inputs],

@@ -293,7 +293,7 @@ impl Engine {
         for (idx, lane) in self.lanes.iter_mut().enumerate() {
             let l = idx + 1;
             let s = self.levels[l].size as u64;
-            if end % s != 0 {
+            if !end.is_multiple_of(s) {
                 continue;
             }
             let j = end / s - 1;

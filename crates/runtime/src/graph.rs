@@ -9,11 +9,13 @@ use crate::RuntimeError;
 use sluice_queue::QueueOptions;
 use std::sync::Arc;
 
-/// Bytes of queue per edge unless an edge, a port's window or the graph asks for more. 64 KiB
-/// (8192 complex samples): on the development machine a 10-copy chain ran fastest with 64 KiB
-/// queues (16, 32, 64, 128 and 256 KiB tried with `sluice run --threads 1`), since a chunk then
-/// passes through several nodes while it is still in L2.
-pub const DEFAULT_QUEUE_BYTES: usize = 64 * 1024;
+/// Bytes of queue per edge unless an edge, a port's window or the graph asks for more: 256 KiB
+/// (32768 complex samples). Measured on the development machine (2 cores, 2 MiB L2 each) with
+/// a 10-copy chain (`sluice run` of the chain graph, 64 KiB to 1 MiB queues): 256 KiB was
+/// fastest both with a thread per node (fewer wake-ups than smaller queues) and with two
+/// pooled threads (chunks still pass through several nodes in L2); only a single pooled
+/// thread preferred 64 KiB.
+pub const DEFAULT_QUEUE_BYTES: usize = 256 * 1024;
 
 /// A node's handle within its graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

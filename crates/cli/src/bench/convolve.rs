@@ -42,7 +42,6 @@ use crate::convolve::parse_partitioning;
 const DRIVER_PRIORITY: i32 = 80;
 /// Length of the shared input noise; each channel reads it at its own offset.
 const NOISE_LEN: usize = 1 << 16;
-/// Callbacks between two reads of the engine's late-period counter.
 
 /// Arguments of `sluice bench convolve`.
 #[derive(clap::Args, Debug)]

@@ -71,8 +71,9 @@ pub struct BenchOverlapSaveArgs {
     /// Skip the PNG plots.
     #[arg(long)]
     pub no_plots: bool,
-    /// Instead of the sweep: sluice's zero-copy overlap-save against GNU Radio's fft_filter_ccc
-    /// (1024 and 64 taps), both single-threaded, in this run.
+    /// Instead of the sweep: sluice's zero-copy overlap-save (one thread) against GNU Radio's
+    /// fft_filter_ccc (1024 and 64 taps; filter nthreads=1), GNU Radio both on all cores and
+    /// pinned to one, in this run.
     #[arg(long)]
     pub compare_gnuradio: bool,
     /// Complex samples per filter for --compare-gnuradio.
@@ -560,6 +561,70 @@ fn sluice_rate(
     Ok((n, (blocks * os.step() as u64) as f64 / timing.wall))
 }
 
+/// Runs the GNU Radio script (pinned to `cpu` if given) and returns its JSON document.
+fn run_gr_script(
+    args: &BenchOverlapSaveArgs,
+    trials: usize,
+    lens: &[usize],
+    cpu: Option<usize>,
+) -> anyhow::Result<serde_json::Value> {
+    let python = if std::path::Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
+    let mut cmd = Command::new(python);
+    cmd.arg(&args.gr_script)
+        .args(["--samples", &args.gr_samples.to_string()])
+        .args(["--trials", &trials.to_string()])
+        .arg("--taps")
+        .args(lens.iter().map(|l| l.to_string()));
+    if let Some(cpu) = cpu {
+        cmd.args(["--cpu", &cpu.to_string()]);
+    }
+    let output = cmd
+        .output()
+        .with_context(|| format!("running {} {}", python, args.gr_script.display()))?;
+    if !output.status.success() {
+        bail!(
+            "{} failed ({}): {}",
+            args.gr_script.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    serde_json::from_slice(&output.stdout)
+        .with_context(|| format!("parsing the JSON printed by {}", args.gr_script.display()))
+}
+
+/// The same filter as a block in a runtime graph, like GNU Radio's flowgraph: a repeating
+/// vector source -> head -> FFT filter block -> null sink, on `threads` threads (None: one per
+/// node). Returns samples per second.
+fn graph_rate(
+    taps: &[Complex32],
+    samples: u64,
+    table: &[Complex32],
+    threads: Option<usize>,
+) -> anyhow::Result<f64> {
+    use sluice_dsp::blocks::{FftFilter, Head, NullSink, VectorSource};
+    use sluice_runtime::{Graph, RunOptions};
+    let mut g = Graph::new();
+    let repeats = samples.div_ceil(table.len() as u64);
+    let src = g.add("src", VectorSource::new(table.to_vec()).repeat(repeats))?;
+    let head = g.add("head", Head::<Complex32>::new(samples))?;
+    let n = sluice_dsp::kernels::fft_size_for_taps(taps.len());
+    let filt = g.add("fft_filter", FftFilter::new(taps, n)?)?;
+    let sink = g.add("sink", NullSink::<Complex32>::new())?;
+    g.connect(src, "out", head, "in")?;
+    g.connect(head, "out", filt, "in")?;
+    g.connect(filt, "out", sink, "in")?;
+    let report = g.run(&RunOptions {
+        threads,
+        ..RunOptions::default()
+    })?;
+    Ok(samples as f64 / report.wall.as_secs_f64())
+}
+
 fn compare_gnuradio(args: &BenchOverlapSaveArgs) -> anyhow::Result<()> {
     let table = signal_table();
     let trials = args.trials.unwrap_or(3).max(1);
@@ -582,63 +647,64 @@ fn compare_gnuradio(args: &BenchOverlapSaveArgs) -> anyhow::Result<()> {
             n = size;
             rates.push(r);
         }
-        ours.push((n, median(&rates)));
+        let mut graph_tpn = Vec::new();
+        let mut graph_one = Vec::new();
+        for _ in 0..trials {
+            graph_tpn.push(graph_rate(&taps, args.gr_samples, &table, None)?);
+            graph_one.push(graph_rate(&taps, args.gr_samples, &table, Some(1))?);
+        }
+        ours.push((n, median(&rates), median(&graph_tpn), median(&graph_one)));
     }
-    let python = if std::path::Path::new("/usr/bin/python3").exists() {
-        "/usr/bin/python3"
-    } else {
-        "python3"
-    };
-    let output = Command::new(python)
-        .arg(&args.gr_script)
-        .args([
-            "--samples",
-            &args.gr_samples.to_string(),
-            "--trials",
-            &trials.to_string(),
-            "--taps",
-        ])
-        .args(lens.iter().map(|l| l.to_string()))
-        .output()
-        .with_context(|| format!("running {} {}", python, args.gr_script.display()))?;
-    if !output.status.success() {
-        bail!(
-            "{} failed ({}): {}",
-            args.gr_script.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    let doc: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .with_context(|| format!("parsing the JSON printed by {}", args.gr_script.display()))?;
-    let version = doc["gnuradio_version"]
+    // GNU Radio twice: as it runs by default (its four block threads on every core), and
+    // pinned to one core, the same resources as the single-threaded sluice pipeline.
+    let all_cores = run_gr_script(args, trials, &lens, None)?;
+    let one_core = run_gr_script(args, trials, &lens, Some(0))?;
+    let version = all_cores["gnuradio_version"]
         .as_str()
         .unwrap_or("unknown")
         .to_string();
+    let rate = |doc: &serde_json::Value, l: usize| -> anyhow::Result<f64> {
+        doc["results"]
+            .as_array()
+            .and_then(|r| r.iter().find(|e| e["taps"].as_u64() == Some(l as u64)))
+            .and_then(|e| e["samples_per_sec"].as_f64())
+            .with_context(|| format!("no {l}-tap result in the GNU Radio output"))
+    };
     let mut t = Table::new(&[
         "taps",
         "sluice_fft_size",
         "sluice_msps",
         "gnuradio_msps",
         "ratio_sluice_over_gnuradio",
+        "gnuradio_one_core_msps",
+        "ratio_sluice_over_gnuradio_one_core",
+        "sluice_graph_msps",
+        "ratio_graph_over_gnuradio",
+        "sluice_graph_1thread_msps",
+        "ratio_graph_1thread_over_gnuradio_one_core",
     ]);
     for (i, &l) in lens.iter().enumerate() {
-        let gr = doc["results"]
-            .as_array()
-            .and_then(|r| r.iter().find(|e| e["taps"].as_u64() == Some(l as u64)))
-            .and_then(|e| e["samples_per_sec"].as_f64())
-            .with_context(|| format!("no {l}-tap result in the GNU Radio output"))?;
-        let (n, ours) = ours[i];
+        let (gr, gr1) = (rate(&all_cores, l)?, rate(&one_core, l)?);
+        let (n, ours, graph, graph_one) = ours[i];
         t.push(vec![
             l.to_string(),
             n.to_string(),
             format!("{:.1}", ours / 1e6),
             format!("{:.1}", gr / 1e6),
             format!("{:.2}", ours / gr),
+            format!("{:.1}", gr1 / 1e6),
+            format!("{:.2}", ours / gr1),
+            format!("{:.1}", graph / 1e6),
+            format!("{:.2}", graph / gr),
+            format!("{:.1}", graph_one / 1e6),
+            format!("{:.2}", graph_one / gr1),
         ]);
     }
     println!(
-        "# GNU Radio {version}: vector_source -> head -> fft_filter_ccc(nthreads=1) -> null_sink"
+        "# GNU Radio {version}: vector_source -> head -> fft_filter_ccc(nthreads=1) -> null_sink, \
+         on all cores and pinned to CPU 0; sluice: the kernel on the zero-copy queue in one \
+         thread, and the FftFilter block in a graph (vector source -> head -> filter -> sink) with \
+         a thread per node and with one thread"
     );
     print!("{}", t.render());
     std::fs::create_dir_all(&args.out)

@@ -30,7 +30,7 @@ impl<T: Item> FileSource<T> {
             .map_err(|e| NodeError::msg(format!("cannot open {}: {e}", path.display())))?;
         let len = file.metadata()?.len();
         let size = std::mem::size_of::<T>() as u64;
-        if len % size != 0 {
+        if !len.is_multiple_of(size) {
             return Err(NodeError::msg(format!(
                 "{} is {len} bytes, not a whole number of {size}-byte items",
                 path.display()

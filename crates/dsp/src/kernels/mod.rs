@@ -1,0 +1,31 @@
+//! Pure DSP kernels: they take slices and return `(consumed, produced)`; none imports the
+//! runtime or the queues. Blocks (elsewhere) adapt them to the runtime.
+
+mod cmac;
+#[cfg(target_arch = "x86_64")]
+mod cmac_x86;
+mod crossover;
+mod design;
+mod dot;
+mod error;
+mod fft;
+mod fir;
+mod fir_decim;
+mod fir_lanes;
+mod overlap_save;
+mod taps_file;
+#[cfg(test)]
+mod test_util;
+
+pub use cmac::{cmac, cmac_with, cmul, cmul_assign, cmul_with, SimdLevel};
+pub use crossover::{
+    fft_size_for_taps, prefer_overlap_save, FFT_CROSSOVER_TAPS, FFT_SIZE_FACTOR, MIN_FFT_SIZE,
+};
+pub use design::{bandpass, complex_bandpass, lowpass, Window};
+pub use dot::{ComplexTaps, FirTaps, RealTaps};
+pub use error::DspError;
+pub use fft::FftPlanCache;
+pub use fir::Fir;
+pub use fir_decim::FirDecim;
+pub use overlap_save::OverlapSave;
+pub use taps_file::{load_taps, load_taps_as, parse_taps_text, Taps, TapsFormat};

@@ -110,3 +110,16 @@ fn staggered_queue_starts_mid_ring_and_counts_from_zero() {
     assert!(window.iter().enumerate().all(|(i, &v)| v == i as f32));
     assert_eq!(r.items_read(), 0);
 }
+
+#[test]
+fn dont_fork_queues_work_like_any_other() {
+    let opts = QueueOptions {
+        dont_fork: true,
+        ..QueueOptions::default()
+    };
+    let (mut w, mut r) = channel::<u16>(5000, &opts).unwrap();
+    let space = w.reserve(3).unwrap();
+    space[..3].copy_from_slice(&[1, 2, 3]);
+    w.commit(3);
+    assert_eq!(&r.window(3).unwrap()[..3], &[1, 2, 3]);
+}

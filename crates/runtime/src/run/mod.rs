@@ -19,7 +19,10 @@ pub struct RunOptions {
     /// added, as `n` contiguous groups, each on one thread that works its nodes in turn: no
     /// context switch between the nodes of a group, and a chunk of items passes through the
     /// whole group while it is still in cache. On a machine with few cores and a long chain,
-    /// one group per core is much faster.
+    /// one group per core is much faster. A pooled thread that cannot move blocks on one queue
+    /// at a time (preferring one shared with another thread), re-checking its other nodes at
+    /// least every 50 ms: best for pipelines, while graphs whose groups have several external
+    /// inputs react faster with a thread per node.
     pub threads: Option<usize>,
     /// Pin thread `i` to core `i % cores`.
     pub pin_cores: bool,

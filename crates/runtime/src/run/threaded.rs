@@ -138,13 +138,23 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
 }
 
 /// Splits the nodes, in the order they were added, into at most `threads` contiguous groups
-/// of nearly equal size; each node keeps its index in the graph.
+/// of nearly equal weight; each node keeps its index in the graph. A node weighs its number of
+/// ports: every port is a stream it reads or writes, so this tracks the memory traffic per
+/// item (a copy weighs 2, a source or sink 1) without knowing what the node computes.
 fn split_groups(nodes: Vec<BuiltNode>, threads: usize) -> Vec<Vec<(usize, BuiltNode)>> {
-    let count = nodes.len();
-    let threads = threads.clamp(1, count.max(1));
+    let weights: Vec<usize> = nodes
+        .iter()
+        .map(|n| (n.inputs.len() + n.outputs.len()).max(1))
+        .collect();
+    let total: usize = weights.iter().sum();
+    let threads = threads.clamp(1, nodes.len().max(1));
     let mut groups: Vec<Vec<(usize, BuiltNode)>> = (0..threads).map(|_| Vec::new()).collect();
-    for (i, node) in nodes.into_iter().enumerate() {
-        groups[i * threads / count.max(1)].push((i, node));
+    let mut before = 0;
+    for (i, (node, w)) in nodes.into_iter().zip(weights).enumerate() {
+        // The group whose share of the total weight holds this node's midpoint.
+        let group = ((2 * before + w) * threads / (2 * total.max(1))).min(threads - 1);
+        groups[group].push((i, node));
+        before += w;
     }
     groups.retain(|g| !g.is_empty());
     groups

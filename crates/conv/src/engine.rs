@@ -17,7 +17,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use realfft::RealFftPlanner;
+use rustfft::FftPlanner;
 
 use crate::kernel::DenormalGuard;
 use crate::level::{LevelCore, LevelOut};
@@ -108,7 +108,7 @@ impl Engine {
         let offs = offsets(levels);
         let max_size = levels.iter().map(|l| l.size).max().unwrap_or(n0);
         let ring_len = (4 * max_size).max(2 * n0);
-        let mut planner = RealFftPlanner::<f32>::new();
+        let mut planner = FftPlanner::<f32>::new();
         let mut cores: Vec<LevelCore> = levels
             .iter()
             .zip(&offs)

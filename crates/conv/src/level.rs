@@ -1,12 +1,10 @@
 //! One FDL level for all channels: FFT plans, frequency-domain delay lines, IR spectra, and
 //! the block computation split into tasks (so the cooperative scheduler can slice it).
 
-use std::sync::Arc;
-
-use num_complex::Complex;
-use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
+use rustfft::FftPlanner;
 
 use crate::kernel::Mac;
+use crate::rfft::SplitRealFft;
 use crate::sync::RaceBuf;
 use crate::IrMatrix;
 
@@ -62,11 +60,7 @@ impl LevelOut {
 pub(crate) struct LevelCore {
     pub size: usize,
     pub count: usize,
-    fwd: Arc<dyn RealToComplex<f32>>,
-    inv: Arc<dyn ComplexToReal<f32>>,
-    time: Vec<f32>,
-    freq: Vec<Complex<f32>>,
-    scratch: Vec<Complex<f32>>,
+    fft: SplitRealFft,
     active_inputs: Vec<usize>,
     /// Per active input: `count` packed split spectra.
     fdl_re: Vec<f32>,
@@ -84,20 +78,15 @@ pub(crate) struct LevelCore {
 impl LevelCore {
     /// Builds the level covering IR samples `[offset, offset + count * size)` of every path.
     pub(crate) fn new(
-        planner: &mut RealFftPlanner<f32>,
+        planner: &mut FftPlanner<f32>,
         size: usize,
         count: usize,
         offset: usize,
         irs: &IrMatrix,
     ) -> Self {
-        let n = 2 * size;
-        let fwd = planner.plan_fft_forward(n);
-        let inv = planner.plan_fft_inverse(n);
-        let scratch_len = fwd.get_scratch_len().max(inv.get_scratch_len());
-        let mut time = vec![0.0f32; n];
-        let mut freq = vec![Complex::new(0.0f32, 0.0); size + 1];
-        let mut scratch = vec![Complex::new(0.0f32, 0.0); scratch_len];
-        let scale = 1.0 / n as f32;
+        let mut fft = SplitRealFft::new(planner, size);
+        let mut time = vec![0.0f32; 2 * size];
+        let scale = 1.0 / (2 * size) as f32;
 
         let mut active_inputs = Vec::new();
         let mut paths: Vec<Vec<Path>> = (0..irs.outputs()).map(|_| Vec::new()).collect();
@@ -133,16 +122,12 @@ impl LevelCore {
                     let p = &seg[k * size..seg.len().min((k + 1) * size)];
                     time.fill(0.0);
                     time[..p.len()].copy_from_slice(p);
-                    fwd.process_with_scratch(&mut time, &mut freq, &mut scratch)
-                        .expect("buffer sizes come from the plan");
-                    for f in freq.iter_mut() {
-                        *f *= scale;
-                    }
-                    pack(
-                        &freq,
+                    let (re, im) = (
                         &mut re[k * size..(k + 1) * size],
                         &mut im[k * size..(k + 1) * size],
                     );
+                    fft.forward(&time, &[], re, im);
+                    re.iter_mut().chain(im.iter_mut()).for_each(|v| *v *= scale);
                 }
                 out_paths.push(Path {
                     slot,
@@ -156,14 +141,10 @@ impl LevelCore {
         let mut core = Self {
             size,
             count,
-            fwd,
-            inv,
-            time,
-            freq,
-            scratch,
+            fft,
             active_inputs,
-            fdl_re: vec![0.0; fdl_len],
-            fdl_im: vec![0.0; fdl_len],
+            fdl_re: resident_zeros(fdl_len),
+            fdl_im: resident_zeros(fdl_len),
             paths,
             acc_re: vec![0.0; size],
             acc_im: vec![0.0; size],
@@ -267,18 +248,12 @@ impl LevelCore {
                     let start = ((j as i64 - 1) * s as i64).rem_euclid(r as i64) as usize;
                     let first = (r - start).min(2 * s);
                     // SAFETY: the caller guarantees these ring samples are not being written.
-                    unsafe {
-                        self.time[..first].copy_from_slice(ring.slice(start, first));
-                        if first < 2 * s {
-                            self.time[first..].copy_from_slice(ring.slice(0, 2 * s - first));
-                        }
-                    }
-                    self.fwd
-                        .process_with_scratch(&mut self.time, &mut self.freq, &mut self.scratch)
-                        .expect("buffer sizes come from the plan");
+                    let (head, tail) =
+                        unsafe { (ring.slice(start, first), ring.slice(0, 2 * s - first)) };
                     let base = (slot * self.count + fdl_slot) * s;
-                    pack(
-                        &self.freq,
+                    self.fft.forward(
+                        head,
+                        tail,
                         &mut self.fdl_re[base..base + s],
                         &mut self.fdl_im[base..base + s],
                     );
@@ -331,36 +306,20 @@ impl LevelCore {
                     }
                 }
                 Task::Ifft { out: o } => {
-                    unpack(&self.acc_re, &self.acc_im, &mut self.freq);
-                    self.inv
-                        .process_with_scratch(&mut self.freq, &mut self.time, &mut self.scratch)
-                        .expect("buffer sizes come from the plan");
                     let idx = out.index(o, j);
                     // SAFETY: the caller guarantees exclusive access to this output slot.
                     let dst = unsafe { out.buf.slice_mut(idx, s) };
-                    dst.copy_from_slice(&self.time[s..]);
+                    self.fft.inverse_tail(&self.acc_re, &self.acc_im, dst);
                 }
             }
         }
     }
 }
 
-/// Interleaved `size+1` bins -> packed split `size` lanes (Nyquist real in `im[0]`).
-fn pack(freq: &[Complex<f32>], re: &mut [f32], im: &mut [f32]) {
-    let s = re.len();
-    for b in 0..s {
-        re[b] = freq[b].re;
-        im[b] = freq[b].im;
-    }
-    im[0] = freq[s].re;
-}
-
-/// Inverse of [`pack`].
-fn unpack(re: &[f32], im: &[f32], freq: &mut [Complex<f32>]) {
-    let s = re.len();
-    for b in 0..s {
-        freq[b] = Complex::new(re[b], im[b]);
-    }
-    freq[0].im = 0.0;
-    freq[s] = Complex::new(im[0], 0.0);
+/// `n` zeros written one by one, so every page is mapped now rather than faulted in later by
+/// the real-time threads (`vec![0.0; n]` gets lazily mapped pages from `calloc`/`mmap`).
+fn resident_zeros(n: usize) -> Vec<f32> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, 0.0);
+    v
 }

@@ -41,6 +41,7 @@ mod ir;
 mod kernel;
 mod level;
 mod partition;
+mod rfft;
 mod sync;
 mod tune;
 
@@ -51,6 +52,7 @@ pub use convolver::{
 pub use error::ConvError;
 pub use ir::IrMatrix;
 pub use partition::{Level, Partitioning, MAX_LEVEL_SIZE};
+pub use rfft::SplitRealFft;
 pub use tune::{measure_level_costs, LevelTiming};
 
 /// Largest supported host block size.

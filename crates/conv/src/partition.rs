@@ -273,10 +273,14 @@ pub(crate) fn cpu_model() -> String {
         .replace(['|', '\n'], " ")
 }
 
-/// Cache key for a tuned partitioning.
+/// Bumped whenever the FFT or MAC kernels change, so cached tunings measured with the old
+/// kernels are not reused.
+const KERNELS_VERSION: u32 = 2;
+
+/// Cache key for a tuned partitioning: machine, kernels and problem shape.
 pub(crate) fn cache_key(n0: usize, len: usize, shape: Shape) -> String {
     format!(
-        "{}|n0={n0}|len={len}|in={}|out={}|paths={}",
+        "{}|kernels={KERNELS_VERSION}|n0={n0}|len={len}|in={}|out={}|paths={}",
         cpu_model(),
         shape.inputs,
         shape.outputs,

@@ -11,11 +11,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use num_complex::Complex;
-use realfft::RealFftPlanner;
+use rustfft::FftPlanner;
 
 use crate::kernel::Mac;
 use crate::partition::{self, Level, LevelCost, Shape, MAX_LEVEL_SIZE};
+use crate::rfft::SplitRealFft;
 
 /// Worst-case timings of one candidate level size.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -38,19 +38,16 @@ fn pollute(buf: &mut [u64]) {
 /// Times every power-of-two size from `n0` to `max_size` (second worst of `runs`, cache
 /// polluted before each run). Takes roughly 10-300 ms depending on `max_size`.
 pub fn measure_level_costs(n0: usize, max_size: usize, runs: usize) -> Vec<LevelTiming> {
-    let mut planner = RealFftPlanner::<f32>::new();
+    let mut planner = FftPlanner::<f32>::new();
     let mut junk = vec![0u64; 4 << 20]; // 32 MiB, larger than any L2 (and most L3 slices)
     let mac = Mac::detect();
     let mut out = Vec::new();
     let mut s = n0;
     while s <= max_size.min(MAX_LEVEL_SIZE) {
-        let n = 2 * s;
-        let fwd = planner.plan_fft_forward(n);
-        let inv = planner.plan_fft_inverse(n);
-        let mut time: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
-        let mut freq = vec![Complex::new(0.0f32, 0.0); s + 1];
-        let mut scratch =
-            vec![Complex::new(0.0f32, 0.0); fwd.get_scratch_len().max(inv.get_scratch_len())];
+        let mut fft = SplitRealFft::new(&mut planner, s);
+        let time: Vec<f32> = (0..2 * s).map(|i| (i as f32 * 0.37).sin()).collect();
+        let (mut spec_re, mut spec_im) = (vec![0.0f32; s], vec![0.0f32; s]);
+        let mut tail = vec![0.0f32; s];
         // Enough partitions that one MAC run streams fresh memory.
         let parts = 8;
         let xr: Vec<f32> = (0..s * parts).map(|i| (i as f32).sin()).collect();
@@ -71,14 +68,9 @@ pub fn measure_level_costs(n0: usize, max_size: usize, runs: usize) -> Vec<Level
         for _ in 0..runs.max(2) {
             pollute(&mut junk);
             let t = Instant::now();
-            let _ = fwd.process_with_scratch(&mut time, &mut freq, &mut scratch);
-            freq[0].im = 0.0;
-            freq[s].im = 0.0;
-            let _ = inv.process_with_scratch(&mut freq, &mut time, &mut scratch);
+            fft.forward(&time, &[], &mut spec_re, &mut spec_im);
+            fft.inverse_tail(&spec_re, &spec_im, &mut tail);
             keep(&mut fft_w, t.elapsed().as_nanos() as f64);
-            for x in time.iter_mut() {
-                *x *= 1.0 / n as f32;
-            }
             pollute(&mut junk);
             let t = Instant::now();
             for k in 0..parts {
@@ -94,7 +86,7 @@ pub fn measure_level_costs(n0: usize, max_size: usize, runs: usize) -> Vec<Level
             }
             keep(&mut mac_w, t.elapsed().as_nanos() as f64 / parts as f64);
         }
-        std::hint::black_box((&ar, &ai, &time));
+        std::hint::black_box((&ar, &ai, &tail));
         out.push(LevelTiming {
             size: s,
             fft_ns: fft_w[1],

@@ -8,8 +8,8 @@ length so slow drifts of the machine hit both alike, and prints a table of ratio
 
   cpu/ch      offline process CPU time as % of one core per channel (lower is better),
               median of --repeat runs; speedup = zita / sluice
-  max ch      most independent channels with no late callback over --seconds;
-              ratio = sluice / zita
+  max ch      most independent channels with no late callback over --seconds, median of
+              --max-repeat searches per engine (alternating); ratio = sluice / zita
   p99         real-time callback time, 99th percentile, as % of the period (at --channels,
               and at --heavy-channels with both engines run back to back)
 
@@ -123,6 +123,9 @@ def main():
                          "(callback p99 and late count under load; 0 = skip)")
     ap.add_argument("--repeat", type=int, default=3,
                     help="offline CPU/channel: median of this many runs per engine (alternating)")
+    ap.add_argument("--max-repeat", type=int, default=3,
+                    help="max channels: median of this many searches per engine (alternating); "
+                         "one search on this shared machine can be off by 2x")
     ap.add_argument("--sluice", help="path of an already built sluice binary")
     ap.add_argument("--out", default=os.path.join(ROOT, "target", "bench", "convolve"))
     args = ap.parse_args()
@@ -144,6 +147,7 @@ def main():
 
     results = {}  # (engine, mode, ir_len) -> row
     offline_cpu = {}  # (engine, ir_len) -> [cpu % per channel of each offline run]
+    max_runs = {}  # (engine, ir_len) -> [max channels of each search]
     lens = [int(x) for x in args.ir_lens.split(",") if x]
     for i, n in enumerate(lens):
         runs = [("sluice", [sluice, "bench", "convolve", "--json", "--out", os.path.join(args.out, "sluice"),
@@ -156,6 +160,8 @@ def main():
                 results[(engine, row["mode"], row["ir_len"])] = row
                 if row["mode"] == "offline":
                     offline_cpu.setdefault((engine, n), []).append(row["cpu_pct_per_channel"])
+                if row["mode"] == "max-channels":
+                    max_runs.setdefault((engine, n), []).append(row["max_channels"])
         # Realtime under load, both engines back to back: the headroom figure that is least
         # sensitive to the machine's other tenants (p99, not a single late callback).
         if args.heavy_channels > 0:
@@ -174,11 +180,21 @@ def main():
                     for row in run_json(cmd):
                         offline_cpu.setdefault((engine, n), []).append(row["cpu_pct_per_channel"])
 
+        # Extra max-channels searches, the engine order flipped each round.
+        if "max-channels" in args.modes.split(","):
+            for r in range(max(0, args.max_repeat - 1)):
+                for engine, cmd in (runs if r % 2 else runs[::-1]):
+                    cmd = list(cmd)
+                    cmd[cmd.index("--modes") + 1] = "max-channels"
+                    for row in run_json(cmd):
+                        max_runs.setdefault((engine, n), []).append(row["max_channels"])
+
     def get(engine, mode, n, key):
         return results.get((engine, mode, n), {}).get(key)
 
     cols = ["ir_len", "sluice_cpu%/ch", "zita_cpu%/ch", "cpu_speedup(zita/sluice)",
             "sluice_max_ch", "zita_max_ch", "max_ch_ratio(sluice/zita)",
+            "sluice_max_runs", "zita_max_runs",
             "sluice_rt_p99%", "zita_rt_p99%", "sluice_rt_late", "zita_rt_late",
             "sluice_rt_cpu%/ch", "zita_rt_cpu%/ch",
             f"sluice_p99%@{args.heavy_channels}ch", f"zita_p99%@{args.heavy_channels}ch",
@@ -188,8 +204,12 @@ def main():
     for n in lens:
         s_cpu = median(offline_cpu.get(("sluice", n)))
         z_cpu = median(offline_cpu.get(("zita", n)))
-        s_max = get("sluice", "max-channels", n, "max_channels")
-        z_max = get("zita", "max-channels", n, "max_channels")
+        s_max = median(max_runs.get(("sluice", n)))
+        z_max = median(max_runs.get(("zita", n)))
+
+        def runs_text(engine):
+            v = max_runs.get((engine, n))
+            return " ".join(str(x) for x in v) if v else None
 
         def fifo(engine):
             granted = [get(engine, m, n, "realtime_granted") for m in ("offline", "realtime", "max-channels")]
@@ -201,6 +221,7 @@ def main():
             return f"{w}/{d}"
 
         table.append([n, s_cpu, z_cpu, ratio(z_cpu, s_cpu), s_max, z_max, ratio(s_max, z_max),
+                      runs_text("sluice"), runs_text("zita"),
                       get("sluice", "realtime", n, "p99_pct"), get("zita", "realtime", n, "p99_pct"),
                       get("sluice", "realtime", n, "late"), get("zita", "realtime", n, "late"),
                       get("sluice", "realtime", n, "cpu_pct_per_channel"),
@@ -209,8 +230,10 @@ def main():
                       get("sluice", "heavy", n, "late"), get("zita", "heavy", n, "late"),
                       fifo("sluice"), fifo("zita")])
 
-    cells = [[fmt(v, 2 if isinstance(v, float) and (j in (3, 6, 7, 8, 13, 14)) else 3) for j, v in enumerate(row)]
-             for row in table]
+    def digits(j):
+        return 0 if j in (4, 5) else 2 if j in (3, 6, 9, 10, 15, 16) else 3
+
+    cells = [[fmt(v, digits(j)) for j, v in enumerate(row)] for row in table]
     widths = [max(len(c), *(len(r[j]) for r in cells)) for j, c in enumerate(cols)]
     print(f"\nsluice vs zita-convolver: block {args.block}, {args.rate} Hz, {args.channels} channels "
           f"(offline/realtime), {args.seconds} s per point")

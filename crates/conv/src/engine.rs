@@ -230,12 +230,7 @@ impl Engine {
 
     /// Issues the pending broadcast wake-up (at most one system call).
     pub(crate) fn flush_wake(&mut self) {
-        if self.wake_mask != 0 {
-            self.shared.epoch.fetch_add(1, Ordering::SeqCst);
-            futex_wake(&self.shared.epoch, self.wake_mask);
-            self.wake_mask = 0;
-            self.counters.wake_calls += 1;
-        }
+        flush_wake(&self.shared, &mut self.wake_mask, &mut self.counters);
     }
 
     /// One internal period: `n0` samples of every input at `ioff`, into every output at `ooff`.
@@ -317,12 +312,7 @@ impl Engine {
                     // At most two outstanding blocks: job seq-2 must be done.
                     let need = seq.wrapping_sub(1);
                     if !reached(sync.done.load(Ordering::Acquire), need) {
-                        if self.wake_mask != 0 {
-                            shared.epoch.fetch_add(1, Ordering::SeqCst);
-                            futex_wake(&shared.epoch, self.wake_mask);
-                            self.wake_mask = 0;
-                            self.counters.wake_calls += 1;
-                        }
+                        flush_wake(shared, &mut self.wake_mask, &mut self.counters);
                         self.counters.late_per_level[l] += 1;
                         self.counters.waits += 1;
                         wait_until(&sync.done, &sync.waiting, need);
@@ -356,12 +346,7 @@ impl Engine {
                         self.counters.late_per_level[l] += 1;
                         match self.late_policy {
                             LatePolicy::Wait => {
-                                if self.wake_mask != 0 {
-                                    shared.epoch.fetch_add(1, Ordering::SeqCst);
-                                    futex_wake(&shared.epoch, self.wake_mask);
-                                    self.wake_mask = 0;
-                                    self.counters.wake_calls += 1;
-                                }
+                                flush_wake(shared, &mut self.wake_mask, &mut self.counters);
                                 self.counters.waits += 1;
                                 wait_until(&sync.done, &sync.waiting, target);
                                 true
@@ -438,6 +423,17 @@ impl Engine {
             }
         }
         self.k = 0;
+    }
+}
+
+/// Wakes the workers of the levels in `wake_mask` (one broadcast system call) if any were
+/// posted; a free function so `period` can call it while it borrows `shared`.
+fn flush_wake(shared: &Shared, wake_mask: &mut u32, counters: &mut EngineCounters) {
+    if *wake_mask != 0 {
+        shared.epoch.fetch_add(1, Ordering::SeqCst);
+        futex_wake(&shared.epoch, *wake_mask);
+        *wake_mask = 0;
+        counters.wake_calls += 1;
     }
 }
 

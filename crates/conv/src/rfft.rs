@@ -43,9 +43,7 @@ pub struct SplitRealFft {
     size: usize,
     fwd: Arc<dyn Fft<f32>>,
     inv: Arc<dyn Fft<f32>>,
-    /// `0.5 * W^k` and `W^k`, `W = exp(-2 pi i / 2S)`, for `k < size`.
-    half_tw_re: Vec<f32>,
-    half_tw_im: Vec<f32>,
+    /// `W^k`, `W = exp(-2 pi i / 2S)`, for `k < size`.
     tw_re: Vec<f32>,
     tw_im: Vec<f32>,
     /// The `S` complex points transformed in place.
@@ -68,8 +66,6 @@ impl SplitRealFft {
             .max(inv.get_inplace_scratch_len());
         let n = (2 * size) as f64;
         let angle = |k: usize| -2.0 * std::f64::consts::PI * k as f64 / n;
-        let tw_re: Vec<f32> = (0..size).map(|k| angle(k).cos() as f32).collect();
-        let tw_im: Vec<f32> = (0..size).map(|k| angle(k).sin() as f32).collect();
         #[cfg(target_arch = "x86_64")]
         let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
         #[cfg(not(target_arch = "x86_64"))]
@@ -78,10 +74,8 @@ impl SplitRealFft {
             size,
             fwd,
             inv,
-            half_tw_re: (0..size).map(|k| (0.5 * angle(k).cos()) as f32).collect(),
-            half_tw_im: (0..size).map(|k| (0.5 * angle(k).sin()) as f32).collect(),
-            tw_re,
-            tw_im,
+            tw_re: (0..size).map(|k| angle(k).cos() as f32).collect(),
+            tw_im: (0..size).map(|k| angle(k).sin() as f32).collect(),
             z: vec![Complex::new(0.0, 0.0); size],
             scratch: vec![Complex::new(0.0, 0.0); scratch_len],
             avx2,
@@ -113,10 +107,10 @@ impl SplitRealFft {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: `avx2` is only true when the CPU reported AVX2 and FMA.
-            unsafe { untangle_avx2(&self.z, &self.half_tw_re, &self.half_tw_im, re, im) };
+            unsafe { untangle_avx2(&self.z, &self.tw_re, &self.tw_im, re, im) };
             return;
         }
-        untangle(&self.z, &self.half_tw_re, &self.half_tw_im, re, im);
+        untangle(&self.z, &self.tw_re, &self.tw_im, re, im);
     }
 
     /// Inverse of [`forward`](Self::forward) times `2S`, keeping only the last `S` samples
@@ -145,9 +139,9 @@ impl SplitRealFft {
 /// Spectrum of `x` from the FFT `z` of its even/odd packing:
 /// `X[k] = E[k] + W^k O[k]`, `E = (Z[k] + conj Z[S-k]) / 2`, `O = (Z[k] - conj Z[S-k]) / 2i`.
 #[inline(always)]
-fn untangle_body(z: &[Complex<f32>], hw_re: &[f32], hw_im: &[f32], re: &mut [f32], im: &mut [f32]) {
+fn untangle_body(z: &[Complex<f32>], tw_re: &[f32], tw_im: &[f32], re: &mut [f32], im: &mut [f32]) {
     let s = z.len();
-    let (hw_re, hw_im) = (&hw_re[..s], &hw_im[..s]);
+    let (tw_re, tw_im) = (&tw_re[..s], &tw_im[..s]);
     let (re, im) = (&mut re[..s], &mut im[..s]);
     for k in 1..s {
         let a = z[k];
@@ -156,16 +150,16 @@ fn untangle_body(z: &[Complex<f32>], hw_re: &[f32], hw_im: &[f32], re: &mut [f32
         let diff_re = c.re - a.re;
         let sum_im = a.im + c.im;
         let diff_im = a.im - c.im;
-        re[k] = 0.5 * sum_re + hw_re[k] * sum_im - hw_im[k] * diff_re;
-        im[k] = 0.5 * diff_im + hw_re[k] * diff_re + hw_im[k] * sum_im;
+        re[k] = 0.5 * (sum_re + tw_re[k] * sum_im - tw_im[k] * diff_re);
+        im[k] = 0.5 * (diff_im + tw_re[k] * diff_re + tw_im[k] * sum_im);
     }
     // DC and Nyquist are the sum and difference of the even and odd sums.
     re[0] = z[0].re + z[0].im;
     im[0] = z[0].re - z[0].im;
 }
 
-fn untangle(z: &[Complex<f32>], hw_re: &[f32], hw_im: &[f32], re: &mut [f32], im: &mut [f32]) {
-    untangle_body(z, hw_re, hw_im, re, im)
+fn untangle(z: &[Complex<f32>], tw_re: &[f32], tw_im: &[f32], re: &mut [f32], im: &mut [f32]) {
+    untangle_body(z, tw_re, tw_im, re, im)
 }
 
 /// # Safety
@@ -174,12 +168,12 @@ fn untangle(z: &[Complex<f32>], hw_re: &[f32], hw_im: &[f32], re: &mut [f32], im
 #[target_feature(enable = "avx2,fma")]
 unsafe fn untangle_avx2(
     z: &[Complex<f32>],
-    hw_re: &[f32],
-    hw_im: &[f32],
+    tw_re: &[f32],
+    tw_im: &[f32],
     re: &mut [f32],
     im: &mut [f32],
 ) {
-    untangle_body(z, hw_re, hw_im, re, im)
+    untangle_body(z, tw_re, tw_im, re, im)
 }
 
 /// The even/odd packing `Z` (times 2) whose inverse FFT is `2S x`:

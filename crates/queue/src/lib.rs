@@ -43,6 +43,7 @@ mod mirror;
 mod park;
 mod queue;
 mod shared;
+mod sync;
 mod tag;
 
 pub use contract::{RingReader, RingWriter, Wait};

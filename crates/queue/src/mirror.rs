@@ -17,14 +17,18 @@ const HUGE_PAGE: usize = 2 << 20;
 pub(crate) struct MapOptions {
     pub huge_pages: bool,
     pub dont_fork: bool,
+    /// The alignment the first view must have (the item type's; at least the page size is
+    /// always given, 2 MiB with huge pages).
+    pub align: usize,
 }
 
-/// Two adjacent views of one memfd. Unmapped on drop.
+/// Two adjacent views of one memfd. Unmapped on drop. The descriptor itself is closed once both
+/// views exist (the mappings keep the memory object alive), so a graph of a thousand queues
+/// does not run into the default limit of 1,024 open files.
 #[derive(Debug)]
 pub(crate) struct MirrorMap {
     base: *mut u8,
     bytes: usize,
-    _fd: OwnedFd,
 }
 
 // SAFETY: the mapping is plain shared memory with no thread affinity; who may touch which bytes
@@ -67,6 +71,45 @@ pub(crate) fn round_capacity(
     Some((bytes, bytes / item_size))
 }
 
+/// Reserves `total` bytes of address space (PROT_NONE) starting at a multiple of `align`, a
+/// power of two no smaller than the page size: over-reserves by `align`, then returns the
+/// unaligned head and the tail to the system, so only `[base, base + total)` stays ours.
+fn reserve_aligned(total: usize, align: usize) -> Result<*mut u8, QueueError> {
+    let padded = total.checked_add(align).ok_or(QueueError::Os {
+        call: "mmap",
+        message: "ring too large for the address space".into(),
+    })?;
+    // SAFETY: an anonymous PROT_NONE reservation at an address of the kernel's choosing.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            padded,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return Err(QueueError::last_os("mmap (reserve)"));
+    }
+    let raw = raw.cast::<u8>();
+    let head = raw.align_offset(align);
+    let tail = padded - head - total;
+    // SAFETY: head ≤ align and head + total + tail = padded, so both trimmed ranges lie inside
+    // the reservation just made, which nothing else uses; both start on page boundaries (the
+    // reservation, `align` and `total` are page multiples).
+    unsafe {
+        if head > 0 {
+            libc::munmap(raw.cast(), head);
+        }
+        if tail > 0 {
+            libc::munmap(raw.add(head + total).cast(), tail);
+        }
+        Ok(raw.add(head))
+    }
+}
+
 fn configured_huge_pages() -> u64 {
     std::fs::read_to_string("/proc/sys/vm/nr_hugepages")
         .ok()
@@ -77,6 +120,14 @@ fn configured_huge_pages() -> u64 {
 impl MirrorMap {
     /// Maps `bytes` (a multiple of the page size, or of 2 MiB with huge pages) twice.
     pub(crate) fn new(bytes: usize, opts: MapOptions) -> Result<Self, QueueError> {
+        if cfg!(miri) {
+            return Err(QueueError::Os {
+                call: "memfd_create",
+                message: "the mirrored flavor maps one memory object twice (memfd_create, \
+                          MAP_FIXED), which Miri cannot run; use Flavor::Copying under Miri"
+                    .into(),
+            });
+        }
         if opts.huge_pages && configured_huge_pages() == 0 {
             return Err(QueueError::NoHugePages { configured: 0 });
         }
@@ -95,29 +146,19 @@ impl MirrorMap {
         if unsafe { libc::ftruncate(fd.as_raw_fd(), bytes as libc::off_t) } != 0 {
             return Err(QueueError::last_os("ftruncate"));
         }
-        let total = bytes.checked_mul(2).ok_or(QueueError::Os {
+        let granule = if opts.huge_pages {
+            HUGE_PAGE
+        } else {
+            page_size()
+        };
+        let align = opts.align.max(granule);
+        let too_large = || QueueError::Os {
             call: "mmap",
             message: "ring too large for the address space".into(),
-        })?;
-        // SAFETY: an anonymous PROT_NONE reservation at an address of the kernel's choosing.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                total,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
         };
-        if base == libc::MAP_FAILED {
-            return Err(QueueError::last_os("mmap (reserve)"));
-        }
-        let map = MirrorMap {
-            base: base.cast(),
-            bytes,
-            _fd: fd,
-        };
+        let total = bytes.checked_mul(2).ok_or_else(too_large)?;
+        let base = reserve_aligned(total, align)?;
+        let map = MirrorMap { base, bytes };
         for half in 0..2 {
             // SAFETY: `base + half * bytes .. + bytes` lies inside the reservation we own, so
             // MAP_FIXED replaces only our placeholder. The fd is at least `bytes` long.
@@ -127,7 +168,7 @@ impl MirrorMap {
                     bytes,
                     libc::PROT_READ | libc::PROT_WRITE,
                     libc::MAP_SHARED | libc::MAP_FIXED,
-                    map._fd.as_raw_fd(),
+                    fd.as_raw_fd(),
                     0,
                 )
             };
@@ -151,6 +192,7 @@ impl MirrorMap {
             }
         }
         map.verify()?;
+        drop(fd);
         Ok(map)
     }
 
@@ -192,7 +234,7 @@ impl Drop for MirrorMap {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(miri)))]
 mod tests {
     use super::*;
 
@@ -214,6 +256,7 @@ mod tests {
     #[test]
     fn views_alias() {
         let map = MirrorMap::new(page_size(), MapOptions::default()).unwrap();
+        assert_eq!(map.base() as usize % page_size(), 0);
         // SAFETY: offsets inside the mapping; nobody else uses it.
         unsafe {
             map.base().add(10).write(7);

@@ -16,22 +16,36 @@
 //! `futex_wait` (which then returns immediately) or is already asleep and is woken. So in the
 //! steady state, where nobody is parked, a notification is a fence and a load: no system call.
 
-use std::sync::atomic::{fence, AtomicU32, Ordering};
+use crate::sync::{fence, AtomicU32, Ordering};
 use std::time::Instant;
 
 /// Busy-wait iterations before a waiter parks. Short: on a machine with fewer cores than
 /// threads a spinning waiter only steals time from the peer it waits for. `sluice bench chain`
 /// on the 2-core development machine ran faster with 32 spins and 1 yield than with 64 and 8
-/// (where `sched_yield` took a quarter of all cycles in `perf`).
-const SPIN_LIMIT: u32 = 32;
+/// (where `sched_yield` took a quarter of all cycles in `perf`). Under loom there is no spinning:
+/// every wait parks, which is the path whose interleavings matter.
+const SPIN_LIMIT: u32 = if cfg!(loom) { 0 } else { 32 };
 /// Iterations of `thread::yield_now` after spinning, before parking.
-const YIELD_LIMIT: u32 = 1;
+const YIELD_LIMIT: u32 = if cfg!(loom) { 0 } else { 1 };
 
 /// A futex-backed event that waiters park on and notifiers wake, see the module docs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Event {
     seq: AtomicU32,
     waiters: AtomicU32,
+    #[cfg(loom)]
+    futex: loom_futex::Futex,
+}
+
+impl Default for Event {
+    fn default() -> Self {
+        Event {
+            seq: AtomicU32::new(0),
+            waiters: AtomicU32::new(0),
+            #[cfg(loom)]
+            futex: loom_futex::Futex::default(),
+        }
+    }
 }
 
 impl Event {
@@ -41,7 +55,7 @@ impl Event {
         fence(Ordering::SeqCst);
         if self.waiters.load(Ordering::Relaxed) != 0 {
             self.seq.fetch_add(1, Ordering::Release);
-            futex_wake_all(&self.seq);
+            self.futex_wake_all();
         }
     }
 
@@ -81,15 +95,36 @@ impl Event {
                 },
                 None => None,
             };
-            futex_wait(&self.seq, seen, timeout);
+            self.futex_wait(seen, timeout);
             self.waiters.fetch_sub(1, Ordering::Relaxed);
             if ready() {
                 return true;
             }
         }
     }
+
+    #[cfg(not(loom))]
+    fn futex_wait(&self, expected: u32, timeout: Option<std::time::Duration>) {
+        futex_wait(&self.seq, expected, timeout);
+    }
+
+    #[cfg(not(loom))]
+    fn futex_wake_all(&self) {
+        futex_wake_all(&self.seq);
+    }
+
+    #[cfg(loom)]
+    fn futex_wait(&self, expected: u32, timeout: Option<std::time::Duration>) {
+        self.futex.wait(&self.seq, expected, timeout);
+    }
+
+    #[cfg(loom)]
+    fn futex_wake_all(&self) {
+        self.futex.wake_all();
+    }
 }
 
+#[cfg(not(loom))]
 fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<std::time::Duration>) {
     let ts = timeout.map(|d| libc::timespec {
         tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
@@ -112,6 +147,7 @@ fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<std::time::Durati
     }
 }
 
+#[cfg(not(loom))]
 fn futex_wake_all(word: &AtomicU32) {
     // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE does not access memory beyond it.
     unsafe {
@@ -124,7 +160,47 @@ fn futex_wake_all(word: &AtomicU32) {
     }
 }
 
-#[cfg(test)]
+/// The futex as loom sees it: `wait` sleeps only while the word still holds `expected`, checked
+/// under the same lock that `wake_all` takes, which is exactly the kernel's guarantee (the
+/// compare and the sleep are atomic with respect to wakes). A wait with a timeout returns at
+/// once, as if the timeout had passed: callers re-check their condition either way.
+#[cfg(loom)]
+mod loom_futex {
+    use loom::sync::{Condvar, Mutex};
+
+    #[derive(Debug, Default)]
+    pub(crate) struct Futex {
+        lock: Mutex<()>,
+        sleepers: Condvar,
+    }
+
+    impl Futex {
+        pub(crate) fn wait(
+            &self,
+            word: &super::AtomicU32,
+            expected: u32,
+            timeout: Option<std::time::Duration>,
+        ) {
+            if timeout.is_some() {
+                return;
+            }
+            let guard = self
+                .lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if word.load(super::Ordering::Acquire) == expected {
+                drop(self.sleepers.wait(guard));
+            }
+        }
+
+        pub(crate) fn wake_all(&self) {
+            let _guard = crate::sync::lock(&self.lock);
+            self.sleepers.notify_all();
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;

@@ -5,8 +5,8 @@ use crate::flavors::copying::{CopyingReader, CopyingWriter, Storage};
 use crate::flavors::mirrored::{MirroredReader, MirroredWriter};
 use crate::mirror::{round_capacity, MapOptions, MirrorMap};
 use crate::shared::{ReaderCore, Shared, WriterCore};
+use crate::sync::Arc;
 use crate::{Item, QueueError, RingReader, RingWriter, Tag, Wait};
-use std::sync::Arc;
 
 /// Which ring implementation backs a queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -33,6 +33,9 @@ pub struct QueueOptions {
     pub dont_fork: bool,
     /// The most readers that may be attached at once.
     pub max_readers: usize,
+    /// A name for messages: a misuse of the queue (a commit larger than the reservation, a
+    /// commit after finish) panics naming it. The runtime names each queue after its edge.
+    pub name: Option<String>,
 }
 
 impl Default for QueueOptions {
@@ -43,6 +46,7 @@ impl Default for QueueOptions {
             stagger_bytes: 0,
             dont_fork: false,
             max_readers: 16,
+            name: None,
         }
     }
 }
@@ -67,9 +71,10 @@ pub fn channel<T: Item>(
     let (bytes, capacity) =
         round_capacity(min_capacity, item, opts.huge_pages).ok_or_else(too_large)?;
     let origin = (opts.stagger_bytes / item % capacity) as u64;
-    let shared = Shared::new(capacity, origin, opts.max_readers);
+    let name = opts.name.as_deref().unwrap_or("unnamed");
+    let shared = Shared::new(name, capacity, origin, opts.max_readers);
     let writer_core = WriterCore::new(Arc::clone(&shared));
-    let reader_core = ReaderCore::attach(shared, origin, Vec::new())?;
+    let reader_core = ReaderCore::attach_first(shared)?;
     Ok(match opts.flavor {
         Flavor::Mirrored => {
             let map = Arc::new(MirrorMap::new(
@@ -77,6 +82,7 @@ pub fn channel<T: Item>(
                 MapOptions {
                     huge_pages: opts.huge_pages,
                     dont_fork: opts.dont_fork,
+                    align: std::mem::align_of::<T>(),
                 },
             )?);
             (
@@ -134,7 +140,35 @@ impl<T: Item> Writer<T> {
         }
     }
 
-    /// Attaches a new reader that sees every item committed from now on.
+    /// Ends the last reservation keeping its first `k` items, like [`RingWriter::commit`], but
+    /// leaves them invisible to readers until [`Writer::publish`]. A runtime that attaches tags
+    /// to a node's output after the node's `work` uses this, so that tags always reach readers
+    /// before their items. Panics if `k` exceeds the reservation or the stream has finished.
+    pub fn commit_unpublished(&mut self, k: usize) {
+        match &mut self.0 {
+            WriterFlavor::Mirrored(w) => w.commit_unpublished(k),
+            WriterFlavor::Copying(w) => w.commit_unpublished(k),
+        }
+    }
+
+    /// Makes every committed item visible to readers (a no-op when none is pending).
+    pub fn publish(&mut self) {
+        self.core_mut().publish();
+    }
+
+    /// The queue's name (see [`QueueOptions::name`]).
+    pub fn name(&self) -> &str {
+        self.core().shared.name()
+    }
+
+    fn core_mut(&mut self) -> &mut WriterCore {
+        match &mut self.0 {
+            WriterFlavor::Mirrored(w) => &mut w.core,
+            WriterFlavor::Copying(w) => &mut w.core,
+        }
+    }
+
+    /// Attaches a new reader that sees every item published from now on.
     pub fn add_reader(&self) -> Result<Reader<T>, QueueError> {
         Ok(Reader(match &self.0 {
             WriterFlavor::Mirrored(w) => ReaderFlavor::Mirrored(w.attach_reader()?),
@@ -153,7 +187,8 @@ impl<T: Item> Writer<T> {
     }
 
     /// Attaches `tag` to the stream: every reader attached now receives it (see
-    /// [`Reader::take_tags`]).
+    /// [`Reader::take_tags`]). Tag an item before publishing it, so that a reader which sees the
+    /// item can always take its tags.
     pub fn add_tag(&self, tag: Tag) {
         self.core().add_tag(tag);
     }
@@ -196,7 +231,22 @@ impl<T: Item> Reader<T> {
         }
     }
 
-    /// A second reader at this reader's position (it sees everything this one has not consumed).
+    /// Leaves the queue early: the writer stops waiting for this reader, as if it were dropped.
+    /// Any later `window` or `consume` panics naming the queue. Idempotent.
+    pub fn detach(&mut self) {
+        match &mut self.0 {
+            ReaderFlavor::Mirrored(r) => r.core.detach(),
+            ReaderFlavor::Copying(r) => r.core.detach(),
+        }
+    }
+
+    /// The queue's name (see [`QueueOptions::name`]).
+    pub fn name(&self) -> &str {
+        self.core().shared.name()
+    }
+
+    /// A second reader at this reader's position (it sees everything this one has not consumed,
+    /// and the tags it has not taken).
     pub fn try_clone(&self) -> Result<Reader<T>, QueueError> {
         Ok(Reader(match &self.0 {
             ReaderFlavor::Mirrored(r) => ReaderFlavor::Mirrored(r.duplicate()?),

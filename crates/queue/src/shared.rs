@@ -5,30 +5,55 @@
 //! `capacity` items. Position `p` lives at ring index `p % capacity`. A queue created with a
 //! stagger starts its counters at `origin` instead of 0 so that its index 0 falls elsewhere in
 //! the cache; absolute item indices (for tags) are `position - origin`.
+//!
+//! Three rules keep it sound and lossless:
+//!
+//! * **Registration is visible to the writer's scan.** A reader can be cloned at a position
+//!   behind the other readers. The writer's scan for the slowest reader reads the slots one by
+//!   one, so it could miss a clone that registered mid-scan and then read its origin reader's
+//!   *later* position, overrunning the clone. Every registration therefore bumps `attaches`
+//!   after activating its slot, and the scan repeats until `attaches` is unchanged across it:
+//!   a scan that saw the origin's later position (a Release store made after the clone
+//!   registered) sees the bumped counter too.
+//! * **Tags before items.** A writer that tags items it commits puts the tags in every reader's
+//!   inbox before the Release store that publishes the items, so a reader that sees an item can
+//!   always take its tags. (The runtime defers publication to the end of a node's `work` with
+//!   [`WriterCore::commit_unpublished`] for this reason.)
+//! * **Tags and registration are serialised** by one lock, so a reader cloned while a tag is
+//!   published gets the tag exactly once, either from the snapshot or from the writer.
 
 use crate::park::Event;
+use crate::sync::{lock, Arc, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Mutex, Ordering};
 use crate::tag::{Tag, TagInbox};
 use crate::QueueError;
 use crate::Wait;
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Arc;
 
 const SLOT_FREE: u8 = 0;
-const SLOT_CLAIMED: u8 = 1;
 const SLOT_ACTIVE: u8 = 2;
 
 /// One reader's published position.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct ReaderSlot {
     state: AtomicU8,
     pos: AtomicU64,
     tags: TagInbox,
 }
 
+impl ReaderSlot {
+    fn new() -> Self {
+        ReaderSlot {
+            state: AtomicU8::new(SLOT_FREE),
+            pos: AtomicU64::new(0),
+            tags: TagInbox::default(),
+        }
+    }
+}
+
 /// State shared by the writer and all readers of one queue.
 #[derive(Debug)]
 pub(crate) struct Shared {
+    name: Box<str>,
     capacity: usize,
     origin: u64,
     /// Items committed by the writer (absolute counter).
@@ -36,6 +61,10 @@ pub(crate) struct Shared {
     finished: AtomicBool,
     slots: Box<[CachePadded<ReaderSlot>]>,
     readers: AtomicUsize,
+    /// Bumped after every reader registration (see the module docs).
+    attaches: AtomicU64,
+    /// Serialises reader registration with tag publication.
+    registry: Mutex<()>,
     /// Readers park here waiting for data.
     data: Event,
     /// The writer parks here waiting for space.
@@ -43,16 +72,19 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(capacity: usize, origin: u64, max_readers: usize) -> Arc<Self> {
+    pub(crate) fn new(name: &str, capacity: usize, origin: u64, max_readers: usize) -> Arc<Self> {
         Arc::new(Shared {
+            name: name.into(),
             capacity,
             origin,
             written: CachePadded::new(AtomicU64::new(origin)),
             finished: AtomicBool::new(false),
             slots: (0..max_readers.max(1))
-                .map(|_| Default::default())
+                .map(|_| CachePadded::new(ReaderSlot::new()))
                 .collect(),
             readers: AtomicUsize::new(0),
+            attaches: AtomicU64::new(0),
+            registry: Mutex::new(()),
             data: Event::default(),
             space: Event::default(),
         })
@@ -62,32 +94,43 @@ impl Shared {
         self.capacity
     }
 
-    /// The slowest active reader's position, or None when no reader is left.
-    fn min_reader(&self) -> Option<u64> {
-        self.slots
-            .iter()
-            .filter(|s| s.state.load(Ordering::Acquire) == SLOT_ACTIVE)
-            .map(|s| s.pos.load(Ordering::Acquire))
-            .min()
+    /// The queue's name, for messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
-    /// Registers a reader starting at `pos` with `tags` pending; returns its slot.
-    pub(crate) fn attach_reader(&self, pos: u64, tags: Vec<Tag>) -> Result<usize, QueueError> {
-        for (i, slot) in self.slots.iter().enumerate() {
-            if slot
-                .state
-                .compare_exchange(SLOT_FREE, SLOT_CLAIMED, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
-                slot.pos.store(pos, Ordering::Relaxed);
-                slot.tags.clear();
-                for tag in tags {
-                    slot.tags.push(tag);
-                }
-                slot.state.store(SLOT_ACTIVE, Ordering::Release);
-                self.readers.fetch_add(1, Ordering::AcqRel);
-                return Ok(i);
+    /// The slowest active reader's position, or None when no reader is left. Repeats the scan
+    /// if a reader registered during it (see the module docs).
+    fn min_reader(&self) -> Option<u64> {
+        loop {
+            let before = self.attaches.load(Ordering::Acquire);
+            let min = self
+                .slots
+                .iter()
+                .filter(|s| s.state.load(Ordering::Acquire) == SLOT_ACTIVE)
+                .map(|s| s.pos.load(Ordering::Acquire))
+                .min();
+            if self.attaches.load(Ordering::Acquire) == before {
+                return min;
             }
+        }
+    }
+
+    /// Registers a reader starting at `pos` with `tags` pending; returns its slot. The caller
+    /// holds the registry lock.
+    fn attach_reader_locked(&self, pos: u64, tags: Vec<Tag>) -> Result<usize, QueueError> {
+        for (i, slot) in self.slots.iter().enumerate() {
+            if slot.state.load(Ordering::Acquire) != SLOT_FREE {
+                continue;
+            }
+            // Only registration (under the lock we hold) turns a free slot active, so this
+            // slot stays ours; its reader is gone, so nothing else touches its fields.
+            slot.pos.store(pos, Ordering::Relaxed);
+            slot.tags.replace(tags);
+            slot.state.store(SLOT_ACTIVE, Ordering::Release);
+            self.attaches.fetch_add(1, Ordering::Release);
+            self.readers.fetch_add(1, Ordering::AcqRel);
+            return Ok(i);
         }
         Err(QueueError::TooManyReaders {
             max: self.slots.len(),
@@ -120,15 +163,21 @@ impl Shared {
 }
 
 /// The writer's side of the protocol: hands out (position, length) runs of free space.
+///
+/// States: *open* (reserve, commit, tag) until [`WriterCore::finish`], then *finished*: any
+/// further reserve or commit is a programming error and panics with the queue's name.
 #[derive(Debug)]
 pub(crate) struct WriterCore {
     pub(crate) shared: Arc<Shared>,
-    /// Next position to write (== committed count; only the writer changes it).
+    /// Next position to write (committed count, published or not; only the writer changes it).
     write: u64,
+    /// The position last made visible to readers (`shared.written`).
+    published: u64,
     /// Cached `min_reader + capacity`: we may write up to here without looking again.
     limit: u64,
-    /// Length of the run handed out by the last reserve.
+    /// Length of the reservation handed out by the last reserve (0 once committed).
     reserved: usize,
+    finished: bool,
 }
 
 impl WriterCore {
@@ -137,13 +186,23 @@ impl WriterCore {
         WriterCore {
             limit: write + shared.capacity as u64,
             write,
+            published: write,
             shared,
             reserved: 0,
+            finished: false,
         }
     }
 
     pub(crate) fn position(&self) -> u64 {
         self.write
+    }
+
+    fn assert_open(&self, what: &str) {
+        assert!(
+            !self.finished,
+            "queue '{}': {what} after finish (the writer ended the stream)",
+            self.shared.name()
+        );
     }
 
     /// Shrinks the last reservation to the `len` items a flavor actually handed out.
@@ -167,6 +226,8 @@ impl WriterCore {
         n: usize,
         wait: Wait,
     ) -> Result<Option<(u64, usize)>, QueueError> {
+        self.assert_open("reserve");
+        self.reserved = 0;
         let cap = self.shared.capacity;
         if n > cap {
             return Err(QueueError::TooLarge {
@@ -184,6 +245,8 @@ impl WriterCore {
                     Wait::Until(d) => Some(d),
                     Wait::Forever => None,
                 };
+                // Readers cannot see staged items: publish them before waiting on readers.
+                self.publish();
                 let shared = &self.shared;
                 let write = self.write;
                 let ready = shared.space.wait_until(
@@ -203,35 +266,57 @@ impl WriterCore {
         Ok(Some((self.write, self.reserved)))
     }
 
-    /// Publishes `k` items of the last reservation.
-    pub(crate) fn commit(&mut self, k: usize) {
+    /// Ends the last reservation, keeping its first `k` items, without showing them to readers
+    /// yet: [`WriterCore::publish`] does that.
+    pub(crate) fn commit_unpublished(&mut self, k: usize) {
+        self.assert_open("commit");
         assert!(
             k <= self.reserved,
-            "commit({k}) exceeds the {} items reserved",
+            "queue '{}': commit({k}) exceeds the {} items reserved (a reservation is committed once)",
+            self.shared.name(),
             self.reserved
         );
-        if k == 0 {
+        self.reserved = 0;
+        self.write += k as u64;
+    }
+
+    /// Ends the last reservation and publishes its first `k` items.
+    pub(crate) fn commit(&mut self, k: usize) {
+        self.commit_unpublished(k);
+        self.publish();
+    }
+
+    /// Makes every committed item visible to readers and wakes any that wait.
+    pub(crate) fn publish(&mut self) {
+        if self.published == self.write {
             return;
         }
-        self.reserved -= k;
-        self.write += k as u64;
+        self.published = self.write;
         self.shared.written.store(self.write, Ordering::Release);
         self.shared.data.notify();
     }
 
-    /// Marks end of stream: readers see the remaining items, then an empty window.
+    /// Marks end of stream: readers see the remaining items, then an empty window. Idempotent.
     pub(crate) fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.publish();
+        self.reserved = 0;
+        self.finished = true;
         self.shared.finished.store(true, Ordering::Release);
         self.shared.data.notify();
     }
 
-    /// Attaches a new reader at the current write position (it sees only items written later).
+    /// Attaches a new reader at the published position (it sees every item published later).
     pub(crate) fn attach_reader(&self) -> Result<ReaderCore, QueueError> {
-        ReaderCore::attach(Arc::clone(&self.shared), self.write, Vec::new())
+        let _registry = lock(&self.shared.registry);
+        ReaderCore::attach_locked(Arc::clone(&self.shared), self.published, Vec::new())
     }
 
-    /// Delivers `tag` to every attached reader.
+    /// Delivers `tag` to every attached reader. Call before publishing the tagged item.
     pub(crate) fn add_tag(&self, tag: Tag) {
+        let _registry = lock(&self.shared.registry);
         for slot in self.shared.slots.iter() {
             if slot.state.load(Ordering::Acquire) == SLOT_ACTIVE {
                 slot.tags.push(tag.clone());
@@ -247,6 +332,9 @@ impl Drop for WriterCore {
 }
 
 /// One reader's side of the protocol: hands out (position, length) runs of readable items.
+///
+/// States: *attached* until [`ReaderCore::detach`] (or drop), then *detached*: the writer no
+/// longer waits for it, and any further window or consume panics with the queue's name.
 #[derive(Debug)]
 pub(crate) struct ReaderCore {
     pub(crate) shared: Arc<Shared>,
@@ -257,21 +345,26 @@ pub(crate) struct ReaderCore {
     end: u64,
     /// Length of the run handed out by the last window.
     window: usize,
+    attached: bool,
 }
 
 impl ReaderCore {
-    pub(crate) fn attach(
-        shared: Arc<Shared>,
-        pos: u64,
-        tags: Vec<Tag>,
-    ) -> Result<Self, QueueError> {
-        let slot = shared.attach_reader(pos, tags)?;
+    /// The first reader of a new queue.
+    pub(crate) fn attach_first(shared: Arc<Shared>) -> Result<Self, QueueError> {
+        let origin = shared.origin;
+        let _registry = lock(&shared.registry);
+        ReaderCore::attach_locked(Arc::clone(&shared), origin, Vec::new())
+    }
+
+    fn attach_locked(shared: Arc<Shared>, pos: u64, tags: Vec<Tag>) -> Result<Self, QueueError> {
+        let slot = shared.attach_reader_locked(pos, tags)?;
         Ok(ReaderCore {
             end: pos,
             shared,
             slot,
             pos,
             window: 0,
+            attached: true,
         })
     }
 
@@ -279,15 +372,25 @@ impl ReaderCore {
         self.pos
     }
 
+    fn assert_attached(&self, what: &str) {
+        assert!(
+            self.attached,
+            "queue '{}': {what} on a detached reader",
+            self.shared.name()
+        );
+    }
+
     /// Shrinks the last window to the `len` items a flavor actually handed out.
     pub(crate) fn shrink_window(&mut self, len: usize) {
         self.window = self.window.min(len);
     }
 
-    /// A reader at this reader's position.
+    /// A reader at this reader's position with this reader's pending tags.
     pub(crate) fn duplicate(&self) -> Result<ReaderCore, QueueError> {
+        self.assert_attached("try_clone");
+        let _registry = lock(&self.shared.registry);
         let tags = self.shared.slots[self.slot].tags.snapshot();
-        ReaderCore::attach(Arc::clone(&self.shared), self.pos, tags)
+        ReaderCore::attach_locked(Arc::clone(&self.shared), self.pos, tags)
     }
 
     /// At least `n` readable items (fewer only at end of stream): (position, length).
@@ -296,6 +399,8 @@ impl ReaderCore {
         n: usize,
         wait: Wait,
     ) -> Result<Option<(u64, usize)>, QueueError> {
+        self.assert_attached("window");
+        self.window = 0;
         let cap = self.shared.capacity;
         if n > cap {
             return Err(QueueError::TooLarge {
@@ -330,15 +435,23 @@ impl ReaderCore {
                 return Ok(None);
             }
         }
-        self.window = (self.end - self.pos) as usize;
+        let available = self.end - self.pos;
+        assert!(
+            available <= cap as u64,
+            "queue '{}': {available} items readable in a ring of {cap} (index protocol broken)",
+            self.shared.name()
+        );
+        self.window = available as usize;
         Ok(Some((self.pos, self.window)))
     }
 
     /// Releases `k` items of the last window to the writer.
     pub(crate) fn consume(&mut self, k: usize) {
+        self.assert_attached("consume");
         assert!(
             k <= self.window,
-            "consume({k}) exceeds the {}-item window",
+            "queue '{}': consume({k}) exceeds the {}-item window",
+            self.shared.name(),
             self.window
         );
         if k == 0 {
@@ -354,12 +467,23 @@ impl ReaderCore {
 
     /// Moves this reader's pending tags with absolute index below `end` to `out`.
     pub(crate) fn take_tags(&self, end: u64, out: &mut Vec<Tag>) {
-        self.shared.slots[self.slot].tags.take_before(end, out);
+        if self.attached {
+            self.shared.slots[self.slot].tags.take_before(end, out);
+        }
+    }
+
+    /// Leaves the queue: the writer stops waiting for this reader. Idempotent.
+    pub(crate) fn detach(&mut self) {
+        if self.attached {
+            self.attached = false;
+            self.window = 0;
+            self.shared.detach_reader(self.slot);
+        }
     }
 }
 
 impl Drop for ReaderCore {
     fn drop(&mut self) {
-        self.shared.detach_reader(self.slot);
+        self.detach();
     }
 }

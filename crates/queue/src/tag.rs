@@ -1,7 +1,8 @@
 //! Stream tags: key/value pairs attached to absolute item indices, travelling beside the items.
 
+use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 /// The value of a stream tag.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,21 +42,28 @@ impl Tag {
 }
 
 /// One reader's inbox of tags, ordered by index. The writer puts every tag into the inbox of
-/// every attached reader, and a reader takes the tags out once it has consumed past them, so a
-/// tag is never lost to a race between the writer tagging items and a fast reader consuming them:
-/// it is delivered late (with its exact index) instead. Tags are rare beside items, so a mutex is
-/// cheap here; readers of untagged streams never touch it (they check `pending` first).
-#[derive(Debug, Default)]
+/// every attached reader before it publishes the tagged item, and a reader takes the tags out
+/// once it has consumed past them. Tags are rare beside items, so a mutex is cheap here; readers
+/// of untagged streams never touch it (they check `pending` first).
+#[derive(Debug)]
 pub(crate) struct TagInbox {
     tags: Mutex<VecDeque<Tag>>,
-    pending: std::sync::atomic::AtomicUsize,
+    pending: AtomicUsize,
+}
+
+impl Default for TagInbox {
+    fn default() -> Self {
+        TagInbox {
+            tags: Mutex::new(VecDeque::new()),
+            pending: AtomicUsize::new(0),
+        }
+    }
 }
 
 impl TagInbox {
     /// Adds `tag` in index order.
     pub(crate) fn push(&self, tag: Tag) {
-        use std::sync::atomic::Ordering;
-        let mut tags = self.tags.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut tags = lock(&self.tags);
         let at = tags.partition_point(|t| t.index <= tag.index);
         tags.insert(at, tag);
         self.pending.store(tags.len(), Ordering::Release);
@@ -63,11 +71,10 @@ impl TagInbox {
 
     /// Moves the tags with index below `end` to `out`.
     pub(crate) fn take_before(&self, end: u64, out: &mut Vec<Tag>) {
-        use std::sync::atomic::Ordering;
         if self.pending.load(Ordering::Acquire) == 0 {
             return;
         }
-        let mut tags = self.tags.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut tags = lock(&self.tags);
         while tags.front().is_some_and(|t| t.index < end) {
             out.extend(tags.pop_front());
         }
@@ -76,22 +83,20 @@ impl TagInbox {
 
     /// A copy of every pending tag (for a reader cloned from this one).
     pub(crate) fn snapshot(&self) -> Vec<Tag> {
-        let tags = self.tags.lock().unwrap_or_else(PoisonError::into_inner);
-        tags.iter().cloned().collect()
+        lock(&self.tags).iter().cloned().collect()
     }
 
-    /// Drops every pending tag (the slot is being reused).
-    pub(crate) fn clear(&self) {
-        use std::sync::atomic::Ordering;
-        self.tags
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-        self.pending.store(0, Ordering::Release);
+    /// Replaces every pending tag with `tags` (sorted here), for a slot being reused.
+    pub(crate) fn replace(&self, mut tags: Vec<Tag>) {
+        tags.sort_by_key(|t| t.index);
+        let mut inbox = lock(&self.tags);
+        inbox.clear();
+        inbox.extend(tags);
+        self.pending.store(inbox.len(), Ordering::Release);
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -78,10 +78,12 @@ impl<T: Item> Output<T> {
         }
     }
 
-    /// Publishes the first `k` items of the last reservation.
+    /// Commits the first `k` items of the last reservation (a reservation is committed once).
+    /// Downstream nodes see them when this `work` call returns, after the runtime has attached
+    /// the tags that travel with them, so a reader never sees an item before its tags.
     #[inline]
     pub fn commit(&mut self, k: usize) {
-        self.writer.commit(k);
+        self.writer.commit_unpublished(k);
     }
 
     /// Absolute index of the next item to be committed.
@@ -105,6 +107,8 @@ pub(crate) trait ErasedInput: Send {
     fn as_any_mut(&mut self) -> &mut dyn Any;
     /// Waits until a window of `n` is available (or the stream ended): true if it is.
     fn wait(&mut self, n: usize, deadline: Instant) -> Result<bool, QueueError>;
+    /// Whether a window of `n` (or the end of the stream) is there now.
+    fn ready(&mut self, n: usize) -> Result<bool, QueueError>;
     fn items_read(&self) -> u64;
     fn items_written(&self) -> u64;
     fn take_tags(&self, out: &mut Vec<Tag>);
@@ -118,6 +122,9 @@ impl<T: Item> ErasedInput for Input<T> {
     }
     fn wait(&mut self, n: usize, deadline: Instant) -> Result<bool, QueueError> {
         Ok(self.reader.window_with(n, Wait::Until(deadline))?.is_some())
+    }
+    fn ready(&mut self, n: usize) -> Result<bool, QueueError> {
+        Ok(self.reader.window_with(n, Wait::Never)?.is_some())
     }
     fn items_read(&self) -> u64 {
         self.reader.items_read()
@@ -141,8 +148,12 @@ pub(crate) trait ErasedOutput: Send {
     fn as_any_mut(&mut self) -> &mut dyn Any;
     /// Waits until `n` items of room are free: true if they are.
     fn wait(&mut self, n: usize, deadline: Instant) -> Result<bool, QueueError>;
+    /// Whether `n` items of room are free now.
+    fn ready(&mut self, n: usize) -> Result<bool, QueueError>;
     fn items_written(&self) -> u64;
     fn add_tag(&self, tag: Tag);
+    /// Makes the items committed during the last `work` call visible downstream.
+    fn publish(&mut self);
     fn add_reader(&self) -> Result<Box<dyn ErasedInput>, QueueError>;
     fn queue(&self) -> &str;
     fn capacity(&self) -> usize;
@@ -158,11 +169,17 @@ impl<T: Item> ErasedOutput for Output<T> {
             .reserve_with(n, Wait::Until(deadline))?
             .is_some())
     }
+    fn ready(&mut self, n: usize) -> Result<bool, QueueError> {
+        Ok(self.writer.reserve_with(n, Wait::Never)?.is_some())
+    }
     fn items_written(&self) -> u64 {
         self.writer.items_written()
     }
     fn add_tag(&self, tag: Tag) {
         self.writer.add_tag(tag);
+    }
+    fn publish(&mut self) {
+        self.writer.publish();
     }
     fn add_reader(&self) -> Result<Box<dyn ErasedInput>, QueueError> {
         Ok(Box::new(Input::new(

@@ -2,14 +2,15 @@
 //!
 //! (Unsafe is confined to this module: each call is a libc wrapper.)
 
-/// Pins the calling thread to `core` and asks for SCHED_FIFO at `priority`. Returns a warning for
+/// Pins the calling thread to CPU `core` (an id from [`allowed_cpus`]) and asks for SCHED_FIFO
+/// at `priority`. Returns a warning for
 /// each request the OS refused; the thread then runs unpinned or at normal priority.
 pub(crate) fn configure_current_thread(core: Option<usize>, priority: Option<i32>) -> Vec<String> {
     let name = std::thread::current().name().unwrap_or("node").to_string();
     let mut warnings = Vec::new();
     if let Some(core) = core {
         if let Err(e) = pin_to_core(core) {
-            warnings.push(format!("{name}: could not pin to core {core}: {e}"));
+            warnings.push(format!("{name}: could not pin to CPU {core}: {e}"));
         }
     }
     if let Some(priority) = priority {
@@ -20,6 +21,24 @@ pub(crate) fn configure_current_thread(core: Option<usize>, priority: Option<i32
         }
     }
     warnings
+}
+
+/// The CPUs this process may run on (its affinity mask, as `taskset` or a cpuset left it), in
+/// ascending order. Node threads are pinned to these, never to a CPU outside the mask.
+pub(crate) fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; the pointer and size describe `set`, which the call
+    // fills.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: CPU_ISSET reads one bit of `set`; the index is below CPU_SETSIZE.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
 }
 
 fn pin_to_core(core: usize) -> Result<(), std::io::Error> {

@@ -37,7 +37,11 @@ fn make_queue<T: Item>(
     opts: &QueueOptions,
     label: Arc<str>,
 ) -> Result<QueueEnds, QueueError> {
-    let (w, r) = channel::<T>(capacity, opts)?;
+    let named = QueueOptions {
+        name: Some(label.to_string()),
+        ..opts.clone()
+    };
+    let (w, r) = channel::<T>(capacity, &named)?;
     Ok((
         Box::new(Output::new(w, label.clone())),
         Box::new(Input::new(r, label)),

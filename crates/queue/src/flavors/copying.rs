@@ -3,8 +3,8 @@
 //! as the "manual copy" baseline and as a fallback where the mirror trick is unavailable.
 
 use crate::shared::{ReaderCore, WriterCore};
+use crate::sync::Arc;
 use crate::{Item, QueueError, RingReader, RingWriter, Wait};
-use std::sync::Arc;
 
 /// The ring's storage, shared by the writer and every reader.
 #[derive(Debug)]
@@ -73,6 +73,26 @@ impl<T: Item> CopyingWriter<T> {
         }
     }
 
+    /// Ends the last reservation keeping `k` items (copied in from the scratch buffer if the
+    /// reservation was staged there), visible to readers only after the core publishes.
+    pub(crate) fn commit_unpublished(&mut self, k: usize) {
+        let staged = self.staged.take();
+        // Checks `k` against the reservation (and ends it) before anything is copied.
+        self.core.commit_unpublished(k);
+        if let Some(pos) = staged {
+            let (start, first, second) = self.storage.pieces(pos, k);
+            // SAFETY: k ≤ the staged reservation (checked just above), which lies in free space
+            // at `pos`, so both pieces are inside the array (first + second = k ≤ capacity) and
+            // no reader looks at them until they are published. The scratch buffer holds at
+            // least k items.
+            unsafe {
+                let dst = self.storage.ptr;
+                std::ptr::copy_nonoverlapping(self.scratch.as_ptr(), dst.add(start), first);
+                std::ptr::copy_nonoverlapping(self.scratch.as_ptr().add(first), dst, second);
+            }
+        }
+    }
+
     pub(crate) fn attach_reader(&self) -> Result<CopyingReader<T>, QueueError> {
         Ok(CopyingReader::new(
             self.core.attach_reader()?,
@@ -124,18 +144,8 @@ impl<T: Item> RingWriter<T> for CopyingWriter<T> {
     }
 
     fn commit(&mut self, k: usize) {
-        if let Some(pos) = self.staged.take() {
-            let (start, first, second) = self.storage.pieces(pos, k);
-            // SAFETY: both pieces lie inside the array and inside the free run reserved at
-            // `pos` (k ≤ the reservation, checked by core.commit below before publishing; the
-            // copy itself is in bounds because first + second = k ≤ capacity).
-            unsafe {
-                let dst = self.storage.ptr;
-                std::ptr::copy_nonoverlapping(self.scratch.as_ptr(), dst.add(start), first);
-                std::ptr::copy_nonoverlapping(self.scratch.as_ptr().add(first), dst, second);
-            }
-        }
-        self.core.commit(k);
+        self.commit_unpublished(k);
+        self.core.publish();
     }
 
     fn finish(&mut self) {

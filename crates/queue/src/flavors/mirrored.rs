@@ -2,9 +2,9 @@
 
 use crate::mirror::MirrorMap;
 use crate::shared::{ReaderCore, WriterCore};
+use crate::sync::Arc;
 use crate::{Item, QueueError, RingReader, RingWriter, Wait};
 use std::marker::PhantomData;
-use std::sync::Arc;
 
 /// Writer of a mirrored ring.
 #[derive(Debug)]
@@ -36,6 +36,11 @@ impl<T: Item> MirroredWriter<T> {
             map,
             _items: PhantomData,
         }
+    }
+
+    /// Ends the last reservation keeping `k` items, visible to readers only after `publish`.
+    pub(crate) fn commit_unpublished(&mut self, k: usize) {
+        self.core.commit_unpublished(k);
     }
 
     pub(crate) fn attach_reader(&self) -> Result<MirroredReader<T>, QueueError> {

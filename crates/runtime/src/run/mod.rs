@@ -7,8 +7,9 @@ use crate::graph::BuiltNode;
 use crate::io::WorkIo;
 use crate::node::{TagPolicy, Work};
 use crate::stats::NodeStats;
-use crate::NodeError;
-use sluice_queue::Tag;
+use crate::{NodeError, RuntimeError};
+use sluice_queue::{QueueError, Tag};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 /// How to run a graph with one thread per node.
@@ -24,7 +25,8 @@ pub struct RunOptions {
     /// least every 50 ms: best for pipelines, while graphs whose groups have several external
     /// inputs react faster with a thread per node.
     pub threads: Option<usize>,
-    /// Pin thread `i` to core `i % cores`.
+    /// Pin thread `i` to the `i % n`-th of the `n` CPUs the process may run on (its affinity
+    /// mask: `taskset` and cpusets are respected).
     pub pin_cores: bool,
     /// Ask for SCHED_FIFO at this priority (1–99) for every node thread. Where the OS refuses,
     /// the run goes on at normal priority and the report carries a warning.
@@ -46,15 +48,100 @@ impl Default for RunOptions {
 }
 
 impl BuiltNode {
-    /// One call of the node's `work`.
-    pub(crate) fn call_work(&mut self) -> Result<Work, NodeError> {
-        let mut io = WorkIo::new(
-            &mut self.inputs,
-            &self.ports.inputs,
-            &mut self.outputs,
-            &self.ports.outputs,
-        );
-        self.node.work(&mut io)
+    /// One call of the node's `work`, then its tags, then publication of what it committed:
+    /// items reach downstream only after their tags. A panic inside `work` is caught and
+    /// returned as [`RuntimeError::NodePanicked`]; an error as [`RuntimeError::NodeFailed`]. The
+    /// caller then stops the graph and ends this node (its outputs end, its inputs detach).
+    pub(crate) fn step(&mut self, tags: &mut Vec<Tag>) -> Result<Work, RuntimeError> {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let mut io = WorkIo::new(
+                &mut self.inputs,
+                &self.ports.inputs,
+                &mut self.outputs,
+                &self.ports.outputs,
+            );
+            self.node.work(&mut io)
+        }));
+        self.propagate_tags(tags);
+        for output in &mut self.outputs {
+            output.publish();
+        }
+        match outcome {
+            Ok(Ok(work)) => Ok(work),
+            Ok(Err(e)) if is_normal_end(&e) => Ok(Work::Done),
+            Ok(Err(source)) => Err(RuntimeError::NodeFailed {
+                node: self.name.clone(),
+                source,
+            }),
+            Err(panic) => Err(RuntimeError::NodePanicked {
+                node: self.name.clone(),
+                message: panic_message(panic.as_ref()),
+            }),
+        }
+    }
+
+    /// Whether the need that `work` returned can be met right now, without waiting. Only this
+    /// node consumes its inputs and fills its outputs, so a need that is met before a `work`
+    /// call stays met during it: a node that then returns the same need again (having moved
+    /// nothing) ignores what it was given, and would spin forever.
+    pub(crate) fn need_met(&mut self, work: Work) -> Result<bool, QueueError> {
+        match work {
+            Work::NeedInput { port, items } => match self.inputs.get_mut(port) {
+                Some(q) => q.ready(items),
+                None => Ok(false),
+            },
+            Work::NeedOutput { port, items } => match self.outputs.get_mut(port) {
+                Some(q) => match q.ready(items) {
+                    Err(QueueError::NoReaders) => Ok(false),
+                    other => other,
+                },
+                None => Ok(false),
+            },
+            Work::Progress | Work::Done => Ok(false),
+        }
+    }
+
+    /// A position that changes whenever the node moves any item.
+    pub(crate) fn movement(&self) -> u64 {
+        let read: u64 = self.inputs.iter().map(|i| i.items_read()).sum();
+        let written: u64 = self.outputs.iter().map(|o| o.items_written()).sum();
+        read.wrapping_add(written)
+    }
+
+    /// The error for a node that returned `work` although its need was met before the call.
+    pub(crate) fn spin_error(&self, work: Work) -> RuntimeError {
+        let (kind, name, port, items) = match work {
+            Work::NeedInput { port, items } => (
+                "input",
+                self.ports.inputs.get(port).map_or("?", |p| p.name.as_str()),
+                port,
+                items,
+            ),
+            Work::NeedOutput { port, items } => (
+                "output",
+                self.ports
+                    .outputs
+                    .get(port)
+                    .map_or("?", |p| p.name.as_str()),
+                port,
+                items,
+            ),
+            Work::Progress | Work::Done => ("", "", 0, 0),
+        };
+        let what = if kind == "input" {
+            format!("{items} items on input '{name}' (port {port}), which it already has (or whose stream has ended)")
+        } else {
+            format!(
+                "room for {items} items on output '{name}' (port {port}), which is already free"
+            )
+        };
+        RuntimeError::NodeFailed {
+            node: self.name.clone(),
+            source: NodeError::msg(format!(
+                "bug in this node: it keeps asking for {what} without moving anything; \
+                 its work must use the window it is given (and handle end of stream)"
+            )),
+        }
     }
 
     /// Moves tags on consumed input items to the outputs, rescaled by the node's policy.
@@ -134,6 +221,45 @@ impl BuiltNode {
         self.outputs.clear();
         self.inputs.clear();
     }
+}
+
+/// Spin detection for one node: remembers that its last need was already met when the
+/// scheduler looked, and at which movement position.
+#[derive(Debug, Default)]
+pub(crate) struct SpinGuard {
+    met: Option<(Work, u64)>,
+}
+
+impl SpinGuard {
+    /// Called when `node` returned `work` (a need) and nothing in its group moved. Returns
+    /// `Ok(true)` if the need is met now (re-run the node instead of waiting), or the node's bug.
+    pub(crate) fn check(&mut self, node: &mut BuiltNode, work: Work) -> Result<bool, RuntimeError> {
+        let met = node.need_met(work).unwrap_or(false);
+        if !met {
+            self.met = None;
+            return Ok(false);
+        }
+        let position = node.movement();
+        if self.met == Some((work, position)) {
+            return Err(node.spin_error(work));
+        }
+        self.met = Some((work, position));
+        Ok(true)
+    }
+
+    /// Forgets the last observation (the node moved).
+    pub(crate) fn reset(&mut self) {
+        self.met = None;
+    }
+}
+
+/// The text of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-text payload".to_string())
 }
 
 /// Whether an error from `work` is the normal end of a node whose readers all left.

@@ -1,13 +1,14 @@
 //! The deterministic scheduler: every node's `work` in turn on the calling thread.
 
-use super::is_normal_end;
+use super::SpinGuard;
 use crate::graph::BuiltNode;
 use crate::node::Work;
 use crate::stats::{NodeStats, RunReport};
 use crate::RuntimeError;
 use std::time::Instant;
 
-/// Runs until every node is done. A full pass in which no node moves is an artificial deadlock.
+/// Runs until every node is done. A full pass in which no node moves is an artificial deadlock,
+/// unless some node's need is already met (then that node has a bug, reported by name).
 pub(crate) fn run(mut nodes: Vec<BuiltNode>) -> Result<RunReport, RuntimeError> {
     let start = Instant::now();
     let mut stats: Vec<NodeStats> = nodes
@@ -18,6 +19,7 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>) -> Result<RunReport, RuntimeError> 
         })
         .collect();
     let mut last: Vec<Option<Work>> = vec![None; nodes.len()];
+    let mut spin: Vec<SpinGuard> = nodes.iter().map(|_| SpinGuard::default()).collect();
     let mut tags = Vec::new();
     loop {
         let mut moved = false;
@@ -28,22 +30,22 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>) -> Result<RunReport, RuntimeError> 
             }
             live += 1;
             let t0 = Instant::now();
-            let outcome = node.call_work();
+            let outcome = node.step(&mut tags);
             stats[i].busy += t0.elapsed();
             stats[i].work_calls += 1;
-            node.propagate_tags(&mut tags);
             let work = match outcome {
-                Ok(w) => w,
-                Err(e) if is_normal_end(&e) => Work::Done,
-                Err(source) => {
-                    return Err(RuntimeError::NodeFailed {
-                        node: node.name.clone(),
-                        source,
-                    })
+                Ok(work) => work,
+                Err(e) => {
+                    // Ending every node releases the queues, as the threaded scheduler does.
+                    for (n, s) in nodes.iter_mut().zip(stats.iter_mut()) {
+                        n.finish(s);
+                    }
+                    return Err(e);
                 }
             };
             if matches!(work, Work::Progress | Work::Done) {
                 moved = true;
+                spin[i].reset();
             }
             if work == Work::Done {
                 node.finish(&mut stats[i]);
@@ -53,7 +55,16 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>) -> Result<RunReport, RuntimeError> 
         if live == 0 {
             break;
         }
-        if !moved {
+        if moved {
+            continue;
+        }
+        let mut any_met = false;
+        for ((node, work), guard) in nodes.iter_mut().zip(&last).zip(spin.iter_mut()) {
+            if let Some(w @ (Work::NeedInput { .. } | Work::NeedOutput { .. })) = *work {
+                any_met |= guard.check(node, w)?;
+            }
+        }
+        if !any_met {
             let waits: Vec<String> = nodes
                 .iter()
                 .zip(&last)

@@ -2,26 +2,37 @@
 //! default) or a pool of a few threads, each running a contiguous group of nodes in turn. Both
 //! are the same loop: a thread calls `work` on each live node of its group in order, and when a
 //! whole pass moves nothing it blocks on one node's firing rule (preferring a queue shared with
-//! another thread, where the missing items or room must come from). A watchdog turns an
-//! artificial deadlock into an error naming the queues involved.
+//! another thread, where the missing items or room must come from). A thread of several nodes
+//! blocks for at most one slice before it looks at its whole group again. A watchdog turns an
+//! artificial deadlock into an error naming the queues involved; the end of the run is an event
+//! (the last thread to finish wakes the caller), not a poll.
 
-use super::{is_normal_end, RunOptions};
+use super::{RunOptions, SpinGuard};
 use crate::graph::BuiltNode;
 use crate::node::Work;
 use crate::os;
 use crate::stats::{NodeStats, RunReport};
 use crate::RuntimeError;
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 const RUNNING: u8 = 0;
 const BLOCKED: u8 = 1;
 const DONE: u8 = 2;
 
-/// How long a blocked node sleeps before it looks at the stop flag again.
+/// How long a blocked thread sleeps before it looks at the stop flag (and, for a thread of
+/// several nodes, at the rest of its group) again.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
+
+/// A thread of several nodes waits on one of its queues for this long at first before it looks
+/// at the rest of its group again, doubling the wait (up to `WAIT_SLICE`) while nothing moves:
+/// quick to notice that another node of the group can fire, and cheap when the group is idle.
+const FIRST_POOLED_SLICE: Duration = Duration::from_micros(100);
+
+/// How often the watchdog looks for a deadlock while the graph runs.
+const WATCH_TICK: Duration = Duration::from_millis(20);
 
 /// What each thread publishes for the watchdog. Each thread writes only its own entry.
 #[derive(Default)]
@@ -38,6 +49,10 @@ struct Control {
     /// What each blocked thread waits for (written only on the slow path, when it blocks).
     waits: Mutex<Vec<String>>,
     error: Mutex<Option<RuntimeError>>,
+    /// Threads still running; the last one to finish wakes the caller through `finished`.
+    running: AtomicUsize,
+    finished_lock: Mutex<()>,
+    finished: Condvar,
 }
 
 impl Control {
@@ -47,6 +62,31 @@ impl Control {
             *slot = Some(err);
         }
         self.stop.store(true, Ordering::Release);
+    }
+
+    /// Marks thread `unit` done and wakes the caller if it was the last.
+    fn thread_done(&self, unit: usize) {
+        self.nodes[unit].state.store(DONE, Ordering::Release);
+        if self.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _guard = self
+                .finished_lock
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            self.finished.notify_all();
+        }
+    }
+}
+
+/// Marks its thread done when dropped, also when the thread unwinds from a panic outside `work`
+/// (in a node's drop, say), so the watchdog never waits for a thread that is gone.
+struct DoneGuard<'a> {
+    ctl: &'a Control,
+    unit: usize,
+}
+
+impl Drop for DoneGuard<'_> {
+    fn drop(&mut self) {
+        self.ctl.thread_done(self.unit);
     }
 }
 
@@ -60,20 +100,32 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
         nodes: (0..groups.len()).map(|_| Default::default()).collect(),
         waits: Mutex::new(vec![String::new(); groups.len()]),
         error: Mutex::new(None),
+        running: AtomicUsize::new(groups.len()),
+        finished_lock: Mutex::new(()),
+        finished: Condvar::new(),
     });
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = if opts.pin_cores {
+        os::allowed_cpus()
+    } else {
+        Vec::new()
+    };
     let warnings = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut handles = Vec::with_capacity(groups.len());
-    for (unit, group) in groups.into_iter().enumerate() {
+    let mut groups = groups.into_iter().enumerate();
+    while let Some((unit, group)) = groups.next() {
         let unit_ctl = Arc::clone(&ctl);
         let warnings = Arc::clone(&warnings);
         let names: Vec<(usize, String)> = group.iter().map(|(i, n)| (*i, n.name.clone())).collect();
-        let pin = opts.pin_cores.then_some(unit % cores);
+        let pin = (!cpus.is_empty()).then(|| cpus[unit % cpus.len()]);
         let priority = opts.realtime_priority;
         let thread_name: String = names[0].1.chars().take(15).collect();
         let spawned = std::thread::Builder::new()
             .name(thread_name)
             .spawn(move || {
+                let _done = DoneGuard {
+                    ctl: &unit_ctl,
+                    unit,
+                };
                 let mut notes = os::configure_current_thread(pin, priority);
                 if !notes.is_empty() {
                     let mut w = warnings.lock().unwrap_or_else(PoisonError::into_inner);
@@ -88,6 +140,11 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
                     node: names[0].1.clone(),
                     message: e.to_string(),
                 });
+                // This group and the ones never started count as finished.
+                ctl.thread_done(unit);
+                for (rest, _) in groups.by_ref() {
+                    ctl.thread_done(rest);
+                }
                 break;
             }
         }
@@ -102,15 +159,10 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
                 }
             }
             Err(panic) => {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_string());
                 let who: Vec<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
                 ctl.fail(RuntimeError::NodePanicked {
                     node: who.join("' or '"),
-                    message,
+                    message: super::panic_message(panic.as_ref()),
                 });
                 for (i, name) in names {
                     stats[i] = Some(NodeStats {
@@ -160,13 +212,31 @@ fn split_groups(nodes: Vec<BuiltNode>, threads: usize) -> Vec<Vec<(usize, BuiltN
     groups
 }
 
-/// Watches until every node is done; declares a deadlock when every live node has been blocked,
-/// with no progress anywhere, for `timeout`.
+/// Waits until every thread is done, woken by the last one; meanwhile declares a deadlock when
+/// every live thread has been blocked, with no progress anywhere, for `timeout`.
 fn watch(ctl: &Control, timeout: Duration) {
-    let tick = Duration::from_millis(20).min(timeout);
+    let tick = WATCH_TICK.min(timeout);
     let mut stalled_since: Option<(Instant, u64)> = None;
+    let mut guard = ctl
+        .finished_lock
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
     loop {
-        std::thread::sleep(tick);
+        if ctl.running.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        guard = ctl
+            .finished
+            .wait_timeout(guard, tick)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+        if ctl.running.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        if ctl.stop.load(Ordering::Acquire) {
+            // Threads notice the flag within one wait slice; keep waiting until they are done.
+            continue;
+        }
         let mut live = 0;
         let mut blocked = 0;
         let mut progress = 0u64;
@@ -180,14 +250,7 @@ fn watch(ctl: &Control, timeout: Duration) {
             }
             progress = progress.wrapping_add(n.progress.load(Ordering::Acquire));
         }
-        if live == 0 {
-            return;
-        }
-        if ctl.stop.load(Ordering::Acquire) {
-            // Threads notice the flag within one wait slice; keep looping until they are done.
-            continue;
-        }
-        if blocked < live {
+        if live == 0 || blocked < live {
             stalled_since = None;
             continue;
         }
@@ -222,6 +285,7 @@ fn group_loop(
 ) -> Vec<(usize, NodeStats)> {
     let me = &ctl.nodes[unit];
     let members: Vec<usize> = group.iter().map(|(i, _)| *i).collect();
+    let pooled = group.len() > 1;
     let mut stats: Vec<NodeStats> = group
         .iter()
         .map(|(_, n)| NodeStats {
@@ -229,9 +293,15 @@ fn group_loop(
             ..NodeStats::default()
         })
         .collect();
+    let mut spin: Vec<SpinGuard> = group.iter().map(|_| SpinGuard::default()).collect();
     let mut done = vec![false; group.len()];
     let mut tags = Vec::new();
     let mut progress = 0u64;
+    let mut slice = if pooled {
+        FIRST_POOLED_SLICE
+    } else {
+        WAIT_SLICE
+    };
     'run: while !ctl.stop.load(Ordering::Relaxed) {
         let mut moved = false;
         let mut live = 0;
@@ -245,23 +315,21 @@ fn group_loop(
             }
             live += 1;
             let t0 = Instant::now();
-            let outcome = node.call_work();
+            let outcome = node.step(&mut tags);
             stats[k].busy += t0.elapsed();
             stats[k].work_calls += 1;
-            node.propagate_tags(&mut tags);
             let work = match outcome {
-                Ok(w) => w,
-                Err(e) if is_normal_end(&e) => Work::Done,
-                Err(source) => {
-                    ctl.fail(RuntimeError::NodeFailed {
-                        node: node.name.clone(),
-                        source,
-                    });
+                Ok(work) => work,
+                Err(err) => {
+                    ctl.fail(err);
                     break 'run;
                 }
             };
             match work {
-                Work::Progress => moved = true,
+                Work::Progress => {
+                    moved = true;
+                    spin[k].reset();
+                }
                 Work::Done => {
                     moved = true;
                     done[k] = true;
@@ -282,16 +350,29 @@ fn group_loop(
         if moved {
             progress += 1;
             me.progress.store(progress, Ordering::Release);
+            if pooled {
+                me.state.store(RUNNING, Ordering::Release);
+                slice = FIRST_POOLED_SLICE;
+            }
             continue;
         }
         let Some((k, work)) = blocked_on else {
             continue;
         };
+        match spin[k].check(&mut group[k].1, work) {
+            Ok(true) => continue, // met now: run the group again
+            Ok(false) => {}
+            Err(err) => {
+                ctl.fail(err);
+                break;
+            }
+        }
         let t1 = Instant::now();
-        let result = wait(&mut group[k].1, work, unit, ctl);
+        let result = wait(&mut group[k].1, work, unit, ctl, pooled.then_some(slice));
+        slice = (slice * 2).min(WAIT_SLICE);
         stats[k].waiting += t1.elapsed();
         if let Err(source) = result {
-            if is_normal_end(&source) {
+            if super::is_normal_end(&source) {
                 done[k] = true;
                 group[k].1.finish(&mut stats[k]);
             } else {
@@ -303,27 +384,31 @@ fn group_loop(
             }
         }
     }
+    // Ending every node ends its output streams and detaches its inputs, which releases the
+    // peers of a node that failed: downstream sees end of stream, upstream a closed output.
     for (k, (_, node)) in group.iter_mut().enumerate() {
         if !done[k] {
             node.finish(&mut stats[k]);
         }
     }
-    me.state.store(DONE, Ordering::Release);
     members.into_iter().zip(stats).collect()
 }
 
 /// Blocks until the node's firing rule can be met, the graph stops, or the queue fails. Waits
-/// longer than one slice mark the thread blocked for the watchdog.
+/// longer than one slice mark the thread blocked for the watchdog. A thread of several nodes
+/// passes `pooled_slice`: it waits at most that long, then returns to look at its whole group,
+/// since another of its nodes may be able to move meanwhile.
 fn wait(
     node: &mut BuiltNode,
     work: Work,
     index: usize,
     ctl: &Control,
+    pooled_slice: Option<Duration>,
 ) -> Result<(), crate::NodeError> {
     let me = &ctl.nodes[index];
     let mut announced = false;
     loop {
-        let deadline = Instant::now() + WAIT_SLICE;
+        let deadline = Instant::now() + pooled_slice.unwrap_or(WAIT_SLICE);
         let ready = match work {
             Work::NeedInput { port, items } => match node.inputs.get_mut(port) {
                 Some(q) => q.wait(items, deadline)?,
@@ -361,6 +446,10 @@ fn wait(
             ctl.waits.lock().unwrap_or_else(PoisonError::into_inner)[index] = description;
             me.state.store(BLOCKED, Ordering::Release);
             announced = true;
+        }
+        if pooled_slice.is_some() {
+            // Stay marked blocked: if the group moves, its progress count tells the watchdog.
+            return Ok(());
         }
     }
     if announced {

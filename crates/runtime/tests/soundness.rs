@@ -1,0 +1,425 @@
+//! One test per runtime defect found in review (each failed before its fix): panics that hung
+//! the run, tags published after their items, the pooled scheduler's false deadlock, nodes that
+//! spin on a need they already have, and pinning outside the allowed CPUs.
+
+use sluice_runtime::{Graph, Node, NodeError, Ports, RunOptions, RuntimeError, Tag, TagValue};
+use sluice_runtime::{Work, WorkIo};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Emits 0, 1, 2, … (u32) up to `total` in chunks of at most `chunk`, tagging item `tag_at`.
+struct Source {
+    next: u64,
+    total: u64,
+    chunk: usize,
+    tag_at: Option<u64>,
+}
+
+impl Source {
+    fn new(total: u64) -> Self {
+        Source {
+            next: 0,
+            total,
+            chunk: usize::MAX,
+            tag_at: None,
+        }
+    }
+}
+
+impl Node for Source {
+    fn ports(&self) -> Ports {
+        Ports::new().output::<u32>("out")
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        if self.next >= self.total {
+            return Ok(Work::Done);
+        }
+        let out = io.outputs.get::<u32>(0)?;
+        let Some(space) = out.reserve(1)? else {
+            return Ok(Work::NeedOutput { port: 0, items: 1 });
+        };
+        let n = space
+            .len()
+            .min(self.chunk)
+            .min((self.total - self.next) as usize);
+        for (i, s) in space[..n].iter_mut().enumerate() {
+            *s = (self.next + i as u64) as u32;
+        }
+        if let Some(at) = self
+            .tag_at
+            .filter(|&at| at >= self.next && at < self.next + n as u64)
+        {
+            out.add_tag(at, "mark", TagValue::U64(at));
+        }
+        out.commit(n);
+        self.next += n as u64;
+        Ok(Work::Progress)
+    }
+}
+
+/// Passes items through (1:1); optionally panics, fails, or lingers after its last commit.
+#[derive(Default)]
+struct Pass {
+    panic_at: Option<u64>,
+    linger_after_commit: Option<Duration>,
+}
+
+impl Node for Pass {
+    fn ports(&self) -> Ports {
+        Ports::new().input::<u32>("in").output::<u32>("out")
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let input = io.inputs.get::<u32>(0)?;
+        let output = io.outputs.get::<u32>(0)?;
+        if self.panic_at.is_some_and(|at| input.items_read() >= at) {
+            panic!("index out of range in the pass node");
+        }
+        let Some(x) = input.window(1)? else {
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        };
+        if x.is_empty() {
+            return Ok(Work::Done);
+        }
+        let Some(y) = output.reserve(1)? else {
+            return Ok(Work::NeedOutput { port: 0, items: 1 });
+        };
+        let n = x.len().min(y.len());
+        y[..n].copy_from_slice(&x[..n]);
+        input.consume(n);
+        output.commit(n);
+        if let Some(pause) = self.linger_after_commit {
+            // Give downstream every chance to read what was committed before this call returns.
+            std::thread::sleep(pause);
+        }
+        Ok(Work::Progress)
+    }
+}
+
+/// Collects items and tags.
+struct Sink {
+    items: Arc<Mutex<Vec<u32>>>,
+    tags: Arc<Mutex<Vec<Tag>>>,
+    max_chunk: usize,
+}
+
+type Collected = (Arc<Mutex<Vec<u32>>>, Arc<Mutex<Vec<Tag>>>);
+
+fn sink(max_chunk: usize) -> (Sink, Collected) {
+    let items = Arc::new(Mutex::new(Vec::new()));
+    let tags = Arc::new(Mutex::new(Vec::new()));
+    (
+        Sink {
+            items: items.clone(),
+            tags: tags.clone(),
+            max_chunk,
+        },
+        (items, tags),
+    )
+}
+
+impl Node for Sink {
+    fn ports(&self) -> Ports {
+        Ports::new().input::<u32>("in")
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let input = io.inputs.get::<u32>(0)?;
+        let Some(x) = input.window(1)? else {
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        };
+        if x.is_empty() {
+            return Ok(Work::Done);
+        }
+        let n = x.len().min(self.max_chunk);
+        self.items.lock().unwrap().extend_from_slice(&x[..n]);
+        input.consume(n);
+        input.take_tags(input.items_read(), &mut self.tags.lock().unwrap());
+        Ok(Work::Progress)
+    }
+    fn tag_policy(&self) -> sluice_runtime::TagPolicy {
+        sluice_runtime::TagPolicy::Drop
+    }
+}
+
+/// Runs `g` on another thread and gives up (failing the test) after `limit` instead of hanging.
+fn run_bounded(
+    g: Graph,
+    opts: Option<RunOptions>,
+    limit: Duration,
+) -> Result<sluice_runtime::RunReport, RuntimeError> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let result = match opts {
+            Some(opts) => g.run(&opts),
+            None => g.run_stepped(),
+        };
+        let _ = tx.send(result);
+    });
+    rx.recv_timeout(limit)
+        .expect("the graph did not return: it hangs")
+}
+
+fn schedulers() -> Vec<(&'static str, Option<RunOptions>)> {
+    vec![
+        ("thread per node", Some(RunOptions::default())),
+        (
+            "pooled",
+            Some(RunOptions {
+                threads: Some(2),
+                ..RunOptions::default()
+            }),
+        ),
+        ("stepped", None),
+    ]
+}
+
+#[test]
+fn a_panicking_node_stops_the_graph_and_is_reported_by_name() {
+    for (label, opts) in schedulers() {
+        let mut g = Graph::new();
+        let src = g.add("src", Source::new(u64::MAX)).unwrap();
+        let pass = g
+            .add(
+                "pass",
+                Pass {
+                    panic_at: Some(50_000),
+                    ..Pass::default()
+                },
+            )
+            .unwrap();
+        let (snk, _) = sink(usize::MAX);
+        let snk = g.add("sink", snk).unwrap();
+        g.connect(src, "out", pass, "in").unwrap();
+        g.connect(pass, "out", snk, "in").unwrap();
+        let err = run_bounded(g, opts, Duration::from_secs(20)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "node 'pass' panicked: index out of range in the pass node",
+            "{label}"
+        );
+    }
+}
+
+#[test]
+fn a_failing_node_in_the_middle_releases_an_endless_source() {
+    struct Fail;
+    impl Node for Fail {
+        fn ports(&self) -> Ports {
+            Ports::new().input::<u32>("in").output::<u32>("out")
+        }
+        fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+            let input = io.inputs.get::<u32>(0)?;
+            match input.window(1000)? {
+                Some(_) => Err(NodeError::msg("bad frame")),
+                None => Ok(Work::NeedInput {
+                    port: 0,
+                    items: 1000,
+                }),
+            }
+        }
+    }
+    for (label, opts) in schedulers() {
+        let mut g = Graph::new();
+        let src = g.add("src", Source::new(u64::MAX)).unwrap();
+        let fail = g.add("fail", Fail).unwrap();
+        let (snk, _) = sink(usize::MAX);
+        let snk = g.add("sink", snk).unwrap();
+        g.connect(src, "out", fail, "in").unwrap();
+        g.connect(fail, "out", snk, "in").unwrap();
+        let err = run_bounded(g, opts, Duration::from_secs(20)).unwrap_err();
+        assert_eq!(err.to_string(), "node 'fail' failed: bad frame", "{label}");
+    }
+}
+
+/// A node that commits its items and then takes a while to return: its tags used to be attached
+/// after the commit, so a fast sink could read every item and end before the tags arrived.
+#[test]
+fn tags_reach_downstream_before_their_items() {
+    for (label, opts) in schedulers() {
+        let mut g = Graph::new();
+        let mut source = Source::new(1000);
+        source.tag_at = Some(999);
+        let src = g.add("src", source).unwrap();
+        let pass = g
+            .add(
+                "pass",
+                Pass {
+                    linger_after_commit: Some(Duration::from_millis(30)),
+                    ..Pass::default()
+                },
+            )
+            .unwrap();
+        let (snk, (items, tags)) = sink(100);
+        let snk = g.add("sink", snk).unwrap();
+        g.connect(src, "out", pass, "in").unwrap();
+        g.connect(pass, "out", snk, "in").unwrap();
+        run_bounded(g, opts, Duration::from_secs(20)).unwrap();
+        assert_eq!(items.lock().unwrap().len(), 1000, "{label}");
+        assert_eq!(
+            *tags.lock().unwrap(),
+            vec![Tag::new(999, "mark", TagValue::U64(999))],
+            "{label}"
+        );
+    }
+}
+
+/// Asks for its whole output queue at once: it can fire only when the queue is empty.
+struct WholeQueueSource {
+    rounds: u32,
+}
+
+impl Node for WholeQueueSource {
+    fn ports(&self) -> Ports {
+        Ports::new().output::<u32>("out")
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        if self.rounds == 0 {
+            return Ok(Work::Done);
+        }
+        let out = io.outputs.get::<u32>(0)?;
+        let cap = out.capacity();
+        let Some(space) = out.reserve(cap)? else {
+            return Ok(Work::NeedOutput {
+                port: 0,
+                items: cap,
+            });
+        };
+        space[..cap].fill(self.rounds);
+        out.commit(cap);
+        self.rounds -= 1;
+        Ok(Work::Progress)
+    }
+}
+
+/// The pooled scheduler used to block on one queue until it was ready, never looking at the
+/// other nodes of its thread: here thread 1 = [big source, tail] blocks on the source's output,
+/// which empties only once the tail drains the small queue that thread 2's pass fills. Before
+/// the fix this was reported as a deadlock after a second.
+#[test]
+fn a_pooled_thread_looks_at_its_whole_group_while_it_waits() {
+    let mut g = Graph::new();
+    let src = g.add("big", WholeQueueSource { rounds: 20 }).unwrap();
+    let tail = g.add("tail", Pass::default()).unwrap();
+    let pass = g.add("pass", Pass::default()).unwrap();
+    let (snk, (items, _)) = sink(usize::MAX);
+    let snk = g.add("sink", snk).unwrap();
+    g.connect_with(src, "out", pass, "in", Some(16384)).unwrap();
+    g.connect_with(pass, "out", tail, "in", Some(1024)).unwrap();
+    g.connect(tail, "out", snk, "in").unwrap();
+    // Weights (ports): big 1, tail 2, pass 2, sink 1 → groups [big, tail] and [pass, sink].
+    let opts = RunOptions {
+        threads: Some(2),
+        deadlock_timeout: Duration::from_secs(1),
+        ..RunOptions::default()
+    };
+    let report = run_bounded(g, Some(opts), Duration::from_secs(60)).unwrap();
+    let total = report.node("big").unwrap().items_out;
+    assert_eq!(items.lock().unwrap().len() as u64, total);
+}
+
+/// Returns `NeedInput` for 2 items although it has them: a bug that used to spin a core forever.
+struct AsksForWhatItHas;
+
+impl Node for AsksForWhatItHas {
+    fn ports(&self) -> Ports {
+        Ports::new().input::<u32>("in")
+    }
+    fn work(&mut self, _io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        Ok(Work::NeedInput { port: 0, items: 2 })
+    }
+}
+
+#[test]
+fn a_node_asking_for_input_it_already_has_is_reported_as_a_bug() {
+    for (label, opts) in schedulers() {
+        let mut g = Graph::new();
+        let src = g.add("src", Source::new(100)).unwrap();
+        let bad = g.add("greedy", AsksForWhatItHas).unwrap();
+        g.connect(src, "out", bad, "in").unwrap();
+        let err = run_bounded(g, opts, Duration::from_secs(20)).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(
+                "node 'greedy' failed: bug in this node: it keeps asking for 2 items on input 'in'"
+            ),
+            "{label}: {text}"
+        );
+    }
+}
+
+/// Records the CPUs its thread may run on.
+struct WhereAmI(mpsc::Sender<Vec<usize>>);
+
+impl Node for WhereAmI {
+    fn ports(&self) -> Ports {
+        Ports::new().output::<u32>("out")
+    }
+    fn work(&mut self, _io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let _ = self.0.send(thread_cpus());
+        Ok(Work::Done)
+    }
+}
+
+fn thread_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data and zeroed is an empty set; pid 0 is this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+            0
+        );
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+fn set_thread_cpus(cpus: &[usize]) {
+    // SAFETY: as above; the set is built from valid CPU ids.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+            0
+        );
+    }
+}
+
+/// With `taskset -c LAST` (here: this thread's mask), pinned node threads stay on LAST. They used
+/// to be pinned to CPU i, outside the mask.
+#[test]
+fn pinning_respects_the_allowed_cpus() {
+    let all = thread_cpus();
+    assert!(
+        all.len() >= 2,
+        "this test needs at least two CPUs to restrict the mask (found {all:?})"
+    );
+    let last = *all.last().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        set_thread_cpus(&[last]);
+        let mut g = Graph::new();
+        let a = g.add("a", WhereAmI(tx.clone())).unwrap();
+        let b = g.add("b", WhereAmI(tx)).unwrap();
+        let (s1, _) = sink(usize::MAX);
+        let (s2, _) = sink(usize::MAX);
+        let s1 = g.add("s1", s1).unwrap();
+        let s2 = g.add("s2", s2).unwrap();
+        g.connect(a, "out", s1, "in").unwrap();
+        g.connect(b, "out", s2, "in").unwrap();
+        let report = g
+            .run(&RunOptions {
+                pin_cores: true,
+                ..RunOptions::default()
+            })
+            .unwrap();
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    })
+    .join()
+    .unwrap();
+    let seen: Vec<Vec<usize>> = rx.iter().collect();
+    assert_eq!(seen, vec![vec![last], vec![last]]);
+}

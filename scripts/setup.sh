@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs everything sluice's tests and benchmarks need beyond the Rust toolchain, on Debian
+# (as CI's and the development machines are). Idempotent: what is already there is skipped.
+#
+#   scripts/setup.sh && cargo test --workspace     # the README's test command
+#
+# - Debian packages: the peers the benchmarks compare with (GNU Radio, zita-convolver) and the
+#   tools the scripts use (a C++ compiler for the zita harness, perf, valgrind).
+# - The nightly toolchain's Miri and rust-src, for `cargo +nightly miri test` (CI runs it).
+# Never called from inside `cargo test`: parallel tests would fight over apt's lock.
+set -euo pipefail
+
+APT_PACKAGES=(
+  gnuradio python3-numpy           # bench chain / overlap-save peers (GNU Radio 3.10)
+  libzita-convolver-dev g++ pkg-config  # scripts/compare_zita.sh harness
+  linux-perf valgrind              # profiling the chain, checking the stress tests
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: Debian packages already installed"
+fi
+
+if ! rustup toolchain list | grep -q '^nightly'; then
+  rustup toolchain install nightly --profile minimal
+fi
+if ! rustup component list --toolchain nightly --installed | grep -q '^miri'; then
+  rustup component add miri rust-src --toolchain nightly
+fi
+cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
+echo "setup: done"

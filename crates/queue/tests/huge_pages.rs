@@ -59,7 +59,10 @@ fn huge_page_rings_are_2mib_aligned_and_stream_across_the_wrap() {
             }
             w.commit(chunk);
             let window = r.window(chunk).unwrap();
-            assert!(window[..chunk].iter().enumerate().all(|(i, &v)| v == next + i as u64));
+            assert!(window[..chunk]
+                .iter()
+                .enumerate()
+                .all(|(i, &v)| v == next + i as u64));
             r.consume(chunk);
             next += chunk as u64;
         }

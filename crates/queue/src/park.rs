@@ -15,8 +15,15 @@
 //! sees `waiters > 0`, bumps `seq` and wakes; the waiter either sees the bumped `seq` in
 //! `futex_wait` (which then returns immediately) or is already asleep and is woken. So in the
 //! steady state, where nobody is parked, a notification is a fence and a load: no system call.
+//!
+//! **Wake thresholds.** A waiter also registers the level it waits for (`wake_at`, the smallest
+//! of all parked waiters' levels), and [`Event::notify_level`] wakes only once the notifier's
+//! level reaches it: a writer waiting for half a ring of space is not woken by every single
+//! consume, only by the one that frees enough. The registration happens before the waiter's
+//! fence and the check after the notifier's, so the same argument shows no wake-up is lost; a
+//! wake resets `wake_at`, and every woken waiter registers again before it sleeps again.
 
-use crate::sync::{fence, AtomicU32, Ordering};
+use crate::sync::{fence, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Busy-wait iterations before a waiter parks. Short: on a machine with fewer cores than
@@ -33,6 +40,8 @@ const YIELD_LIMIT: u32 = if cfg!(loom) { 0 } else { 1 };
 pub(crate) struct Event {
     seq: AtomicU32,
     waiters: AtomicU32,
+    /// The lowest level a parked waiter waits for (`u64::MAX`: none registered).
+    wake_at: AtomicU64,
     #[cfg(loom)]
     futex: loom_futex::Futex,
 }
@@ -42,6 +51,7 @@ impl Default for Event {
         Event {
             seq: AtomicU32::new(0),
             waiters: AtomicU32::new(0),
+            wake_at: AtomicU64::new(u64::MAX),
             #[cfg(loom)]
             futex: loom_futex::Futex::default(),
         }
@@ -49,23 +59,45 @@ impl Default for Event {
 }
 
 impl Event {
-    /// Wakes every parked waiter, if there is one. Call after publishing a state change.
+    /// Wakes every parked waiter, if there is one, whatever level it waits for. Call after
+    /// publishing a state change that every waiter must see (end of stream, a reader leaving).
     #[inline]
     pub(crate) fn notify(&self) {
         fence(Ordering::SeqCst);
         if self.waiters.load(Ordering::Relaxed) != 0 {
-            self.seq.fetch_add(1, Ordering::Release);
-            self.futex_wake_all();
+            self.wake();
         }
     }
 
+    /// Wakes the parked waiters if `level` (the counter just published) reaches the lowest
+    /// level one of them waits for. Call after publishing the counter.
+    #[inline]
+    pub(crate) fn notify_level(&self, level: u64) {
+        fence(Ordering::SeqCst);
+        if self.waiters.load(Ordering::Relaxed) != 0
+            && level >= self.wake_at.load(Ordering::Relaxed)
+        {
+            self.wake();
+        }
+    }
+
+    fn wake(&self) {
+        // Every waiter wakes and registers its level again before it sleeps again.
+        self.wake_at.store(u64::MAX, Ordering::Relaxed);
+        self.seq.fetch_add(1, Ordering::Release);
+        self.futex_wake_all();
+    }
+
     /// Waits until `ready()` returns true or `deadline` passes; returns whether it became ready.
+    /// `level` is the notifier level at which `ready` can become true (see
+    /// [`Event::notify_level`]; 0 to be woken by every notification).
     ///
     /// `ready` is called repeatedly; it must read the shared state with Acquire loads.
     pub(crate) fn wait_until(
         &self,
         mut ready: impl FnMut() -> bool,
         deadline: Option<Instant>,
+        level: u64,
     ) -> bool {
         for i in 0..SPIN_LIMIT + YIELD_LIMIT {
             if ready() {
@@ -80,6 +112,7 @@ impl Event {
         loop {
             let seen = self.seq.load(Ordering::Acquire);
             self.waiters.fetch_add(1, Ordering::SeqCst);
+            self.wake_at.fetch_min(level, Ordering::SeqCst);
             fence(Ordering::SeqCst);
             if ready() {
                 self.waiters.fetch_sub(1, Ordering::Relaxed);
@@ -211,7 +244,7 @@ mod tests {
     fn wait_returns_false_at_deadline() {
         let e = Event::default();
         let start = Instant::now();
-        assert!(!e.wait_until(|| false, Some(start + Duration::from_millis(20))));
+        assert!(!e.wait_until(|| false, Some(start + Duration::from_millis(20)), 0));
         assert!(start.elapsed() >= Duration::from_millis(20));
     }
 
@@ -220,10 +253,10 @@ mod tests {
         let e = Arc::new(Event::default());
         let flag = Arc::new(AtomicBool::new(false));
         let (e2, f2) = (e.clone(), flag.clone());
-        let t = std::thread::spawn(move || e2.wait_until(|| f2.load(Ordering::Acquire), None));
+        let t = std::thread::spawn(move || e2.wait_until(|| f2.load(Ordering::Acquire), None, 5));
         std::thread::sleep(Duration::from_millis(20));
         flag.store(true, Ordering::Release);
-        e.notify();
+        e.notify_level(5);
         assert!(t.join().unwrap());
     }
 }

@@ -249,12 +249,15 @@ impl WriterCore {
                 self.publish();
                 let shared = &self.shared;
                 let write = self.write;
+                // Woken by the consume that takes a reader to this position (or by a detach).
+                let level = (write + need).saturating_sub(cap as u64);
                 let ready = shared.space.wait_until(
                     || match shared.min_reader() {
                         Some(min) => min + cap as u64 - write >= need,
                         None => true,
                     },
                     deadline,
+                    level,
                 );
                 self.refresh_limit()?;
                 if !ready || self.limit - self.write < need {
@@ -293,7 +296,7 @@ impl WriterCore {
         }
         self.published = self.write;
         self.shared.written.store(self.write, Ordering::Release);
-        self.shared.data.notify();
+        self.shared.data.notify_level(self.write);
     }
 
     /// Marks end of stream: readers see the remaining items, then an empty window. Idempotent.
@@ -420,9 +423,11 @@ impl ReaderCore {
                 };
                 let shared = &self.shared;
                 let pos = self.pos;
+                // Woken by the publish that reaches this count (or by finish).
                 let ready = shared.data.wait_until(
                     || shared.is_finished() || shared.written.load(Ordering::Acquire) - pos >= need,
                     deadline,
+                    pos + need,
                 );
                 if !ready {
                     return Ok(None);
@@ -462,7 +467,7 @@ impl ReaderCore {
         self.shared.slots[self.slot]
             .pos
             .store(self.pos, Ordering::Release);
-        self.shared.space.notify();
+        self.shared.space.notify_level(self.pos);
     }
 
     /// Moves this reader's pending tags with absolute index below `end` to `out`.

@@ -31,6 +31,20 @@ const WAIT_SLICE: Duration = Duration::from_millis(50);
 /// quick to notice that another node of the group can fire, and cheap when the group is idle.
 const FIRST_POOLED_SLICE: Duration = Duration::from_micros(100);
 
+/// A blocked node first waits this long for half its queue (of items, or of room) before it
+/// waits for exactly what it asked for: it then wakes once per half queue instead of once per
+/// commit of its peer, which in a pipeline of cheap nodes is the difference between streaming
+/// and ping-pong (each wake-up is a context switch). Bounded, so a node whose peer can never
+/// provide that much (a join, a feedback loop) loses at most this long per wait.
+const BATCH_WAIT: Duration = Duration::from_micros(200);
+
+/// A pooled thread that has a core to itself (no more threads than CPUs) looks at its group's
+/// needs for up to this long, without a system call, before it parks: its peers are running on
+/// other cores and usually provide within microseconds, and a futex hand-off costs more than
+/// that (on the 2-core development machine a 1-stage copy chain on two pooled threads spent
+/// half its time in context switches without it).
+const SPIN_WINDOW: Duration = Duration::from_micros(50);
+
 /// How often the watchdog looks for a deadlock while the graph runs.
 const WATCH_TICK: Duration = Duration::from_millis(20);
 
@@ -53,6 +67,8 @@ struct Control {
     running: AtomicUsize,
     finished_lock: Mutex<()>,
     finished: Condvar,
+    /// Whether every thread has a CPU of its own, so that spinning before parking is cheap.
+    spare_cores: bool,
 }
 
 impl Control {
@@ -103,6 +119,7 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
         running: AtomicUsize::new(groups.len()),
         finished_lock: Mutex::new(()),
         finished: Condvar::new(),
+        spare_cores: groups.len() <= std::thread::available_parallelism().map_or(1, |n| n.get()),
     });
     let cpus = if opts.pin_cores {
         os::allowed_cpus()
@@ -294,6 +311,7 @@ fn group_loop(
         })
         .collect();
     let mut spin: Vec<SpinGuard> = group.iter().map(|_| SpinGuard::default()).collect();
+    let mut needs: Vec<(usize, Work)> = Vec::with_capacity(group.len());
     let mut done = vec![false; group.len()];
     let mut tags = Vec::new();
     let mut progress = 0u64;
@@ -309,6 +327,7 @@ fn group_loop(
         // if there is one, else the first.
         let mut blocked_on: Option<(usize, Work)> = None;
         let mut blocked_external = false;
+        needs.clear();
         for (k, (_, node)) in group.iter_mut().enumerate() {
             if done[k] {
                 continue;
@@ -336,6 +355,7 @@ fn group_loop(
                     node.finish(&mut stats[k]);
                 }
                 Work::NeedInput { .. } | Work::NeedOutput { .. } => {
+                    needs.push((k, work));
                     let external = node.waits_outside(work, &members);
                     if blocked_on.is_none() || (external && !blocked_external) {
                         blocked_on = Some((k, work));
@@ -359,13 +379,20 @@ fn group_loop(
         let Some((k, work)) = blocked_on else {
             continue;
         };
-        match spin[k].check(&mut group[k].1, work) {
-            Ok(true) => continue, // met now: run the group again
-            Ok(false) => {}
-            Err(err) => {
-                ctl.fail(err);
-                break;
+        // A need that is met already means "run again" (or, twice in a row with nothing
+        // moved, a node that ignores what it is given: the guard reports it).
+        let mut any_met = false;
+        for &(n, need) in &needs {
+            match spin[n].check(&mut group[n].1, need) {
+                Ok(met) => any_met |= met,
+                Err(err) => {
+                    ctl.fail(err);
+                    break 'run;
+                }
             }
+        }
+        if any_met || (ctl.spare_cores && spin_until_a_need_is_met(&mut group, &needs)) {
+            continue;
         }
         let t1 = Instant::now();
         let result = wait(&mut group[k].1, work, unit, ctl, pooled.then_some(slice));
@@ -394,6 +421,51 @@ fn group_loop(
     members.into_iter().zip(stats).collect()
 }
 
+/// Looks at the group's unmet needs for up to [`SPIN_WINDOW`] without a system call; true as
+/// soon as one of them is met.
+fn spin_until_a_need_is_met(group: &mut [(usize, BuiltNode)], needs: &[(usize, Work)]) -> bool {
+    let start = Instant::now();
+    let mut round = 0u32;
+    loop {
+        for &(k, work) in needs {
+            if group[k].1.need_met(work).unwrap_or(true) {
+                return true;
+            }
+        }
+        round += 1;
+        // Reading the clock costs more than a look at the queues: every 16 rounds is enough.
+        if round % 16 == 0 && start.elapsed() >= SPIN_WINDOW {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+/// Waits up to [`BATCH_WAIT`] for half of the queue behind `work`'s need (at least the need
+/// itself); true if that much came.
+fn wait_for_batch(node: &mut BuiltNode, work: Work) -> Result<bool, crate::NodeError> {
+    let deadline = Instant::now() + BATCH_WAIT;
+    let batch = |items: usize, capacity: usize| items.max(capacity / 2);
+    Ok(match work {
+        Work::NeedInput { port, items } => match node.inputs.get_mut(port) {
+            Some(q) => q.wait(batch(items, q.capacity()), deadline)?,
+            None => false,
+        },
+        Work::NeedOutput { port, items } => match node.outputs.get_mut(port) {
+            Some(q) => match q.wait(batch(items, q.capacity()), deadline) {
+                Err(sluice_queue::QueueError::NoReaders) => {
+                    return Err(crate::NodeError::OutputClosed {
+                        port: q.queue().to_string(),
+                    })
+                }
+                other => other?,
+            },
+            None => false,
+        },
+        Work::Progress | Work::Done => true,
+    })
+}
+
 /// Blocks until the node's firing rule can be met, the graph stops, or the queue fails. Waits
 /// longer than one slice mark the thread blocked for the watchdog. A thread of several nodes
 /// passes `pooled_slice`: it waits at most that long, then returns to look at its whole group,
@@ -406,6 +478,9 @@ fn wait(
     pooled_slice: Option<Duration>,
 ) -> Result<(), crate::NodeError> {
     let me = &ctl.nodes[index];
+    if wait_for_batch(node, work)? {
+        return Ok(());
+    }
     let mut announced = false;
     loop {
         let deadline = Instant::now() + pooled_slice.unwrap_or(WAIT_SLICE);

@@ -3,7 +3,7 @@
 use crate::graph_file;
 use anyhow::Context;
 use clap::Args;
-use sluice_runtime::RunOptions;
+use sluice_runtime::{RunOptions, Scheduler};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -18,14 +18,18 @@ pub struct RunArgs {
     /// Print per-node statistics (items, rate, busy and waiting time) at the end.
     #[arg(long)]
     pub stats: bool,
-    /// Run every node on the calling thread in turn (deterministic) instead of one thread each.
-    #[arg(long)]
+    /// Run every node on the calling thread in turn (deterministic) instead of on threads.
+    #[arg(long, conflicts_with_all = ["threads", "thread_per_node"])]
     pub stepped: bool,
-    /// Run the nodes on this many threads, each working a contiguous group of nodes in turn,
-    /// instead of one thread per node (the default).
+    /// Run the nodes on this many threads, each working a contiguous group of nodes in turn.
+    /// Without it (and without --thread-per-node) sluice measures the nodes for 30 ms on one
+    /// thread and splits them over more cores only where that pays.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
-    /// Pin threads to cores (thread i on core i mod cores).
+    /// Give every node a thread of its own (the Computational Process Network model).
+    #[arg(long, conflicts_with = "threads")]
+    pub thread_per_node: bool,
+    /// Pin threads to the CPUs this process may use (thread i on the i-th allowed CPU).
     #[arg(long)]
     pub pin: bool,
     /// Ask for SCHED_FIFO at this priority (1-99) for every node thread.
@@ -55,7 +59,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         graph.run_stepped()?
     } else {
         let opts = RunOptions {
-            threads: args.threads.map(|t| t as usize),
+            scheduler: match (args.threads, args.thread_per_node) {
+                (Some(n), _) => Scheduler::Pooled(n as usize),
+                (None, true) => Scheduler::ThreadPerNode,
+                (None, false) => Scheduler::Auto,
+            },
             pin_cores: args.pin,
             realtime_priority: args.rt_priority,
             deadlock_timeout: Duration::from_secs_f64(args.deadlock_timeout.max(0.05)),

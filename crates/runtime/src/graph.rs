@@ -166,8 +166,8 @@ impl Graph {
         Ok(())
     }
 
-    /// Runs the graph with one thread per node until every node is done, a node fails, or the
-    /// graph deadlocks.
+    /// Runs the graph on threads (as `opts.scheduler` says) until every node is done, a node
+    /// fails or panics (the error names it), or the graph deadlocks.
     pub fn run(self, opts: &RunOptions) -> Result<RunReport, RuntimeError> {
         run::threaded::run(self.build()?, opts)
     }

@@ -36,8 +36,9 @@
 //! # let _ = Double;
 //! ```
 //!
-//! Two schedulers run a graph: [`Graph::run`] (one thread per node, optionally pinned and with
-//! SCHED_FIFO priority) and [`Graph::run_stepped`] (deterministic, on the calling thread).
+//! Two schedulers run a graph: [`Graph::run`] (threads: by default it measures the nodes and
+//! decides how many, or one per node, or a fixed pool, see [`Scheduler`]; optionally pinned and
+//! with SCHED_FIFO priority) and [`Graph::run_stepped`] (deterministic, on the calling thread).
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -55,7 +56,7 @@ pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};
 pub use io::{Input, Inputs, Output, Outputs, WorkIo};
 pub use node::{Node, TagPolicy, Work};
 pub use port::{ItemType, PortSpec, Ports};
-pub use run::RunOptions;
+pub use run::{RunOptions, Scheduler};
 pub use sluice_queue::{Flavor, Item, QueueOptions, Tag, TagValue};
 pub use stats::{NodeStats, RunReport};
 

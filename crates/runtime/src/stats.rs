@@ -27,6 +27,8 @@ pub struct RunReport {
     pub nodes: Vec<NodeStats>,
     /// Wall-clock time of the run.
     pub wall: Duration,
+    /// Threads that ran the nodes (under the default scheduler: 1, or 2 after a split).
+    pub threads: usize,
     /// Things the user should know that did not stop the run (for example a real-time priority
     /// the OS refused).
     pub warnings: Vec<String>,
@@ -78,7 +80,13 @@ impl RunReport {
             }
             out.push('\n');
         }
-        let _ = writeln!(out, "wall time {:.3} s", self.wall.as_secs_f64());
+        let _ = writeln!(
+            out,
+            "wall time {:.3} s on {} thread{}",
+            self.wall.as_secs_f64(),
+            self.threads,
+            if self.threads == 1 { "" } else { "s" }
+        );
         out
     }
 }

@@ -150,7 +150,7 @@ fn sliding_windows_run_in_both_schedulers() {
 fn pooled_threads_give_the_same_results() {
     for threads in [1, 2, 3] {
         let opts = RunOptions {
-            threads: Some(threads),
+            scheduler: sluice_runtime::Scheduler::Pooled(threads),
             ..RunOptions::default()
         };
         let report = moving_sum_graph(200_000, 3, Some(1024)).run(&opts).unwrap();
@@ -395,7 +395,7 @@ fn artificial_deadlock_is_reported_with_the_queues_involved() {
     );
 
     let pooled = RunOptions {
-        threads: Some(2),
+        scheduler: sluice_runtime::Scheduler::Pooled(2),
         ..opts
     };
     let err = deadlocking_graph().run(&pooled).unwrap_err().to_string();

@@ -165,7 +165,7 @@ fn schedulers() -> Vec<(&'static str, Option<RunOptions>)> {
         (
             "pooled",
             Some(RunOptions {
-                threads: Some(2),
+                scheduler: sluice_runtime::Scheduler::Pooled(2),
                 ..RunOptions::default()
             }),
         ),
@@ -308,7 +308,7 @@ fn a_pooled_thread_looks_at_its_whole_group_while_it_waits() {
     g.connect(tail, "out", snk, "in").unwrap();
     // Weights (ports): big 1, tail 2, pass 2, sink 1 → groups [big, tail] and [pass, sink].
     let opts = RunOptions {
-        threads: Some(2),
+        scheduler: sluice_runtime::Scheduler::Pooled(2),
         deadlock_timeout: Duration::from_secs(1),
         ..RunOptions::default()
     };
@@ -422,4 +422,72 @@ fn pinning_respects_the_allowed_cpus() {
     .unwrap();
     let seen: Vec<Vec<usize>> = rx.iter().collect();
     assert_eq!(seen, vec![vec![last], vec![last]]);
+}
+
+/// Burns about `ns_per_item` nanoseconds of arithmetic per item it passes on.
+struct Heavy {
+    ns_per_item: u64,
+}
+
+impl Node for Heavy {
+    fn ports(&self) -> Ports {
+        Ports::new().input::<u32>("in").output::<u32>("out")
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let input = io.inputs.get::<u32>(0)?;
+        let output = io.outputs.get::<u32>(0)?;
+        let Some(x) = input.window(1)? else {
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        };
+        if x.is_empty() {
+            return Ok(Work::Done);
+        }
+        let Some(y) = output.reserve(1)? else {
+            return Ok(Work::NeedOutput { port: 0, items: 1 });
+        };
+        let n = x.len().min(y.len()).min(4096);
+        let start = std::time::Instant::now();
+        let budget = Duration::from_nanos(self.ns_per_item * n as u64);
+        while start.elapsed() < budget {
+            std::hint::spin_loop();
+        }
+        y[..n].copy_from_slice(&x[..n]);
+        input.consume(n);
+        output.commit(n);
+        Ok(Work::Progress)
+    }
+}
+
+fn chain_of(stage: impl Fn() -> Box<dyn Node>, stages: usize, items: u64) -> Graph {
+    let mut g = Graph::new();
+    let mut last = g.add("src", Source::new(items)).unwrap();
+    for i in 0..stages {
+        let s = g.add_boxed(&format!("s{i}"), stage()).unwrap();
+        g.connect(last, "out", s, "in").unwrap();
+        last = s;
+    }
+    let (snk, _) = sink(usize::MAX);
+    let snk = g.add("sink", snk).unwrap();
+    g.connect(last, "out", snk, "in").unwrap();
+    g
+}
+
+/// The default scheduler keeps cheap nodes on one thread: splitting them would make every item
+/// cross between cores for almost no work saved.
+#[test]
+fn the_default_scheduler_keeps_cheap_nodes_together() {
+    let g = chain_of(|| Box::new(Pass::default()), 4, 200_000_000);
+    let report = run_bounded(g, Some(RunOptions::default()), Duration::from_secs(60)).unwrap();
+    assert_eq!(report.threads, 1, "{}", report.render());
+}
+
+/// Two heavy nodes in a row get a core each.
+#[test]
+fn the_default_scheduler_splits_two_heavy_nodes() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(cores >= 2, "this test needs two CPUs (found {cores})");
+    let g = chain_of(|| Box::new(Heavy { ns_per_item: 100 }), 2, 2_000_000);
+    let report = run_bounded(g, Some(RunOptions::default()), Duration::from_secs(60)).unwrap();
+    assert_eq!(report.threads, 2, "{}", report.render());
+    assert_eq!(report.node("sink").unwrap().items_in, 2_000_000);
 }

@@ -2,6 +2,7 @@
 //! with their baseline or peer in the same run.
 
 mod chain;
+mod chain_nodes;
 mod convolve;
 mod fir_crossover;
 mod overlap_save;
@@ -13,7 +14,7 @@ use clap::Subcommand;
 /// The benchmarks.
 #[derive(Subcommand)]
 pub enum BenchCommand {
-    /// Copy chain (source -> head -> k copies -> sink) on mirrored and copying queues vs GNU Radio.
+    /// Copy or Saxpy chains (source -> head -> k stages -> checking sink) on every scheduler vs GNU Radio and FutureSDR.
     Chain(chain::BenchChainArgs),
     /// Partitioned convolution: offline, real-time and max-channels figures.
     Convolve(convolve::BenchConvolveArgs),

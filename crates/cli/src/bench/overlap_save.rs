@@ -607,7 +607,7 @@ fn graph_rate(
     threads: Option<usize>,
 ) -> anyhow::Result<f64> {
     use sluice_dsp::blocks::{FftFilter, Head, NullSink, VectorSource};
-    use sluice_runtime::{Graph, RunOptions};
+    use sluice_runtime::{Graph, RunOptions, Scheduler};
     let mut g = Graph::new();
     let repeats = samples.div_ceil(table.len() as u64);
     let src = g.add("src", VectorSource::new(table.to_vec()).repeat(repeats))?;
@@ -619,7 +619,7 @@ fn graph_rate(
     g.connect(head, "out", filt, "in")?;
     g.connect(filt, "out", sink, "in")?;
     let report = g.run(&RunOptions {
-        threads,
+        scheduler: threads.map_or(Scheduler::ThreadPerNode, Scheduler::Pooled),
         ..RunOptions::default()
     })?;
     Ok(samples as f64 / report.wall.as_secs_f64())

@@ -1,5 +1,6 @@
 //! Schedulers: one thread per node (the default), and a deterministic single-thread stepper.
 
+mod auto;
 pub(crate) mod step;
 pub(crate) mod threaded;
 
@@ -12,19 +13,30 @@ use sluice_queue::{QueueError, Tag};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
-/// How to run a graph with one thread per node.
+/// Which threads run a graph's nodes. Every thread runs a contiguous group of nodes (in the
+/// order they were added) in turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scheduler {
+    /// The default: start with every node on one thread (chunks of items pass through the whole
+    /// chain while they are in cache, and no item crosses between cores), measure each node's
+    /// busy time for 30 ms, then split the group over a second core if that promises a clear
+    /// gain once the traffic between the cores is counted. Cheap nodes (copies, conversions)
+    /// stay on one thread; two heavy filters in a row get a core each.
+    #[default]
+    Auto,
+    /// One thread per node: the Computational Process Network model. Best when nodes block on
+    /// devices or files, or when there are at least as many cores as nodes.
+    ThreadPerNode,
+    /// This many threads, the nodes split into contiguous groups of nearly equal weight (ports
+    /// per node, a proxy for memory traffic).
+    Pooled(usize),
+}
+
+/// How to run a graph on threads.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Threads to run the nodes on. `None` (the default) gives each node its own thread, the
-    /// Computational Process Network model. `Some(n)` runs the nodes, in the order they were
-    /// added, as `n` contiguous groups, each on one thread that works its nodes in turn: no
-    /// context switch between the nodes of a group, and a chunk of items passes through the
-    /// whole group while it is still in cache. On a machine with few cores and a long chain,
-    /// one group per core is much faster. A pooled thread that cannot move blocks on one queue
-    /// at a time (preferring one shared with another thread), re-checking its other nodes at
-    /// least every 50 ms: best for pipelines, while graphs whose groups have several external
-    /// inputs react faster with a thread per node.
-    pub threads: Option<usize>,
+    /// Which threads run which nodes (adaptive by default).
+    pub scheduler: Scheduler,
     /// Pin thread `i` to the `i % n`-th of the `n` CPUs the process may run on (its affinity
     /// mask: `taskset` and cpusets are respected).
     pub pin_cores: bool,
@@ -39,7 +51,7 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
-            threads: None,
+            scheduler: Scheduler::Auto,
             pin_cores: false,
             realtime_priority: None,
             deadlock_timeout: Duration::from_secs(1),
@@ -99,6 +111,18 @@ impl BuiltNode {
             },
             Work::Progress | Work::Done => Ok(false),
         }
+    }
+
+    /// Bytes written so far into the outputs whose readers include a node for which
+    /// `is_peer(graph index)` holds.
+    pub(crate) fn bytes_written_to(&self, is_peer: impl Fn(usize) -> bool) -> u64 {
+        self.outputs
+            .iter()
+            .zip(&self.ports.outputs)
+            .zip(&self.output_peers)
+            .filter(|(_, peers)| peers.iter().any(|&p| is_peer(p)))
+            .map(|((out, spec), _)| out.items_written() * spec.item.size() as u64)
+            .sum()
     }
 
     /// A position that changes whenever the node moves any item.

@@ -83,6 +83,7 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>) -> Result<RunReport, RuntimeError> 
     Ok(RunReport {
         nodes: stats,
         wall: start.elapsed(),
+        threads: 1,
         warnings: Vec::new(),
     })
 }

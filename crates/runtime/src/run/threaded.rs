@@ -1,13 +1,15 @@
-//! Threaded scheduling: one thread per node (the Computational Process Network model, the
-//! default) or a pool of a few threads, each running a contiguous group of nodes in turn. Both
-//! are the same loop: a thread calls `work` on each live node of its group in order, and when a
-//! whole pass moves nothing it blocks on one node's firing rule (preferring a queue shared with
-//! another thread, where the missing items or room must come from). A thread of several nodes
-//! blocks for at most one slice before it looks at its whole group again. A watchdog turns an
-//! artificial deadlock into an error naming the queues involved; the end of the run is an event
-//! (the last thread to finish wakes the caller), not a poll.
+//! Threaded scheduling. Every thread runs a contiguous group of nodes (in the order they were
+//! added) in turn: it calls `work` on each live node of its group, and when a whole pass moves
+//! nothing it blocks on one node's firing rule (preferring a queue shared with another thread,
+//! where the missing items or room must come from). One node per thread is the Computational
+//! Process Network model; a few threads with several nodes each keep chunks of items in cache.
+//! The default ([`Scheduler::Auto`]) starts with one thread and splits its group over more
+//! cores only where measurements say it pays (`auto.rs`). A watchdog turns an artificial
+//! deadlock into an error naming the queues involved; the end of the run is an event (the last
+//! thread to finish wakes the caller), not a poll.
 
-use super::{RunOptions, SpinGuard};
+use super::auto::{best_split, CALIBRATION};
+use super::{RunOptions, Scheduler, SpinGuard};
 use crate::graph::BuiltNode;
 use crate::node::Work;
 use crate::os;
@@ -16,6 +18,7 @@ use crate::RuntimeError;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 const RUNNING: u8 = 0;
@@ -49,17 +52,43 @@ const SPIN_WINDOW: Duration = Duration::from_micros(50);
 const WATCH_TICK: Duration = Duration::from_millis(20);
 
 /// What each thread publishes for the watchdog. Each thread writes only its own entry.
-#[derive(Default)]
-struct NodeState {
+struct ThreadState {
     state: AtomicU8,
-    /// Count of work calls that made progress.
+    /// Count of passes that made progress.
     progress: AtomicU64,
 }
 
+/// A node with what its thread keeps about it.
+pub(crate) struct Member {
+    /// The node's index in the graph.
+    index: usize,
+    node: BuiltNode,
+    stats: NodeStats,
+    done: bool,
+    spin: SpinGuard,
+}
+
+impl Member {
+    fn new(index: usize, node: BuiltNode) -> Self {
+        Member {
+            index,
+            stats: NodeStats {
+                name: node.name.clone(),
+                ..NodeStats::default()
+            },
+            node,
+            done: false,
+            spin: SpinGuard::default(),
+        }
+    }
+}
+
+type GroupHandle = (Vec<(usize, String)>, JoinHandle<Vec<(usize, NodeStats)>>);
+
 struct Control {
     stop: AtomicBool,
-    /// One entry per thread.
-    nodes: Vec<CachePadded<NodeState>>,
+    /// One entry per thread that may run (started or not yet).
+    threads: Vec<CachePadded<ThreadState>>,
     /// What each blocked thread waits for (written only on the slow path, when it blocks).
     waits: Mutex<Vec<String>>,
     error: Mutex<Option<RuntimeError>>,
@@ -67,8 +96,16 @@ struct Control {
     running: AtomicUsize,
     finished_lock: Mutex<()>,
     finished: Condvar,
+    /// Every thread started, for the caller to join.
+    handles: Mutex<Vec<GroupHandle>>,
     /// Whether every thread has a CPU of its own, so that spinning before parking is cheap.
     spare_cores: bool,
+    /// Where thread `unit` is pinned (empty: not pinned) and the real-time priority asked for.
+    cpus: Vec<usize>,
+    priority: Option<i32>,
+    warnings: Mutex<Vec<String>>,
+    /// Under [`Scheduler::Auto`], when thread 0 decides whether to split its group.
+    decide_at: Option<Instant>,
 }
 
 impl Control {
@@ -82,7 +119,7 @@ impl Control {
 
     /// Marks thread `unit` done and wakes the caller if it was the last.
     fn thread_done(&self, unit: usize) {
-        self.nodes[unit].state.store(DONE, Ordering::Release);
+        self.threads[unit].state.store(DONE, Ordering::Release);
         if self.running.fetch_sub(1, Ordering::AcqRel) == 1 {
             let _guard = self
                 .finished_lock
@@ -106,68 +143,97 @@ impl Drop for DoneGuard<'_> {
     }
 }
 
-/// Runs `nodes` on `threads` threads (`None`: one per node), each taking a contiguous group.
+/// Starts thread `unit` on `group`. Counted as running before it starts, so that the caller
+/// never sees zero running threads while a split is handing nodes over.
+fn spawn_group(ctl: &Arc<Control>, unit: usize, group: Vec<Member>) {
+    ctl.threads[unit].state.store(RUNNING, Ordering::Release);
+    ctl.running.fetch_add(1, Ordering::AcqRel);
+    let names: Vec<(usize, String)> = group
+        .iter()
+        .map(|m| (m.index, m.node.name.clone()))
+        .collect();
+    let thread_name: String = names[0].1.chars().take(15).collect();
+    let unit_ctl = Arc::clone(ctl);
+    let spawned = std::thread::Builder::new()
+        .name(thread_name)
+        .spawn(move || {
+            let ctl = unit_ctl;
+            let _done = DoneGuard { ctl: &ctl, unit };
+            let pin = (!ctl.cpus.is_empty()).then(|| ctl.cpus[unit % ctl.cpus.len()]);
+            let mut notes = os::configure_current_thread(pin, ctl.priority);
+            if !notes.is_empty() {
+                let mut w = ctl.warnings.lock().unwrap_or_else(PoisonError::into_inner);
+                w.append(&mut notes);
+            }
+            group_loop(unit, group, &ctl)
+        });
+    match spawned {
+        Ok(h) => ctl
+            .handles
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((names, h)),
+        Err(e) => {
+            ctl.fail(RuntimeError::Spawn {
+                node: names[0].1.clone(),
+                message: e.to_string(),
+            });
+            ctl.thread_done(unit);
+        }
+    }
+}
+
+/// Runs `nodes` as `opts.scheduler` says and waits for the end.
 pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport, RuntimeError> {
     let start = Instant::now();
     let count = nodes.len();
-    let groups = split_groups(nodes, opts.threads.unwrap_or(count));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (groups, max_threads) = match opts.scheduler {
+        Scheduler::ThreadPerNode => (split_groups(nodes, count), count),
+        Scheduler::Pooled(n) => {
+            let groups = split_groups(nodes, n);
+            let len = groups.len();
+            (groups, len)
+        }
+        Scheduler::Auto => (split_groups(nodes, 1), cores.min(count).max(1)),
+    };
+    let auto = opts.scheduler == Scheduler::Auto && max_threads > 1;
     let ctl = Arc::new(Control {
         stop: AtomicBool::new(false),
-        nodes: (0..groups.len()).map(|_| Default::default()).collect(),
-        waits: Mutex::new(vec![String::new(); groups.len()]),
+        threads: (0..max_threads.max(groups.len()))
+            .map(|_| {
+                CachePadded::new(ThreadState {
+                    state: AtomicU8::new(DONE),
+                    progress: AtomicU64::new(0),
+                })
+            })
+            .collect(),
+        waits: Mutex::new(vec![String::new(); max_threads.max(groups.len())]),
         error: Mutex::new(None),
-        running: AtomicUsize::new(groups.len()),
+        running: AtomicUsize::new(0),
         finished_lock: Mutex::new(()),
         finished: Condvar::new(),
-        spare_cores: groups.len() <= std::thread::available_parallelism().map_or(1, |n| n.get()),
+        handles: Mutex::new(Vec::new()),
+        spare_cores: max_threads <= cores,
+        cpus: if opts.pin_cores {
+            os::allowed_cpus()
+        } else {
+            Vec::new()
+        },
+        priority: opts.realtime_priority,
+        warnings: Mutex::new(Vec::new()),
+        decide_at: auto.then(|| Instant::now() + CALIBRATION),
     });
-    let cpus = if opts.pin_cores {
-        os::allowed_cpus()
-    } else {
-        Vec::new()
-    };
-    let warnings = Arc::new(Mutex::new(Vec::<String>::new()));
-    let mut handles = Vec::with_capacity(groups.len());
-    let mut groups = groups.into_iter().enumerate();
-    while let Some((unit, group)) = groups.next() {
-        let unit_ctl = Arc::clone(&ctl);
-        let warnings = Arc::clone(&warnings);
-        let names: Vec<(usize, String)> = group.iter().map(|(i, n)| (*i, n.name.clone())).collect();
-        let pin = (!cpus.is_empty()).then(|| cpus[unit % cpus.len()]);
-        let priority = opts.realtime_priority;
-        let thread_name: String = names[0].1.chars().take(15).collect();
-        let spawned = std::thread::Builder::new()
-            .name(thread_name)
-            .spawn(move || {
-                let _done = DoneGuard {
-                    ctl: &unit_ctl,
-                    unit,
-                };
-                let mut notes = os::configure_current_thread(pin, priority);
-                if !notes.is_empty() {
-                    let mut w = warnings.lock().unwrap_or_else(PoisonError::into_inner);
-                    w.append(&mut notes);
-                }
-                group_loop(unit, group, &unit_ctl)
-            });
-        match spawned {
-            Ok(h) => handles.push((names, h)),
-            Err(e) => {
-                ctl.fail(RuntimeError::Spawn {
-                    node: names[0].1.clone(),
-                    message: e.to_string(),
-                });
-                // This group and the ones never started count as finished.
-                ctl.thread_done(unit);
-                for (rest, _) in groups.by_ref() {
-                    ctl.thread_done(rest);
-                }
-                break;
-            }
+    for (unit, group) in groups.into_iter().enumerate() {
+        spawn_group(&ctl, unit, group);
+        if ctl.stop.load(Ordering::Acquire) {
+            break;
         }
     }
     watch(&ctl, opts.deadlock_timeout);
     let mut stats: Vec<Option<NodeStats>> = vec![None; count];
+    let handles = std::mem::take(&mut *ctl.handles.lock().unwrap_or_else(PoisonError::into_inner));
+    let threads = handles.len();
     for (names, h) in handles {
         match h.join() {
             Ok(group_stats) => {
@@ -182,7 +248,7 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
                     message: super::panic_message(panic.as_ref()),
                 });
                 for (i, name) in names {
-                    stats[i] = Some(NodeStats {
+                    stats[i].get_or_insert(NodeStats {
                         name,
                         ..NodeStats::default()
                     });
@@ -198,10 +264,12 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
     {
         return Err(err);
     }
-    let warnings = std::mem::take(&mut *warnings.lock().unwrap_or_else(PoisonError::into_inner));
+    let warnings =
+        std::mem::take(&mut *ctl.warnings.lock().unwrap_or_else(PoisonError::into_inner));
     Ok(RunReport {
         nodes: stats.into_iter().flatten().collect(),
         wall: start.elapsed(),
+        threads,
         warnings,
     })
 }
@@ -210,19 +278,19 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
 /// of nearly equal weight; each node keeps its index in the graph. A node weighs its number of
 /// ports: every port is a stream it reads or writes, so this tracks the memory traffic per
 /// item (a copy weighs 2, a source or sink 1) without knowing what the node computes.
-fn split_groups(nodes: Vec<BuiltNode>, threads: usize) -> Vec<Vec<(usize, BuiltNode)>> {
+fn split_groups(nodes: Vec<BuiltNode>, threads: usize) -> Vec<Vec<Member>> {
     let weights: Vec<usize> = nodes
         .iter()
         .map(|n| (n.inputs.len() + n.outputs.len()).max(1))
         .collect();
     let total: usize = weights.iter().sum();
     let threads = threads.clamp(1, nodes.len().max(1));
-    let mut groups: Vec<Vec<(usize, BuiltNode)>> = (0..threads).map(|_| Vec::new()).collect();
+    let mut groups: Vec<Vec<Member>> = (0..threads).map(|_| Vec::new()).collect();
     let mut before = 0;
     for (i, (node, w)) in nodes.into_iter().zip(weights).enumerate() {
         // The group whose share of the total weight holds this node's midpoint.
         let group = ((2 * before + w) * threads / (2 * total.max(1))).min(threads - 1);
-        groups[group].push((i, node));
+        groups[group].push(Member::new(i, node));
         before += w;
     }
     groups.retain(|g| !g.is_empty());
@@ -257,7 +325,7 @@ fn watch(ctl: &Control, timeout: Duration) {
         let mut live = 0;
         let mut blocked = 0;
         let mut progress = 0u64;
-        for n in &ctl.nodes {
+        for n in &ctl.threads {
             match n.state.load(Ordering::Acquire) {
                 DONE => {}
                 s => {
@@ -277,7 +345,7 @@ fn watch(ctl: &Control, timeout: Duration) {
                     let waits = ctl.waits.lock().unwrap_or_else(PoisonError::into_inner);
                     let described: Vec<&str> = waits
                         .iter()
-                        .zip(&ctl.nodes)
+                        .zip(&ctl.threads)
                         .filter(|(_, n)| n.state.load(Ordering::Acquire) == BLOCKED)
                         .map(|(w, _)| w.as_str())
                         .collect();
@@ -293,28 +361,54 @@ fn watch(ctl: &Control, timeout: Duration) {
     }
 }
 
-/// One thread's loop over its group: work each live node in turn; when a whole pass moves
-/// nothing, block on one node's firing rule. A group of one node is the CPN thread of that node.
-fn group_loop(
+/// What a pass over the group ended with.
+enum Pass {
+    /// Every node is done, or the graph stops.
+    Finished,
+    /// Hand the nodes from this index on to a new thread (the default scheduler's decision).
+    Split(usize),
+}
+
+/// One thread's life: run its group; under the default scheduler, thread 0 may hand the tail of
+/// its group to a new thread once, after the calibration.
+fn group_loop(unit: usize, mut group: Vec<Member>, ctl: &Arc<Control>) -> Vec<(usize, NodeStats)> {
+    let start = Instant::now();
+    let mut decide_at = if unit == 0 { ctl.decide_at } else { None };
+    loop {
+        match run_group(unit, &mut group, ctl, &mut decide_at, start) {
+            Pass::Finished => break,
+            Pass::Split(at) => {
+                let tail = group.split_off(at);
+                spawn_group(ctl, 1, tail);
+            }
+        }
+    }
+    // Ending every node ends its output streams and detaches its inputs, which releases the
+    // peers of a node that failed: downstream sees end of stream, upstream a closed output.
+    for m in group.iter_mut() {
+        if !m.done {
+            m.node.finish(&mut m.stats);
+        }
+    }
+    group.into_iter().map(|m| (m.index, m.stats)).collect()
+}
+
+/// Works the group's live nodes in turn until they are all done, the graph stops, or (once
+/// `decide_at` passes) the calibration says to split; when a whole pass moves nothing, blocks on
+/// one node's firing rule. A group of one node is the CPN thread of that node.
+fn run_group(
     unit: usize,
-    mut group: Vec<(usize, BuiltNode)>,
+    group: &mut [Member],
     ctl: &Control,
-) -> Vec<(usize, NodeStats)> {
-    let me = &ctl.nodes[unit];
-    let members: Vec<usize> = group.iter().map(|(i, _)| *i).collect();
+    decide_at: &mut Option<Instant>,
+    start: Instant,
+) -> Pass {
+    let me = &ctl.threads[unit];
+    let members: Vec<usize> = group.iter().map(|m| m.index).collect();
     let pooled = group.len() > 1;
-    let mut stats: Vec<NodeStats> = group
-        .iter()
-        .map(|(_, n)| NodeStats {
-            name: n.name.clone(),
-            ..NodeStats::default()
-        })
-        .collect();
-    let mut spin: Vec<SpinGuard> = group.iter().map(|_| SpinGuard::default()).collect();
     let mut needs: Vec<(usize, Work)> = Vec::with_capacity(group.len());
-    let mut done = vec![false; group.len()];
     let mut tags = Vec::new();
-    let mut progress = 0u64;
+    let mut progress = me.progress.load(Ordering::Relaxed);
     let mut slice = if pooled {
         FIRST_POOLED_SLICE
     } else {
@@ -328,15 +422,15 @@ fn group_loop(
         let mut blocked_on: Option<(usize, Work)> = None;
         let mut blocked_external = false;
         needs.clear();
-        for (k, (_, node)) in group.iter_mut().enumerate() {
-            if done[k] {
+        for (k, m) in group.iter_mut().enumerate() {
+            if m.done {
                 continue;
             }
             live += 1;
             let t0 = Instant::now();
-            let outcome = node.step(&mut tags);
-            stats[k].busy += t0.elapsed();
-            stats[k].work_calls += 1;
+            let outcome = m.node.step(&mut tags);
+            m.stats.busy += t0.elapsed();
+            m.stats.work_calls += 1;
             let work = match outcome {
                 Ok(work) => work,
                 Err(err) => {
@@ -347,16 +441,16 @@ fn group_loop(
             match work {
                 Work::Progress => {
                     moved = true;
-                    spin[k].reset();
+                    m.spin.reset();
                 }
                 Work::Done => {
                     moved = true;
-                    done[k] = true;
-                    node.finish(&mut stats[k]);
+                    m.done = true;
+                    m.node.finish(&mut m.stats);
                 }
                 Work::NeedInput { .. } | Work::NeedOutput { .. } => {
                     needs.push((k, work));
-                    let external = node.waits_outside(work, &members);
+                    let external = m.node.waits_outside(work, &members);
                     if blocked_on.is_none() || (external && !blocked_external) {
                         blocked_on = Some((k, work));
                         blocked_external = external;
@@ -374,6 +468,12 @@ fn group_loop(
                 me.state.store(RUNNING, Ordering::Release);
                 slice = FIRST_POOLED_SLICE;
             }
+            if decide_at.is_some_and(|at| Instant::now() >= at) {
+                *decide_at = None;
+                if let Some(at) = split_point(group, start.elapsed()) {
+                    return Pass::Split(at);
+                }
+            }
             continue;
         }
         let Some((k, work)) = blocked_on else {
@@ -383,7 +483,8 @@ fn group_loop(
         // moved, a node that ignores what it is given: the guard reports it).
         let mut any_met = false;
         for &(n, need) in &needs {
-            match spin[n].check(&mut group[n].1, need) {
+            let m = &mut group[n];
+            match m.spin.check(&mut m.node, need) {
                 Ok(met) => any_met |= met,
                 Err(err) => {
                     ctl.fail(err);
@@ -391,50 +492,73 @@ fn group_loop(
                 }
             }
         }
-        if any_met || (ctl.spare_cores && spin_until_a_need_is_met(&mut group, &needs)) {
+        if any_met || (ctl.spare_cores && spin_until_a_need_is_met(group, &needs)) {
             continue;
         }
         let t1 = Instant::now();
-        let result = wait(&mut group[k].1, work, unit, ctl, pooled.then_some(slice));
+        let result = wait(&mut group[k].node, work, unit, ctl, pooled.then_some(slice));
         slice = (slice * 2).min(WAIT_SLICE);
-        stats[k].waiting += t1.elapsed();
+        group[k].stats.waiting += t1.elapsed();
+        if pooled && matches!(result, Ok(false)) && me.state.load(Ordering::Relaxed) != BLOCKED {
+            // Tell the watchdog what every node of the group waits for.
+            let described: Vec<String> = needs
+                .iter()
+                .map(|&(n, need)| group[n].node.describe_wait(need))
+                .collect();
+            ctl.waits.lock().unwrap_or_else(PoisonError::into_inner)[unit] = described.join("; ");
+            me.state.store(BLOCKED, Ordering::Release);
+        }
+        let m = &mut group[k];
         if let Err(source) = result {
             if super::is_normal_end(&source) {
-                done[k] = true;
-                group[k].1.finish(&mut stats[k]);
+                m.done = true;
+                m.node.finish(&mut m.stats);
             } else {
                 ctl.fail(RuntimeError::NodeFailed {
-                    node: group[k].1.name.clone(),
+                    node: m.node.name.clone(),
                     source,
                 });
                 break;
             }
         }
     }
-    // Ending every node ends its output streams and detaches its inputs, which releases the
-    // peers of a node that failed: downstream sees end of stream, upstream a closed output.
-    for (k, (_, node)) in group.iter_mut().enumerate() {
-        if !done[k] {
-            node.finish(&mut stats[k]);
-        }
-    }
-    members.into_iter().zip(stats).collect()
+    Pass::Finished
+}
+
+/// The default scheduler's decision for a group that ran alone for `elapsed`: where to split it
+/// in two, if the cost model in `auto.rs` says it pays. Nodes already done count as idle.
+fn split_point(group: &[Member], elapsed: Duration) -> Option<usize> {
+    let busy: Vec<f64> = group.iter().map(|m| m.stats.busy.as_secs_f64()).collect();
+    // Bytes written so far by nodes before each cut into nodes after it.
+    let position: Vec<usize> = group.iter().map(|m| m.index).collect();
+    let crossing: Vec<f64> = (0..group.len())
+        .map(|cut| {
+            group[..cut]
+                .iter()
+                .map(|m| {
+                    m.node
+                        .bytes_written_to(|peer| position[cut..].contains(&peer))
+                })
+                .sum::<u64>() as f64
+        })
+        .collect();
+    best_split(&busy, &crossing, elapsed.as_secs_f64())
 }
 
 /// Looks at the group's unmet needs for up to [`SPIN_WINDOW`] without a system call; true as
 /// soon as one of them is met.
-fn spin_until_a_need_is_met(group: &mut [(usize, BuiltNode)], needs: &[(usize, Work)]) -> bool {
+fn spin_until_a_need_is_met(group: &mut [Member], needs: &[(usize, Work)]) -> bool {
     let start = Instant::now();
     let mut round = 0u32;
     loop {
         for &(k, work) in needs {
-            if group[k].1.need_met(work).unwrap_or(true) {
+            if group[k].node.need_met(work).unwrap_or(true) {
                 return true;
             }
         }
         round += 1;
         // Reading the clock costs more than a look at the queues: every 16 rounds is enough.
-        if round % 16 == 0 && start.elapsed() >= SPIN_WINDOW {
+        if round.is_multiple_of(16) && start.elapsed() >= SPIN_WINDOW {
             return false;
         }
         std::hint::spin_loop();
@@ -466,20 +590,21 @@ fn wait_for_batch(node: &mut BuiltNode, work: Work) -> Result<bool, crate::NodeE
     })
 }
 
-/// Blocks until the node's firing rule can be met, the graph stops, or the queue fails. Waits
-/// longer than one slice mark the thread blocked for the watchdog. A thread of several nodes
-/// passes `pooled_slice`: it waits at most that long, then returns to look at its whole group,
-/// since another of its nodes may be able to move meanwhile.
+/// Blocks until the node's firing rule can be met, the graph stops, or the queue fails; true if
+/// it can be met. Waits longer than one slice mark the thread blocked for the watchdog. A thread
+/// of several nodes passes `pooled_slice`: it waits at most that long and returns (false if the
+/// need is still unmet) to look at its whole group, since another of its nodes may be able to
+/// move meanwhile; it tells the watchdog itself what its nodes wait for.
 fn wait(
     node: &mut BuiltNode,
     work: Work,
     index: usize,
     ctl: &Control,
     pooled_slice: Option<Duration>,
-) -> Result<(), crate::NodeError> {
-    let me = &ctl.nodes[index];
+) -> Result<bool, crate::NodeError> {
+    let me = &ctl.threads[index];
     if wait_for_batch(node, work)? {
-        return Ok(());
+        return Ok(true);
     }
     let mut announced = false;
     loop {
@@ -513,7 +638,13 @@ fn wait(
             Work::Progress | Work::Done => true,
         };
         if ready || ctl.stop.load(Ordering::Acquire) {
-            break;
+            if announced {
+                me.state.store(RUNNING, Ordering::Release);
+            }
+            return Ok(ready);
+        }
+        if pooled_slice.is_some() {
+            return Ok(false);
         }
         if !announced {
             // Only waits longer than one slice are reported to the watchdog.
@@ -522,13 +653,5 @@ fn wait(
             me.state.store(BLOCKED, Ordering::Release);
             announced = true;
         }
-        if pooled_slice.is_some() {
-            // Stay marked blocked: if the group moves, its progress count tells the watchdog.
-            return Ok(());
-        }
     }
-    if announced {
-        me.state.store(RUNNING, Ordering::Release);
-    }
-    Ok(())
 }

@@ -29,6 +29,9 @@ pub struct RunReport {
     pub wall: Duration,
     /// Threads that ran the nodes (under the default scheduler: 1, or 2 after a split).
     pub threads: usize,
+    /// How the nodes were scheduled, in words (the default scheduler's decision and the
+    /// measurement behind it).
+    pub scheduling: String,
     /// Things the user should know that did not stop the run (for example a real-time priority
     /// the OS refused).
     pub warnings: Vec<String>,
@@ -87,6 +90,7 @@ impl RunReport {
             self.threads,
             if self.threads == 1 { "" } else { "s" }
         );
+        let _ = writeln!(out, "scheduling: {}", self.scheduling);
         out
     }
 }

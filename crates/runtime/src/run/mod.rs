@@ -18,10 +18,11 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scheduler {
     /// The default: start with every node on one thread (chunks of items pass through the whole
-    /// chain while they are in cache, and no item crosses between cores), measure each node's
-    /// busy time for 30 ms, then split the group over a second core if that promises a clear
-    /// gain once the traffic between the cores is counted. Cheap nodes (copies, conversions)
-    /// stay on one thread; two heavy filters in a row get a core each.
+    /// chain while they are in cache, and no item crosses between cores); after a 30 ms warm-up,
+    /// measure each node's busy time for 30 ms, then split the group over a second core if that
+    /// promises a clear gain once the traffic between the cores is counted (both threads are
+    /// then pinned to CPUs of their own). Cheap nodes (copies, conversions) stay on one thread;
+    /// long chains and heavy filters get a core per half.
     #[default]
     Auto,
     /// One thread per node: the Computational Process Network model. Best when nodes block on
@@ -123,6 +124,22 @@ impl BuiltNode {
             .filter(|(_, peers)| peers.iter().any(|&p| is_peer(p)))
             .map(|((out, spec), _)| out.items_written() * spec.item.size() as u64)
             .sum()
+    }
+
+    /// Whether the need can be met with a batch of half its queue (see [`batch`]) right now.
+    pub(crate) fn need_met_in_batch(&mut self, work: Work) -> Result<bool, QueueError> {
+        let batched = match work {
+            Work::NeedInput { port, items } => Work::NeedInput {
+                port,
+                items: batch(items, self.inputs.get(port).map_or(0, |q| q.capacity())),
+            },
+            Work::NeedOutput { port, items } => Work::NeedOutput {
+                port,
+                items: batch(items, self.outputs.get(port).map_or(0, |q| q.capacity())),
+            },
+            other => other,
+        };
+        self.need_met(batched)
     }
 
     /// A position that changes whenever the node moves any item.
@@ -245,6 +262,12 @@ impl BuiltNode {
         self.outputs.clear();
         self.inputs.clear();
     }
+}
+
+/// What a blocked node waits for first: half its queue, or its need if that is more. Waking
+/// once per half queue instead of once per item keeps threads streaming in large chunks.
+pub(crate) fn batch(items: usize, capacity: usize) -> usize {
+    items.max(capacity / 2)
 }
 
 /// Spin detection for one node: remembers that its last need was already met when the

@@ -84,6 +84,7 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>) -> Result<RunReport, RuntimeError> 
         nodes: stats,
         wall: start.elapsed(),
         threads: 1,
+        scheduling: "stepped on the calling thread".to_string(),
         warnings: Vec::new(),
     })
 }

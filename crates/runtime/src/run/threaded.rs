@@ -8,7 +8,7 @@
 //! deadlock into an error naming the queues involved; the end of the run is an event (the last
 //! thread to finish wakes the caller), not a poll.
 
-use super::auto::{best_split, CALIBRATION};
+use super::auto::{decide, CALIBRATION};
 use super::{RunOptions, Scheduler, SpinGuard};
 use crate::graph::BuiltNode;
 use crate::node::Work;
@@ -41,12 +41,11 @@ const FIRST_POOLED_SLICE: Duration = Duration::from_micros(100);
 /// provide that much (a join, a feedback loop) loses at most this long per wait.
 const BATCH_WAIT: Duration = Duration::from_micros(200);
 
-/// A pooled thread that has a core to itself (no more threads than CPUs) looks at its group's
-/// needs for up to this long, without a system call, before it parks: its peers are running on
-/// other cores and usually provide within microseconds, and a futex hand-off costs more than
-/// that (on the 2-core development machine a 1-stage copy chain on two pooled threads spent
-/// half its time in context switches without it).
-const SPIN_WINDOW: Duration = Duration::from_micros(50);
+/// A thread pinned to a CPU of its own looks at its group's needs for up to this long, without
+/// a system call, before it parks: its peers run on other CPUs and usually provide within
+/// microseconds, while waking a parked thread on this VM takes about 100 µs (a 10-stage copy
+/// chain on two threads spent half its time waiting in futex hand-offs without it).
+const SPIN_WINDOW: Duration = Duration::from_micros(500);
 
 /// How often the watchdog looks for a deadlock while the graph runs.
 const WATCH_TICK: Duration = Duration::from_millis(20);
@@ -66,6 +65,8 @@ pub(crate) struct Member {
     stats: NodeStats,
     done: bool,
     spin: SpinGuard,
+    /// CPU time spent in `work` while the default scheduler measures (see `Calibration`).
+    cpu: Duration,
 }
 
 impl Member {
@@ -79,6 +80,7 @@ impl Member {
             node,
             done: false,
             spin: SpinGuard::default(),
+            cpu: Duration::ZERO,
         }
     }
 }
@@ -98,14 +100,20 @@ struct Control {
     finished: Condvar,
     /// Every thread started, for the caller to join.
     handles: Mutex<Vec<GroupHandle>>,
-    /// Whether every thread has a CPU of its own, so that spinning before parking is cheap.
-    spare_cores: bool,
-    /// Where thread `unit` is pinned (empty: not pinned) and the real-time priority asked for.
+    /// Whether threads spin on their group's needs before parking: only when every thread is
+    /// pinned to a CPU of its own. (Unpinned, Linux may run two threads on one CPU, and then a
+    /// spinning thread keeps its peer off the CPU: a 10-stage chain on two unpinned spinning
+    /// threads took 6 s instead of 0.14 s.)
+    spin: AtomicBool,
+    /// The CPUs threads are pinned to, thread `unit` on `cpus[unit % len]` (empty: none), and
+    /// the real-time priority asked for.
     cpus: Vec<usize>,
     priority: Option<i32>,
     warnings: Mutex<Vec<String>>,
-    /// Under [`Scheduler::Auto`], when thread 0 decides whether to split its group.
-    decide_at: Option<Instant>,
+    /// Whether thread 0 measures its group and may split it ([`Scheduler::Auto`]).
+    auto: bool,
+    /// How the nodes were scheduled, in words, for the run report.
+    scheduling: Mutex<String>,
 }
 
 impl Control {
@@ -145,7 +153,7 @@ impl Drop for DoneGuard<'_> {
 
 /// Starts thread `unit` on `group`. Counted as running before it starts, so that the caller
 /// never sees zero running threads while a split is handing nodes over.
-fn spawn_group(ctl: &Arc<Control>, unit: usize, group: Vec<Member>) {
+fn spawn_group(ctl: &Arc<Control>, unit: usize, group: Vec<Member>, pin: bool) {
     ctl.threads[unit].state.store(RUNNING, Ordering::Release);
     ctl.running.fetch_add(1, Ordering::AcqRel);
     let names: Vec<(usize, String)> = group
@@ -159,7 +167,7 @@ fn spawn_group(ctl: &Arc<Control>, unit: usize, group: Vec<Member>) {
         .spawn(move || {
             let ctl = unit_ctl;
             let _done = DoneGuard { ctl: &ctl, unit };
-            let pin = (!ctl.cpus.is_empty()).then(|| ctl.cpus[unit % ctl.cpus.len()]);
+            let pin = (pin && !ctl.cpus.is_empty()).then(|| ctl.cpus[unit % ctl.cpus.len()]);
             let mut notes = os::configure_current_thread(pin, ctl.priority);
             if !notes.is_empty() {
                 let mut w = ctl.warnings.lock().unwrap_or_else(PoisonError::into_inner);
@@ -214,18 +222,26 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
         finished_lock: Mutex::new(()),
         finished: Condvar::new(),
         handles: Mutex::new(Vec::new()),
-        spare_cores: max_threads <= cores,
-        cpus: if opts.pin_cores {
+        spin: AtomicBool::new(opts.pin_cores && max_threads <= cores),
+        cpus: if opts.pin_cores || auto {
             os::allowed_cpus()
         } else {
             Vec::new()
         },
         priority: opts.realtime_priority,
         warnings: Mutex::new(Vec::new()),
-        decide_at: auto.then(|| Instant::now() + CALIBRATION),
+        auto,
+        scheduling: Mutex::new(match opts.scheduler {
+            Scheduler::ThreadPerNode => "one thread per node".to_string(),
+            Scheduler::Pooled(n) => format!("{n} pooled threads"),
+            Scheduler::Auto if auto => {
+                "one thread (the run ended before the measurement)".to_string()
+            }
+            Scheduler::Auto => "one thread (one CPU or one node)".to_string(),
+        }),
     });
     for (unit, group) in groups.into_iter().enumerate() {
-        spawn_group(&ctl, unit, group);
+        spawn_group(&ctl, unit, group, opts.pin_cores);
         if ctl.stop.load(Ordering::Acquire) {
             break;
         }
@@ -266,10 +282,17 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
     }
     let warnings =
         std::mem::take(&mut *ctl.warnings.lock().unwrap_or_else(PoisonError::into_inner));
+    let scheduling = std::mem::take(
+        &mut *ctl
+            .scheduling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    );
     Ok(RunReport {
         nodes: stats.into_iter().flatten().collect(),
         wall: start.elapsed(),
         threads,
+        scheduling,
         warnings,
     })
 }
@@ -372,14 +395,23 @@ enum Pass {
 /// One thread's life: run its group; under the default scheduler, thread 0 may hand the tail of
 /// its group to a new thread once, after the calibration.
 fn group_loop(unit: usize, mut group: Vec<Member>, ctl: &Arc<Control>) -> Vec<(usize, NodeStats)> {
-    let start = Instant::now();
-    let mut decide_at = if unit == 0 { ctl.decide_at } else { None };
+    let mut calibration = (unit == 0 && ctl.auto).then(Calibration::new);
     loop {
-        match run_group(unit, &mut group, ctl, &mut decide_at, start) {
+        match run_group(unit, &mut group, ctl, &mut calibration) {
             Pass::Finished => break,
             Pass::Split(at) => {
+                // Each half gets a CPU of its own, so that both run at once and may spin.
+                if ctl.cpus.len() >= 2 {
+                    for note in os::configure_current_thread(Some(ctl.cpus[0]), None) {
+                        ctl.warnings
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .push(note);
+                    }
+                    ctl.spin.store(true, Ordering::Release);
+                }
                 let tail = group.split_off(at);
-                spawn_group(ctl, 1, tail);
+                spawn_group(ctl, 1, tail, true);
             }
         }
     }
@@ -393,15 +425,14 @@ fn group_loop(unit: usize, mut group: Vec<Member>, ctl: &Arc<Control>) -> Vec<(u
     group.into_iter().map(|m| (m.index, m.stats)).collect()
 }
 
-/// Works the group's live nodes in turn until they are all done, the graph stops, or (once
-/// `decide_at` passes) the calibration says to split; when a whole pass moves nothing, blocks on
+/// Works the group's live nodes in turn until they are all done, the graph stops, or the
+/// `calibration` says to split; when a whole pass moves nothing, blocks on
 /// one node's firing rule. A group of one node is the CPN thread of that node.
 fn run_group(
     unit: usize,
     group: &mut [Member],
     ctl: &Control,
-    decide_at: &mut Option<Instant>,
-    start: Instant,
+    calibration: &mut Option<Calibration>,
 ) -> Pass {
     let me = &ctl.threads[unit];
     let members: Vec<usize> = group.iter().map(|m| m.index).collect();
@@ -428,8 +459,12 @@ fn run_group(
             }
             live += 1;
             let t0 = Instant::now();
+            let cpu0 = calibration.is_some().then(os::thread_cpu_time);
             let outcome = m.node.step(&mut tags);
             m.stats.busy += t0.elapsed();
+            if let Some(cpu0) = cpu0 {
+                m.cpu += os::thread_cpu_time().saturating_sub(cpu0);
+            }
             m.stats.work_calls += 1;
             let work = match outcome {
                 Ok(work) => work,
@@ -468,9 +503,17 @@ fn run_group(
                 me.state.store(RUNNING, Ordering::Release);
                 slice = FIRST_POOLED_SLICE;
             }
-            if decide_at.is_some_and(|at| Instant::now() >= at) {
-                *decide_at = None;
-                if let Some(at) = split_point(group, start.elapsed()) {
+            if let Some(cal) = calibration.as_mut() {
+                let cut = cal.step(group);
+                if cal.decided {
+                    if let Some(outcome) = cal.outcome.take() {
+                        *ctl.scheduling
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner) = outcome;
+                    }
+                    *calibration = None;
+                }
+                if let Some(at) = cut {
                     return Pass::Split(at);
                 }
             }
@@ -492,7 +535,8 @@ fn run_group(
                 }
             }
         }
-        if any_met || (ctl.spare_cores && spin_until_a_need_is_met(group, &needs)) {
+        if any_met || (ctl.spin.load(Ordering::Relaxed) && spin_until_a_need_is_met(group, &needs))
+        {
             continue;
         }
         let t1 = Instant::now();
@@ -525,13 +569,90 @@ fn run_group(
     Pass::Finished
 }
 
-/// The default scheduler's decision for a group that ran alone for `elapsed`: where to split it
-/// in two, if the cost model in `auto.rs` says it pays. Nodes already done count as idle.
-fn split_point(group: &[Member], elapsed: Duration) -> Option<usize> {
-    let busy: Vec<f64> = group.iter().map(|m| m.stats.busy.as_secs_f64()).collect();
-    // Bytes written so far by nodes before each cut into nodes after it.
+/// The default scheduler's measurement: after a warm-up of [`CALIBRATION`] (first touches of
+/// the queues' pages, caches filling), it records each node's busy time (CPU time of the thread
+/// inside `work`, so that preemption by other processes does not count) and the bytes written
+/// across each possible cut; one more [`CALIBRATION`] later it compares, and decides once.
+struct Calibration {
+    warm_at: Instant,
+    /// The snapshot at the end of the warm-up: when, busy seconds per node, bytes per cut,
+    /// seconds waited.
+    snapshot: Option<(Instant, Vec<f64>, Vec<f64>, f64)>,
+    decided: bool,
+    /// The decision in words, for the run report.
+    outcome: Option<String>,
+}
+
+impl Calibration {
+    fn new() -> Self {
+        Calibration {
+            warm_at: Instant::now() + CALIBRATION,
+            snapshot: None,
+            decided: false,
+            outcome: None,
+        }
+    }
+
+    /// Called after each pass that moved; returns where to split once the decision is made.
+    fn step(&mut self, group: &[Member]) -> Option<usize> {
+        let now = Instant::now();
+        match &self.snapshot {
+            None if now >= self.warm_at => {
+                self.snapshot = Some((
+                    now,
+                    busy_seconds(group),
+                    crossing_bytes(group),
+                    waited_seconds(group),
+                ));
+                None
+            }
+            Some((then, busy0, bytes0, waited0)) if now >= *then + CALIBRATION => {
+                let busy: Vec<f64> = busy_seconds(group)
+                    .iter()
+                    .zip(busy0)
+                    .map(|(b, b0)| b - b0)
+                    .collect();
+                let bytes: Vec<f64> = crossing_bytes(group)
+                    .iter()
+                    .zip(bytes0)
+                    .map(|(b, b0)| b - b0)
+                    .collect();
+                self.decided = true;
+                let elapsed = (now - *then).as_secs_f64();
+                let waited = waited_seconds(group) - waited0;
+                let d = decide(&busy, &bytes, waited, elapsed);
+                self.outcome = Some(match d.cut {
+                    Some(j) => format!(
+                        "split before '{}': {:.1} ms of work in {:.1} ms on one thread, estimated {:.1} ms on two",
+                        group[j].node.name, d.busy * 1e3, elapsed * 1e3, d.estimate * 1e3
+                    ),
+                    None => format!(
+                        "kept on one thread: {:.1} ms of work and {:.1} ms waiting in {:.1} ms, estimated {:.1} ms on two",
+                        d.busy * 1e3, waited * 1e3, elapsed * 1e3, d.estimate * 1e3
+                    ),
+                });
+                d.cut
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Seconds the thread has spent blocked in waits for its nodes.
+fn waited_seconds(group: &[Member]) -> f64 {
+    group.iter().map(|m| m.stats.waiting.as_secs_f64()).sum()
+}
+
+/// CPU seconds each node has spent in `work` while measured.
+fn busy_seconds(group: &[Member]) -> Vec<f64> {
+    group.iter().map(|m| m.cpu.as_secs_f64()).collect()
+}
+
+/// Bytes written so far, for each cut `j` (before node `j`), by the nodes before it into queues
+/// read by nodes after it.
+fn crossing_bytes(group: &[Member]) -> Vec<f64> {
     let position: Vec<usize> = group.iter().map(|m| m.index).collect();
-    let crossing: Vec<f64> = (0..group.len())
+    (0..group.len())
         .map(|cut| {
             group[..cut]
                 .iter()
@@ -541,27 +662,30 @@ fn split_point(group: &[Member], elapsed: Duration) -> Option<usize> {
                 })
                 .sum::<u64>() as f64
         })
-        .collect();
-    best_split(&busy, &crossing, elapsed.as_secs_f64())
+        .collect()
 }
 
 /// Looks at the group's unmet needs for up to [`SPIN_WINDOW`] without a system call; true as
-/// soon as one of them is met.
+/// soon as one of them can be met with a batch (half its queue), or, when the window ends, if
+/// one can be met at all. Waiting for a batch, not for the first free item, is what keeps the
+/// threads streaming in large chunks; looking only every few hundred cycles keeps the spin off
+/// the cache lines the peer thread is writing.
 fn spin_until_a_need_is_met(group: &mut [Member], needs: &[(usize, Work)]) -> bool {
     let start = Instant::now();
-    let mut round = 0u32;
     loop {
         for &(k, work) in needs {
-            if group[k].node.need_met(work).unwrap_or(true) {
+            if group[k].node.need_met_in_batch(work).unwrap_or(true) {
                 return true;
             }
         }
-        round += 1;
-        // Reading the clock costs more than a look at the queues: every 16 rounds is enough.
-        if round.is_multiple_of(16) && start.elapsed() >= SPIN_WINDOW {
-            return false;
+        if start.elapsed() >= SPIN_WINDOW {
+            return needs
+                .iter()
+                .any(|&(k, work)| group[k].node.need_met(work).unwrap_or(true));
         }
-        std::hint::spin_loop();
+        for _ in 0..128 {
+            std::hint::spin_loop();
+        }
     }
 }
 
@@ -569,14 +693,13 @@ fn spin_until_a_need_is_met(group: &mut [Member], needs: &[(usize, Work)]) -> bo
 /// itself); true if that much came.
 fn wait_for_batch(node: &mut BuiltNode, work: Work) -> Result<bool, crate::NodeError> {
     let deadline = Instant::now() + BATCH_WAIT;
-    let batch = |items: usize, capacity: usize| items.max(capacity / 2);
     Ok(match work {
         Work::NeedInput { port, items } => match node.inputs.get_mut(port) {
-            Some(q) => q.wait(batch(items, q.capacity()), deadline)?,
+            Some(q) => q.wait(super::batch(items, q.capacity()), deadline)?,
             None => false,
         },
         Work::NeedOutput { port, items } => match node.outputs.get_mut(port) {
-            Some(q) => match q.wait(batch(items, q.capacity()), deadline) {
+            Some(q) => match q.wait(super::batch(items, q.capacity()), deadline) {
                 Err(sluice_queue::QueueError::NoReaders) => {
                     return Err(crate::NodeError::OutputClosed {
                         port: q.queue().to_string(),

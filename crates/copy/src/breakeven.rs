@@ -124,8 +124,7 @@ impl BreakEven {
                 text: raw.to_string(),
             };
             let mut words = line.split_whitespace();
-            let (Some(name), Some(bytes), None) = (words.next(), words.next(), words.next())
-            else {
+            let (Some(name), Some(bytes), None) = (words.next(), words.next(), words.next()) else {
                 return Err(bad());
             };
             let kind = OpKind::ALL
@@ -152,7 +151,9 @@ impl BreakEven {
 
     /// The table as file text.
     pub fn to_text(&self) -> String {
-        let mut s = String::from("# sluice-copy break-even sizes in bytes (sluice bench copy --calibrate)\n");
+        let mut s = String::from(
+            "# sluice-copy break-even sizes in bytes (sluice bench copy --calibrate)\n",
+        );
         for k in OpKind::ALL {
             let v = self.threshold(k);
             if v == usize::MAX {
@@ -181,7 +182,11 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .ok()
-        .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+        .filter(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        })
         .unwrap_or_else(|| "localhost".to_string())
 }
 

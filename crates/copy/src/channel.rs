@@ -13,6 +13,9 @@ use crate::job::Job;
 use crate::op::{Extents, ItemSize, Op, Pattern, Plane, Segment, Transform};
 use crate::ticket::{Completion, Slot, Ticket};
 
+/// What enqueueing gives: a ticket, or the operation refused with its buffers handed back.
+pub type Enqueued<B> = Result<Ticket<B>, Rejected<B>>;
+
 /// Priority levels: 0 (lowest) to [`Priority::MAX`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Priority(u8);
@@ -122,26 +125,31 @@ impl Sched {
         }
     }
 
-    /// A worker finished a job of channel `c`: record it and make the channel ready again.
-    pub(crate) fn job_done(&self, c: usize, seq: u64, status: &Result<(), CopyError>) {
+    /// A worker finished `job` of channel `c`: record it, hand its buffers to the ticket (so
+    /// a completed ticket's record is already in the completion queue), and make the channel
+    /// ready again.
+    pub(crate) fn job_done(&self, c: usize, job: Job, status: Result<(), CopyError>) {
         let mut st = self.lock();
         let mut wake = false;
         let mut remove = false;
         if let Some(Some(ch)) = st.channels.get_mut(c) {
-            ch.busy = false;
             if let Some(q) = ch.completions.as_mut() {
                 q.push_back(Completion {
-                    seq,
+                    seq: job.seq,
                     status: status.clone(),
                 });
             }
+            job.finish(status);
+            ch.busy = false;
             let level = ch.priority;
             if !ch.queue.is_empty() {
                 st.ready[level].push_back(c);
                 wake = true;
-            } else if st.channels[c].as_ref().is_some_and(|ch| ch.closed) {
+            } else if ch.closed {
                 remove = true;
             }
+        } else {
+            job.finish(status);
         }
         if remove {
             st.channels[c] = None;
@@ -170,7 +178,6 @@ impl Sched {
                 status: Err(CopyError::Cancelled),
             });
         }
-        drop(st);
         job.finish(Err(CopyError::Cancelled));
         true
     }
@@ -257,12 +264,7 @@ impl Channel {
     /// Enqueues `op` reading `src` and writing `dst` (not started until [`submit`](Self::submit)).
     /// A fill ignores `src`. The operation is checked now: on error nothing is enqueued and
     /// the buffers come back in the [`Rejected`].
-    pub fn enqueue<S: SrcBuf, D: DstBuf>(
-        &mut self,
-        op: Op,
-        src: S,
-        dst: D,
-    ) -> Result<Ticket<(S, D)>, Rejected<(S, D)>> {
+    pub fn enqueue<S: SrcBuf, D: DstBuf>(&mut self, op: Op, src: S, dst: D) -> Enqueued<(S, D)> {
         self.stage(op, Box::new((src, dst)), |(s, d)| {
             let (dp, dl) = (d.dst_ptr(), d.dst_len());
             let (sp, sl) = (s.src_ptr(), s.src_len());
@@ -279,7 +281,7 @@ impl Channel {
 
     /// Enqueues `op` with one buffer as both source and destination (a copy within a buffer,
     /// or a fill). Regions that overlap are rejected.
-    pub fn enqueue_within<D: DstBuf>(&mut self, op: Op, buf: D) -> Result<Ticket<D>, Rejected<D>> {
+    pub fn enqueue_within<D: DstBuf>(&mut self, op: Op, buf: D) -> Enqueued<D> {
         self.stage(op, Box::new(buf), |d| {
             let (dp, dl) = (d.dst_ptr(), d.dst_len());
             (
@@ -294,17 +296,21 @@ impl Channel {
     }
 
     /// Enqueues a copy of all of `src` to the start of `dst`.
-    pub fn copy<S: SrcBuf, D: DstBuf>(
-        &mut self,
-        src: S,
-        dst: D,
-    ) -> Result<Ticket<(S, D)>, Rejected<(S, D)>> {
+    pub fn copy<S: SrcBuf, D: DstBuf>(&mut self, src: S, dst: D) -> Enqueued<(S, D)> {
         let len = src.src_len();
-        self.enqueue(Op::Copy { src: 0, dst: 0, len }, src, dst)
+        self.enqueue(
+            Op::Copy {
+                src: 0,
+                dst: 0,
+                len,
+            },
+            src,
+            dst,
+        )
     }
 
     /// Enqueues a fill of all of `dst` with `pattern`.
-    pub fn fill<D: DstBuf>(&mut self, dst: D, pattern: Pattern) -> Result<Ticket<D>, Rejected<D>> {
+    pub fn fill<D: DstBuf>(&mut self, dst: D, pattern: Pattern) -> Enqueued<D> {
         let len = dst.dst_len();
         self.enqueue_within(
             Op::Fill {
@@ -326,7 +332,7 @@ impl Channel {
         rows: usize,
         src_stride: usize,
         dst_stride: usize,
-    ) -> Result<Ticket<(S, D)>, Rejected<(S, D)>> {
+    ) -> Enqueued<(S, D)> {
         let op = Op::Copy2d {
             src: Plane {
                 offset: 0,
@@ -352,9 +358,13 @@ impl Channel {
         height: usize,
         item: ItemSize,
         transform: Transform,
-    ) -> Result<Ticket<(S, D)>, Rejected<(S, D)>> {
+    ) -> Enqueued<(S, D)> {
         let b = item.bytes();
-        let out_w = if transform.swaps_axes() { height } else { width };
+        let out_w = if transform.swaps_axes() {
+            height
+        } else {
+            width
+        };
         let op = Op::Rotate {
             src: Plane {
                 offset: 0,
@@ -379,7 +389,7 @@ impl Channel {
         src: S,
         dst: D,
         key: &[u8],
-    ) -> Result<Ticket<(S, D)>, Rejected<(S, D)>> {
+    ) -> Enqueued<(S, D)> {
         let item = match ItemSize::from_bytes(key.len()) {
             Ok(i) => i,
             Err(error) => {
@@ -412,7 +422,7 @@ impl Channel {
         src_list: Vec<Segment>,
         dst: D,
         dst_list: Vec<Segment>,
-    ) -> Result<Ticket<(S, D)>, Rejected<(S, D)>> {
+    ) -> Enqueued<(S, D)> {
         self.enqueue(
             Op::Sg {
                 src: src_list,
@@ -448,9 +458,7 @@ impl Channel {
                 // SAFETY: the job was validated against its buffers at enqueue and owns them;
                 // this channel has nothing in flight, so nothing else touches them.
                 let status = unsafe { self.inline.run(&job.op, job.src, job.dst) };
-                let seq = job.seq;
-                job.finish(status.clone());
-                self.record(seq, status);
+                self.record(job, status);
             }
         }
         let rest: Vec<Job> = jobs.collect();
@@ -482,13 +490,18 @@ impl Channel {
         n
     }
 
-    fn record(&self, seq: u64, status: Result<(), CopyError>) {
+    /// Records an inline job's completion, then completes its ticket.
+    fn record(&self, job: Job, status: Result<(), CopyError>) {
         let mut st = self.sched.lock();
         if let Some(Some(ch)) = st.channels.get_mut(self.id) {
             if let Some(q) = ch.completions.as_mut() {
-                q.push_back(Completion { seq, status });
+                q.push_back(Completion {
+                    seq: job.seq,
+                    status: status.clone(),
+                });
             }
         }
+        job.finish(status);
     }
 
     /// Moves the completion records gathered so far (in completion order, which is enqueue
@@ -538,7 +551,6 @@ impl Channel {
                 }));
             }
         }
-        drop(st);
         n += jobs.len();
         for job in jobs {
             job.finish(Err(CopyError::Cancelled));

@@ -259,8 +259,6 @@ fn worker(sched: &Sched, backend: &dyn Backend, kernels: &Kernels) {
             unsafe { kernels.run(&job.op, job.src, job.dst) };
             Ok(())
         };
-        let seq = job.seq;
-        job.finish(status.clone());
-        sched.job_done(channel, seq, &status);
+        sched.job_done(channel, job, status);
     }
 }

@@ -57,7 +57,7 @@ mod ticket;
 
 pub use breakeven::{BreakEven, BreakEvenError};
 pub use buffer::{AlignedBuf, DstBuf, RawRegion, SrcBuf};
-pub use channel::{Channel, ChannelOptions, Priority};
+pub use channel::{Channel, ChannelOptions, Enqueued, Priority};
 pub use cpu::{CpuBackend, Kernels, Strategy};
 pub use engine::{Backend, Engine, EngineOptions};
 pub use error::{CopyError, Rejected, Side};

@@ -259,7 +259,9 @@ impl OpKind {
 type Span = (usize, usize);
 
 fn span(side: Side, offset: usize, len: usize) -> Result<Span, CopyError> {
-    let end = offset.checked_add(len).ok_or(CopyError::Overflow { side })?;
+    let end = offset
+        .checked_add(len)
+        .ok_or(CopyError::Overflow { side })?;
     Ok((offset, end))
 }
 

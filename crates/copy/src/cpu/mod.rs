@@ -112,7 +112,7 @@ impl Kernels {
     /// which nothing else accesses meanwhile.
     pub unsafe fn run(&self, op: &Op, src: *const u8, dst: *mut u8) {
         let s = &self.strategy;
-        // SAFETY (all arms): validation put every byte touched inside the regions and kept
+        // SAFETY: (all arms) validation put every byte touched inside the regions and kept
         // what is written apart from what is read; each kernel's contract is that.
         unsafe {
             match op {
@@ -121,9 +121,11 @@ impl Kernels {
                     dst: d,
                     len,
                 } => copy::copy(s, dst.add(*d), src.add(*so), *len),
-                Op::Fill { dst: d, len, pattern } => {
-                    fill::fill(s, dst.add(*d), *len, pattern.as_bytes())
-                }
+                Op::Fill {
+                    dst: d,
+                    len,
+                    pattern,
+                } => fill::fill(s, dst.add(*d), *len, pattern.as_bytes()),
                 Op::Copy2d {
                     src: sp,
                     dst: dp,
@@ -173,9 +175,15 @@ impl Kernels {
                     let n = len / item.bytes();
                     match item {
                         ItemSize::B1 => keyed::keyed_copy(to, from, n, key[0]),
-                        ItemSize::B2 => keyed::keyed_copy(to, from, n, u16::from_ne_bytes([key[0], key[1]])),
-                        ItemSize::B4 => keyed::keyed_copy(to, from, n, u32::from_ne_bytes(take(key))),
-                        ItemSize::B8 => keyed::keyed_copy(to, from, n, u64::from_ne_bytes(take(key))),
+                        ItemSize::B2 => {
+                            keyed::keyed_copy(to, from, n, u16::from_ne_bytes([key[0], key[1]]))
+                        }
+                        ItemSize::B4 => {
+                            keyed::keyed_copy(to, from, n, u32::from_ne_bytes(take(key)))
+                        }
+                        ItemSize::B8 => {
+                            keyed::keyed_copy(to, from, n, u64::from_ne_bytes(take(key)))
+                        }
                         ItemSize::B16 => keyed::keyed_copy(to, from, n, u128::from_ne_bytes(*key)),
                     }
                 }

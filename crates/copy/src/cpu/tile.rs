@@ -6,7 +6,7 @@ use std::ptr;
 
 use super::copy::copy_with;
 use super::Strategy;
-use crate::op::{Turn, Transform};
+use crate::op::{Transform, Turn};
 
 /// Copies `rows` rows of `row` bytes.
 ///

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use crate::buffer::{DstBuf, SrcBuf};
+use crate::buffer::{DstBuf, RawRegion, SrcBuf};
 use crate::engine::Inline;
 use crate::error::{CopyError, Rejected};
 use crate::job::Job;
@@ -431,6 +431,36 @@ impl Channel {
             src,
             dst,
         )
+    }
+
+    /// Copies `src` into `dst` (of equal length) and returns when the copy is done: the
+    /// synchronous form for borrowed memory. Below the break-even size it is a plain `memcpy`
+    /// on the caller; above, the copy runs on the engine (after everything this channel has
+    /// in flight, which it submits) while the caller's thread parks.
+    pub fn copy_slice(&mut self, src: &[u8], dst: &mut [u8]) -> Result<(), CopyError> {
+        if src.len() != dst.len() {
+            return Err(CopyError::LengthMismatch {
+                src: src.len(),
+                dst: dst.len(),
+            });
+        }
+        if src.len() < self.inline.break_even.threshold(crate::op::OpKind::Copy) {
+            dst.copy_from_slice(src);
+            return Ok(());
+        }
+        // SAFETY: both slices stay borrowed until this function returns, and it returns only
+        // after the operation is over (waited for below: `wait` returns once the job ran, was
+        // cancelled, or was dropped unstarted); `&[u8]` and `&mut [u8]` cannot overlap, and
+        // nothing else may touch `dst` while it is mutably borrowed here.
+        let (s, d) = unsafe {
+            (
+                RawRegion::new(src.as_ptr().cast_mut(), src.len()),
+                RawRegion::new(dst.as_mut_ptr(), dst.len()),
+            )
+        };
+        let ticket = self.copy(s, d).map_err(|r| r.error)?;
+        self.submit();
+        ticket.wait().status
     }
 
     /// Starts everything enqueued since the last submit, in order; returns how many.

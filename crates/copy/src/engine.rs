@@ -88,7 +88,7 @@ impl std::fmt::Debug for EngineOptions {
 /// The caller-side runner: the CPU kernels and the break-even table.
 pub(crate) struct Inline {
     kernels: Kernels,
-    break_even: BreakEven,
+    pub(crate) break_even: BreakEven,
 }
 
 impl Inline {

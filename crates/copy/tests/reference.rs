@@ -16,6 +16,7 @@ fn engines() -> Vec<Engine> {
     let small = CopyStrategy {
         rep_movsb_from: 64,
         non_temporal_from: 1024,
+        nt_fill: true,
         ..CopyStrategy::detect()
     };
     let no_simd = CopyStrategy {

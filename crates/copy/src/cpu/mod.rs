@@ -58,7 +58,8 @@ pub fn last_level_cache_bytes() -> usize {
 
 impl Strategy {
     /// The strategy for this CPU: features detected at run time, non-temporal stores from
-    /// three quarters of the last-level cache on (as glibc does), `rep movsb` from 2 KiB.
+    /// three quarters of the last-level cache on (as glibc does), `rep movsb` from 2 KiB,
+    /// fills through `memset` (faster than streaming stores where measured).
     pub fn detect() -> Self {
         #[cfg(target_arch = "x86_64")]
         let (avx512, avx2, erms) = (
@@ -74,7 +75,8 @@ impl Strategy {
             rep_movsb: erms,
             avx512,
             avx2,
-            nt_fill: true,
+            // Measured on Zen 4: glibc's memset (rep stosb) beats streaming stores.
+            nt_fill: false,
         }
     }
 }

@@ -102,23 +102,100 @@ pub(crate) unsafe fn rotate<T: Copy>(s: &Strategy, src: *const u8, dst: *mut u8,
         }
         return;
     }
-    let tile = (256 / b as usize).clamp(16, 64);
-    for ty in (0..oh).step_by(tile) {
-        let y_end = (ty + tile).min(oh);
-        for tx in (0..ow).step_by(tile) {
-            let x_end = (tx + tile).min(ow);
-            for oy in ty..y_end {
-                // SAFETY: for every (ox, oy) of the output, (x, y) above lies inside the
-                // source image, so the read is inside the source plane; the write is item ox
-                // of output row oy.
-                unsafe {
-                    let mut from = src.offset(base + oy as isize * step_y + tx as isize * step_x);
-                    let mut to = dst.add(oy * ds + tx * b as usize).cast::<T>();
-                    for _ in tx..x_end {
-                        to.write_unaligned(from.cast::<T>().read_unaligned());
-                        from = from.offset(step_x);
-                        to = to.add(1);
+    let geo = Geometry {
+        src,
+        dst,
+        base,
+        step_x,
+        step_y,
+        ds,
+    };
+    if !r.transform.swaps_axes() {
+        // Rows reversed (180°, or a mirror): row by row, items in reverse.
+        // SAFETY: the caller's contract covers the whole output.
+        unsafe { geo.scalar::<T>(0..ow, 0..oh) };
+        return;
+    }
+    // Axis-swapping turns: blocks of B × B items, B items being one cache line, staged
+    // through a dense buffer so that every source and destination line is read or written
+    // whole while it is in L1, whatever the strides (power-of-two strides would otherwise make
+    // a column walk thrash one cache set).
+    let bsz = (64 / b as usize).max(4);
+    let (fw, fh) = (ow / bsz * bsz, oh / bsz * bsz);
+    // In a swapping turn the source column follows oy (x = x0 + xdy·oy) and the source row
+    // follows ox (y = y0 + ydx·ox).
+    let mut buf = [0u8; 64 * 64];
+    for oy0 in (0..fh).step_by(bsz) {
+        let xs = if xdy > 0 {
+            x0 + xdy * oy0 as isize
+        } else {
+            x0 + xdy * (oy0 + bsz - 1) as isize
+        };
+        for ox0 in (0..fw).step_by(bsz) {
+            let ys = if ydx > 0 {
+                y0 + ydx * ox0 as isize
+            } else {
+                y0 + ydx * (ox0 + bsz - 1) as isize
+            };
+            // SAFETY: the block's source rows ys..ys+B, columns xs..xs+B, and output rows
+            // oy0..oy0+B, items ox0..ox0+B, lie inside the planes (they are images of
+            // in-range output coordinates); `buf` holds B·B items of at most 64·64 bytes.
+            unsafe {
+                let bp = buf.as_mut_ptr();
+                for rr in 0..bsz {
+                    let from = src.offset((ys + rr as isize) * ss + xs * b);
+                    ptr::copy_nonoverlapping(from, bp.add(rr * bsz * b as usize), bsz * b as usize);
+                }
+                let bt = bp.cast::<T>().cast_const();
+                for j in 0..bsz {
+                    let c = if xdy > 0 { j } else { bsz - 1 - j };
+                    let to = dst.add((oy0 + j) * ds + ox0 * b as usize).cast::<T>();
+                    for i in 0..bsz {
+                        let rr = if ydx > 0 { i } else { bsz - 1 - i };
+                        to.add(i)
+                            .write_unaligned(bt.add(rr * bsz + c).read_unaligned());
                     }
+                }
+            }
+        }
+    }
+    // SAFETY: the right and bottom strips left by whole blocks, inside the output.
+    unsafe {
+        geo.scalar::<T>(fw..ow, 0..oh);
+        geo.scalar::<T>(0..fw, fh..oh);
+    }
+}
+
+/// Where a rotation reads and writes, for the item-by-item path.
+struct Geometry {
+    src: *const u8,
+    dst: *mut u8,
+    base: isize,
+    step_x: isize,
+    step_y: isize,
+    ds: usize,
+}
+
+impl Geometry {
+    /// Output items `xr` of output rows `yr`, one at a time.
+    ///
+    /// # Safety
+    ///
+    /// The ranges lie inside the output image of a rotation validated against the planes.
+    unsafe fn scalar<T: Copy>(&self, xr: std::ops::Range<usize>, yr: std::ops::Range<usize>) {
+        let b = std::mem::size_of::<T>();
+        for oy in yr {
+            // SAFETY: every (ox, oy) in range maps to a source item inside the source plane
+            // and an output item inside the destination plane.
+            unsafe {
+                let mut from = self.src.offset(
+                    self.base + oy as isize * self.step_y + xr.start as isize * self.step_x,
+                );
+                let mut to = self.dst.add(oy * self.ds + xr.start * b).cast::<T>();
+                for _ in xr.clone() {
+                    to.write_unaligned(from.cast::<T>().read_unaligned());
+                    from = from.offset(self.step_x);
+                    to = to.add(1);
                 }
             }
         }

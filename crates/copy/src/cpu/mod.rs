@@ -5,6 +5,8 @@ mod copy;
 mod fill;
 mod keyed;
 mod tile;
+#[cfg(target_arch = "x86_64")]
+mod transpose512;
 
 pub use copy::Method;
 

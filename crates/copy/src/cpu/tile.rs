@@ -109,6 +109,12 @@ pub(crate) unsafe fn rotate<T: Copy>(s: &Strategy, src: *const u8, dst: *mut u8,
         step_x,
         step_y,
         ds,
+        x0,
+        xdy,
+        y0,
+        ydx,
+        ss,
+        nt: s.avx512 && ds.is_multiple_of(64) && (dst as usize).is_multiple_of(64),
     };
     if !r.transform.swaps_axes() {
         // Rows reversed (180°, or a mirror): row by row, items in reverse.
@@ -116,57 +122,33 @@ pub(crate) unsafe fn rotate<T: Copy>(s: &Strategy, src: *const u8, dst: *mut u8,
         unsafe { geo.scalar::<T>(0..ow, 0..oh) };
         return;
     }
-    // Axis-swapping turns: blocks of B × B items, B items being one cache line, staged
-    // through a dense buffer so that every source and destination line is read or written
-    // whole while it is in L1, whatever the strides (power-of-two strides would otherwise make
-    // a column walk thrash one cache set).
+    // Axis-swapping turns: blocks of B output items (one cache line) by K·B output rows
+    // (K lines of each of B source rows), staged through a dense 8 KiB buffer so that every
+    // source and destination line is read or written whole while it is in L1, whatever the
+    // strides (power-of-two strides would otherwise make a column walk thrash one cache set).
     let bsz = (64 / b as usize).max(4);
-    let (fw, fh) = (ow / bsz * bsz, oh / bsz * bsz);
-    // In a swapping turn the source column follows oy (x = x0 + xdy·oy) and the source row
-    // follows ox (y = y0 + ydx·ox).
-    let mut buf = [0u8; 64 * 64];
-    for oy0 in (0..fh).step_by(bsz) {
-        let xs = if xdy > 0 {
-            x0 + xdy * oy0 as isize
-        } else {
-            x0 + xdy * (oy0 + bsz - 1) as isize
-        };
-        for ox0 in (0..fw).step_by(bsz) {
-            let ys = if ydx > 0 {
-                y0 + ydx * ox0 as isize
-            } else {
-                y0 + ydx * (ox0 + bsz - 1) as isize
-            };
-            // SAFETY: the block's source rows ys..ys+B, columns xs..xs+B, and output rows
-            // oy0..oy0+B, items ox0..ox0+B, lie inside the planes (they are images of
-            // in-range output coordinates); `buf` holds B·B items of at most 64·64 bytes.
-            unsafe {
-                let bp = buf.as_mut_ptr();
-                for rr in 0..bsz {
-                    let from = src.offset((ys + rr as isize) * ss + xs * b);
-                    ptr::copy_nonoverlapping(from, bp.add(rr * bsz * b as usize), bsz * b as usize);
-                }
-                let bt = bp.cast::<T>().cast_const();
-                for j in 0..bsz {
-                    let c = if xdy > 0 { j } else { bsz - 1 - j };
-                    let to = dst.add((oy0 + j) * ds + ox0 * b as usize).cast::<T>();
-                    for i in 0..bsz {
-                        let rr = if ydx > 0 { i } else { bsz - 1 - i };
-                        to.add(i)
-                            .write_unaligned(bt.add(rr * bsz + c).read_unaligned());
-                    }
-                }
-            }
-        }
-    }
-    // SAFETY: the right and bottom strips left by whole blocks, inside the output.
+    let kb = bsz;
+    let fw = ow / bsz * bsz;
+    let main = oh / kb * kb;
+    let rest = main + (oh - main) / bsz * bsz;
+    let mut buf = [0u8; BUF];
+    // SAFETY: all ranges lie inside the output image.
     unsafe {
+        geo.blocks::<T>(bsz, kb, 0..main, fw, &mut buf);
+        geo.blocks::<T>(bsz, bsz, main..rest, fw, &mut buf);
         geo.scalar::<T>(fw..ow, 0..oh);
-        geo.scalar::<T>(0..fw, fh..oh);
+        geo.scalar::<T>(0..fw, rest..oh);
     }
 }
 
-/// Where a rotation reads and writes, for the item-by-item path.
+/// Bytes of the staging buffer of a rotation block.
+const BUF: usize = 8192;
+
+/// How many blocks ahead a rotation prefetches its source lines.
+const PF: usize = 2;
+
+/// Where a rotation reads and writes: output (ox, oy) reads source item (x, y) with
+/// x = x0 + xdx·ox + xdy·oy, y = y0 + ydx·ox + ydy·oy (bytes: `base + ox·step_x + oy·step_y`).
 struct Geometry {
     src: *const u8,
     dst: *mut u8,
@@ -174,9 +156,168 @@ struct Geometry {
     step_x: isize,
     step_y: isize,
     ds: usize,
+    x0: isize,
+    xdy: isize,
+    y0: isize,
+    ydx: isize,
+    ss: isize,
+    /// Output lines of whole blocks are 64-byte aligned and AVX-512 is there: stream them.
+    nt: bool,
 }
 
 impl Geometry {
+    /// Whole blocks of `bsz` output items by `kb` output rows over output rows `yr` (a
+    /// multiple of `kb` long) and items `0..fw` (a multiple of `bsz`), for an axis-swapping
+    /// turn (xdx = ydy = 0).
+    ///
+    /// # Safety
+    ///
+    /// The ranges lie inside the output image of a rotation validated against the planes;
+    /// `bsz · kb · size_of::<T>()` is at most `buf.len()`.
+    unsafe fn blocks<T: Copy>(
+        &self,
+        bsz: usize,
+        kb: usize,
+        yr: std::ops::Range<usize>,
+        fw: usize,
+        buf: &mut [u8; BUF],
+    ) {
+        let b = std::mem::size_of::<T>();
+        debug_assert!(bsz * kb * b <= BUF);
+        for oy0 in yr.step_by(kb) {
+            // Source columns of output rows oy0..oy0+kb, lowest first.
+            let xs = if self.xdy > 0 {
+                self.x0 + self.xdy * oy0 as isize
+            } else {
+                self.x0 + self.xdy * (oy0 + kb - 1) as isize
+            };
+            for ox0 in (0..fw).step_by(bsz) {
+                let ys = if self.ydx > 0 {
+                    self.y0 + self.ydx * ox0 as isize
+                } else {
+                    self.y0 + self.ydx * (ox0 + bsz - 1) as isize
+                };
+                // Prefetch the next block's source lines while this one is written.
+                #[cfg(target_arch = "x86_64")]
+                if ox0 + PF * bsz < fw {
+                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                    let nys = if self.ydx > 0 {
+                        ys + (PF * bsz) as isize
+                    } else {
+                        ys - (PF * bsz) as isize
+                    };
+                    for rr in 0..bsz {
+                        let p = self
+                            .src
+                            .wrapping_offset((nys + rr as isize) * self.ss + xs * b as isize);
+                        // SAFETY: a prefetch is only a hint; it never faults.
+                        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) };
+                    }
+                }
+                #[cfg(target_arch = "x86_64")]
+                if self.nt && kb == bsz && (b == 8 || b == 4) {
+                    // SAFETY: as below; `nt` means AVX-512F and 64-byte aligned output lines,
+                    // and a whole block's rows and lines are inside the planes.
+                    unsafe { self.simd_block(b, bsz, xs, ys, oy0, ox0) };
+                    continue;
+                }
+                // SAFETY: source rows ys..ys+bsz, columns xs..xs+kb, and output rows
+                // oy0..oy0+kb, items ox0..ox0+bsz, are images of in-range output
+                // coordinates, so inside the planes; the buffer holds bsz·kb items.
+                unsafe {
+                    let bp = buf.as_mut_ptr();
+                    for rr in 0..bsz {
+                        let from = self
+                            .src
+                            .offset((ys + rr as isize) * self.ss + xs * b as isize);
+                        ptr::copy_nonoverlapping(from, bp.add(rr * kb * b), kb * b);
+                    }
+                    let bt = bp.cast::<T>().cast_const();
+                    let down = self.ydx > 0;
+                    let mut line = [0u8; 64];
+                    let lp = line.as_mut_ptr().cast::<T>();
+                    let whole = bsz * b == 64;
+                    for j in 0..kb {
+                        let c = if self.xdy > 0 { j } else { kb - 1 - j };
+                        let to = self.dst.add((oy0 + j) * self.ds + ox0 * b);
+                        // Assemble the output line, then store it whole.
+                        let (out, direct) = if self.nt && whole {
+                            (lp, false)
+                        } else {
+                            (to.cast::<T>(), true)
+                        };
+                        if down {
+                            for i in 0..bsz {
+                                out.add(i)
+                                    .write_unaligned(bt.add(i * kb + c).read_unaligned());
+                            }
+                        } else {
+                            for i in 0..bsz {
+                                out.add(i).write_unaligned(
+                                    bt.add((bsz - 1 - i) * kb + c).read_unaligned(),
+                                );
+                            }
+                        }
+                        if !direct {
+                            #[cfg(target_arch = "x86_64")]
+                            stream_line(to, &line);
+                        }
+                    }
+                }
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self.nt {
+            // SAFETY: sfence has no memory-safety preconditions; it orders the streaming
+            // stores before the completion is published.
+            unsafe { std::arch::x86_64::_mm_sfence() };
+        }
+    }
+
+    /// One block by an in-register transpose (8-byte items: 8 × 8; 4-byte items: 16 × 16).
+    ///
+    /// # Safety
+    ///
+    /// `self.nt` holds; the block (source rows from `ys`, columns from `xs`; output rows from
+    /// `oy0`, items from `ox0`) lies inside the planes.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn simd_block(
+        &self,
+        b: usize,
+        bsz: usize,
+        xs: isize,
+        ys: isize,
+        oy0: usize,
+        ox0: usize,
+    ) {
+        // Output item i comes from source row ys + i (downwards) or ys + bsz - 1 - i; output
+        // line j holds source column xs + j (xdy > 0) or xs + bsz - 1 - j.
+        let row = |i: usize| {
+            let r = if self.ydx > 0 { i } else { bsz - 1 - i };
+            self.src
+                .wrapping_offset((ys + r as isize) * self.ss + xs * b as isize)
+        };
+        let line = |c: usize| {
+            let j = if self.xdy > 0 { c } else { bsz - 1 - c };
+            self.dst.wrapping_add((oy0 + j) * self.ds + ox0 * b)
+        };
+        // SAFETY: the rows and lines are inside the planes (contract); `nt` guarantees
+        // AVX-512F and aligned lines.
+        unsafe {
+            if b == 8 {
+                super::transpose512::block_u64(
+                    &std::array::from_fn(row),
+                    &std::array::from_fn(line),
+                );
+            } else {
+                super::transpose512::block_u32(
+                    &std::array::from_fn(row),
+                    &std::array::from_fn(line),
+                );
+            }
+        }
+    }
+
     /// Output items `xr` of output rows `yr`, one at a time.
     ///
     /// # Safety
@@ -200,4 +341,17 @@ impl Geometry {
             }
         }
     }
+}
+
+/// Stores one 64-byte line with a streaming store.
+///
+/// # Safety
+///
+/// `to` is 64-byte aligned and valid for writes of 64 bytes; the CPU has AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn stream_line(to: *mut u8, line: &[u8; 64]) {
+    use std::arch::x86_64::{_mm512_loadu_si512, _mm512_stream_si512};
+    // SAFETY: `line` holds 64 readable bytes; `to` is aligned and writable by the contract.
+    unsafe { _mm512_stream_si512(to.cast(), _mm512_loadu_si512(line.as_ptr().cast())) };
 }

@@ -138,12 +138,12 @@ pub(super) fn run(args: &BenchCopyArgs, out: &Path) -> anyhow::Result<()> {
     let trials = args.trials;
     let mut summary = Table::new(&["figure", "engine", "baseline", "ratio", "target", "met"]);
     let verdict = |summary: &mut Table,
-                       name: &str,
-                       e: String,
-                       b: String,
-                       ratio: f64,
-                       target: &str,
-                       met: bool| {
+                   name: &str,
+                   e: String,
+                   b: String,
+                   ratio: f64,
+                   target: &str,
+                   met: bool| {
         summary.push(vec![
             name.to_string(),
             e,

@@ -215,6 +215,8 @@ pub struct Channel {
     id: usize,
     next_seq: u64,
     staged: Vec<Job>,
+    /// The break-even size of copies, kept here for `copy_slice`'s fast path.
+    copy_break_even: usize,
 }
 
 impl std::fmt::Debug for Channel {
@@ -229,12 +231,14 @@ impl std::fmt::Debug for Channel {
 impl Channel {
     pub(crate) fn open(sched: Arc<Sched>, inline: Arc<Inline>, opts: ChannelOptions) -> Self {
         let id = sched.open(opts.priority, opts.completion_queue);
+        let copy_break_even = inline.break_even.threshold(crate::op::OpKind::Copy);
         Channel {
             sched,
             inline,
             id,
             next_seq: 0,
             staged: Vec::new(),
+            copy_break_even,
         }
     }
 
@@ -435,30 +439,56 @@ impl Channel {
 
     /// Copies `src` into `dst` (of equal length) and returns when the copy is done: the
     /// synchronous form for borrowed memory. Below the break-even size it is a plain `memcpy`
-    /// on the caller; above, the copy runs on the engine (after everything this channel has
-    /// in flight, which it submits) while the caller's thread parks.
+    /// on the caller; above, see [`run_slices`](Self::run_slices).
+    #[inline]
     pub fn copy_slice(&mut self, src: &[u8], dst: &mut [u8]) -> Result<(), CopyError> {
+        if src.len() == dst.len() && src.len() < self.copy_break_even {
+            dst.copy_from_slice(src);
+            return Ok(());
+        }
         if src.len() != dst.len() {
             return Err(CopyError::LengthMismatch {
                 src: src.len(),
                 dst: dst.len(),
             });
         }
-        if src.len() < self.inline.break_even.threshold(crate::op::OpKind::Copy) {
-            dst.copy_from_slice(src);
-            return Ok(());
+        self.run_slices(
+            Op::Copy {
+                src: 0,
+                dst: 0,
+                len: src.len(),
+            },
+            src,
+            dst,
+        )
+    }
+
+    /// Runs `op` from `src` into `dst` and returns when it is done: the synchronous form for
+    /// borrowed memory (a queue window and a queue reservation, say). Checked like any
+    /// operation; below the break-even size it runs on the caller, above it runs on the
+    /// engine (after everything this channel has in flight, which it submits) while the
+    /// caller's thread parks.
+    pub fn run_slices(&mut self, op: Op, src: &[u8], dst: &mut [u8]) -> Result<(), CopyError> {
+        op.validate(Extents {
+            src: Some((src.as_ptr() as usize, src.len())),
+            dst: (dst.as_ptr() as usize, dst.len()),
+        })?;
+        if self.inline.prefers_inline(&op) {
+            // SAFETY: validated just above against these slices; `&[u8]` and `&mut [u8]`
+            // are valid for the call and cannot alias.
+            return unsafe { self.inline.run(&op, src.as_ptr(), dst.as_mut_ptr()) };
         }
         // SAFETY: both slices stay borrowed until this function returns, and it returns only
-        // after the operation is over (waited for below: `wait` returns once the job ran, was
-        // cancelled, or was dropped unstarted); `&[u8]` and `&mut [u8]` cannot overlap, and
-        // nothing else may touch `dst` while it is mutably borrowed here.
+        // after the operation is over (`wait` returns once the job ran, was cancelled, or was
+        // dropped unstarted); `&[u8]` and `&mut [u8]` cannot overlap, and nothing else may
+        // touch `dst` while it is mutably borrowed here.
         let (s, d) = unsafe {
             (
                 RawRegion::new(src.as_ptr().cast_mut(), src.len()),
                 RawRegion::new(dst.as_mut_ptr(), dst.len()),
             )
         };
-        let ticket = self.copy(s, d).map_err(|r| r.error)?;
+        let ticket = self.enqueue(op, s, d).map_err(|r| r.error)?;
         self.submit();
         ticket.wait().status
     }

@@ -340,18 +340,30 @@ fn synchronous_slices_run_inline_or_on_the_engine() {
             Err(CopyError::LengthMismatch { .. })
         ));
         // A 2 × 3 transpose of u16 items through `run_slices`.
-        let m: Vec<u8> = [1u16, 2, 3, 4, 5, 6].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let m: Vec<u8> = [1u16, 2, 3, 4, 5, 6]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
         let mut t = vec![0u8; 12];
         let op = Op::Rotate {
-            src: sluice_copy::Plane { offset: 0, stride: 6 },
-            dst: sluice_copy::Plane { offset: 0, stride: 4 },
+            src: sluice_copy::Plane {
+                offset: 0,
+                stride: 6,
+            },
+            dst: sluice_copy::Plane {
+                offset: 0,
+                stride: 4,
+            },
             width: 3,
             height: 2,
             item: sluice_copy::ItemSize::B2,
             transform: sluice_copy::Transform::TRANSPOSE,
         };
         ch.run_slices(op.clone(), &m, &mut t).unwrap();
-        let got: Vec<u16> = t.chunks(2).map(|c| u16::from_ne_bytes([c[0], c[1]])).collect();
+        let got: Vec<u16> = t
+            .chunks(2)
+            .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+            .collect();
         assert_eq!(got, vec![1, 4, 2, 5, 3, 6]);
         assert!(matches!(
             ch.run_slices(op, &m, &mut t[..10]),

@@ -69,6 +69,28 @@ pub enum QueueCopyError {
     Copy(#[from] CopyError),
 }
 
+/// A copy into a queue that did not start or did not run, with the writer and the source
+/// handed back (nothing was committed).
+pub struct Refused<T: Item, S> {
+    /// Why.
+    pub error: QueueCopyError,
+    /// The writer.
+    pub writer: Writer<T>,
+    /// The source.
+    pub src: S,
+}
+
+impl<T: Item, S> std::fmt::Debug for Refused<T, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Refused")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`PendingCommit::wait`] gives: the writer (items committed) and the source, or why not.
+pub type Committed<T, S> = Result<(Writer<T>, S), Box<Refused<T, S>>>;
+
 /// A copy into a queue in flight: wait for it to commit the items.
 pub struct PendingCommit<T: Item, S: SrcBuf> {
     ticket: Ticket<(S, Reservation<T>)>,
@@ -89,8 +111,7 @@ impl<T: Item, S: SrcBuf> PendingCommit<T, S> {
     /// Waits for the copy (parked), commits the items and returns the writer and the source.
     /// If the copy did not run (cancelled, engine stopped), nothing is committed and the
     /// error comes with the writer and source.
-    #[allow(clippy::type_complexity)]
-    pub fn wait(self) -> Result<(Writer<T>, S), (CopyError, Writer<T>, S)> {
+    pub fn wait(self) -> Committed<T, S> {
         let done = self.ticket.wait();
         let (src, res) = done.buffers;
         let mut writer = res.writer;
@@ -99,7 +120,11 @@ impl<T: Item, S: SrcBuf> PendingCommit<T, S> {
                 writer.commit(self.items);
                 Ok((writer, src))
             }
-            Err(e) => Err((e, writer, src)),
+            Err(e) => Err(Box::new(Refused {
+                error: e.into(),
+                writer,
+                src,
+            })),
         }
     }
 }
@@ -108,16 +133,21 @@ impl<T: Item, S: SrcBuf> PendingCommit<T, S> {
 /// copying the first `items` items' bytes of `src` into them on `channel`; the returned
 /// [`PendingCommit`] commits them when the copy is done. The channel's other staged work is
 /// submitted too.
-#[allow(clippy::type_complexity)]
 pub fn copy_into_queue<T: Item, S: SrcBuf>(
     channel: &mut Channel,
     mut writer: Writer<T>,
     src: S,
     items: usize,
-) -> Result<PendingCommit<T, S>, (QueueCopyError, Option<Writer<T>>, S)> {
+) -> Result<PendingCommit<T, S>, Box<Refused<T, S>>> {
     let ptr = match writer.reserve(items.max(1)) {
         Ok(space) => space.as_mut_ptr(),
-        Err(e) => return Err((e.into(), Some(writer), src)),
+        Err(e) => {
+            return Err(Box::new(Refused {
+                error: e.into(),
+                writer,
+                src,
+            }))
+        }
     };
     let res = Reservation {
         writer,
@@ -140,7 +170,11 @@ pub fn copy_into_queue<T: Item, S: SrcBuf>(
         }
         Err(rej) => {
             let (src, res) = rej.buffers;
-            Err((rej.error.into(), Some(res.writer), src))
+            Err(Box::new(Refused {
+                error: rej.error.into(),
+                writer: res.writer,
+                src,
+            }))
         }
     }
 }
@@ -191,11 +225,9 @@ mod tests {
                 // 300 items a round: the reservations wrap around the 1024-item ring.
                 let src: Vec<u32> = (next..next + 300).collect();
                 next += 300;
-                let pending = copy_into_queue(&mut ch, w, src, 300)
-                    .map_err(|e| e.0)
-                    .unwrap();
+                let pending = copy_into_queue(&mut ch, w, src, 300).unwrap();
                 assert_eq!(pending.items(), 300, "round {round}");
-                let (back, _) = pending.wait().map_err(|e| e.0).unwrap();
+                let (back, _) = pending.wait().unwrap();
                 w = back;
             }
             w.finish();
@@ -210,9 +242,7 @@ mod tests {
         let (w, mut r) = channel::<u64>(4096, &QueueOptions::default()).unwrap();
         let engine = engine();
         let mut ch = engine.channel(Priority::NORMAL);
-        let pending = copy_into_queue(&mut ch, w, vec![7u64; 1000], 1000)
-            .map_err(|e| e.0)
-            .unwrap();
+        let pending = copy_into_queue(&mut ch, w, vec![7u64; 1000], 1000).unwrap();
         drop(pending);
         // The engine drops the writer after the copy: end of stream, nothing committed.
         assert!(r.window(1).unwrap().is_empty());
@@ -224,11 +254,14 @@ mod tests {
         let engine = engine();
         let mut ch = engine.channel(Priority::NORMAL);
         match copy_into_queue(&mut ch, w, vec![1u32; 10], 20) {
-            Err((QueueCopyError::Copy(CopyError::OutOfBounds { .. }), Some(w), src)) => {
-                assert_eq!(src.len(), 10);
-                assert_eq!(w.items_written(), 0);
+            Err(r) => {
+                assert!(matches!(
+                    r.error,
+                    QueueCopyError::Copy(CopyError::OutOfBounds { .. })
+                ));
+                assert_eq!(r.src.len(), 10);
+                assert_eq!(r.writer.items_written(), 0);
             }
-            Err((e, ..)) => panic!("unexpected error {e}"),
             Ok(_) => panic!("a short source must be refused"),
         }
     }

@@ -4,7 +4,9 @@
 //! highest priority. Operations not yet started can be cancelled.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::buffer::{DstBuf, RawRegion, SrcBuf};
 use crate::engine::Inline;
@@ -56,13 +58,21 @@ pub(crate) struct SchedState {
     channels: Vec<Option<ChanState>>,
     ready: [VecDeque<usize>; LEVELS],
     pub(crate) stopping: bool,
+    /// Workers parked on `work` (only then does new work need a wake-up system call).
+    parked: usize,
 }
 
 /// The scheduler shared by the engine's workers, its channels and their tickets.
 pub(crate) struct Sched {
     state: Mutex<SchedState>,
     work: Condvar,
+    /// Bumped whenever a channel becomes ready, so an idle worker can spin on it briefly
+    /// before parking.
+    generation: AtomicU64,
 }
+
+/// How long an idle worker watches for new work before it parks.
+const SPIN: Duration = Duration::from_micros(50);
 
 impl Sched {
     pub(crate) fn new() -> Arc<Self> {
@@ -71,8 +81,10 @@ impl Sched {
                 channels: Vec::new(),
                 ready: Default::default(),
                 stopping: false,
+                parked: 0,
             }),
             work: Condvar::new(),
+            generation: AtomicU64::new(0),
         })
     }
 
@@ -99,10 +111,11 @@ impl Sched {
         }
     }
 
-    /// The next job for a worker (marking its channel busy), waiting while there is none;
-    /// `None` once the engine stops.
+    /// The next job for a worker (marking its channel busy), waiting while there is none
+    /// (watching briefly, then parked); `None` once the engine stops.
     pub(crate) fn next_job(&self) -> Option<(usize, Job)> {
         let mut st = self.lock();
+        let mut spun = false;
         loop {
             if st.stopping {
                 return None;
@@ -121,8 +134,32 @@ impl Sched {
                     }
                 }
             }
+            if !spun {
+                // Watch for new work a little while without the lock, so a steady stream of
+                // submissions needs no wake-up system calls.
+                spun = true;
+                let seen = self.generation.load(Ordering::Acquire);
+                drop(st);
+                let start = Instant::now();
+                while self.generation.load(Ordering::Acquire) == seen && start.elapsed() < SPIN {
+                    std::hint::spin_loop();
+                }
+                st = self.lock();
+                continue;
+            }
+            st.parked += 1;
             st = self.work.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.parked -= 1;
+            spun = false;
         }
+    }
+
+    /// Marks channel `c` ready at `level`; whether a parked worker must be woken. Called with
+    /// the lock held.
+    fn make_ready(&self, st: &mut SchedState, level: usize, c: usize) -> bool {
+        st.ready[level].push_back(c);
+        self.generation.fetch_add(1, Ordering::Release);
+        st.parked > 0
     }
 
     /// A worker finished `job` of channel `c`: record it, hand its buffers to the ticket (so
@@ -143,8 +180,7 @@ impl Sched {
             ch.busy = false;
             let level = ch.priority;
             if !ch.queue.is_empty() {
-                st.ready[level].push_back(c);
-                wake = true;
+                wake = self.make_ready(&mut st, level, c);
             } else if ch.closed {
                 remove = true;
             }
@@ -446,6 +482,12 @@ impl Channel {
             dst.copy_from_slice(src);
             return Ok(());
         }
+        self.copy_slice_slow(src, dst)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn copy_slice_slow(&mut self, src: &[u8], dst: &mut [u8]) -> Result<(), CopyError> {
         if src.len() != dst.len() {
             return Err(CopyError::LengthMismatch {
                 src: src.len(),
@@ -539,12 +581,9 @@ impl Channel {
             ch.queue.push_back(job);
         }
         let level = ch.priority;
-        let ready = !ch.busy;
-        if ready {
-            st.ready[level].push_back(self.id);
-        }
+        let wake = !ch.busy && self.sched.make_ready(&mut st, level, self.id);
         drop(st);
-        if ready {
+        if wake {
             self.sched.work.notify_one();
         }
         n

@@ -28,6 +28,8 @@ pub(crate) struct SlotState {
     pub(crate) phase: Phase,
     status: Option<Result<(), CopyError>>,
     owner: Option<Box<dyn Any + Send>>,
+    /// A ticket is parked on `done` (so completion must wake it).
+    waiting: bool,
 }
 
 /// The meeting point of a job and its ticket.
@@ -43,6 +45,7 @@ impl Slot {
                 phase: Phase::Staged,
                 status: None,
                 owner: None,
+                waiting: false,
             }),
             done: Condvar::new(),
         })
@@ -66,8 +69,12 @@ impl Slot {
         s.phase = Phase::Done;
         s.status = Some(status);
         s.owner = Some(owner);
+        let wake = s.waiting;
         drop(s);
-        self.done.notify_all();
+        // Only a parked ticket needs the (system-call) wake-up.
+        if wake {
+            self.done.notify_all();
+        }
     }
 }
 
@@ -175,6 +182,7 @@ impl<B: Send + 'static> Ticket<B> {
                     self.seq, self.channel
                 ),
                 Phase::Submitted => {
+                    s.waiting = true;
                     s = self.slot.done.wait(s).unwrap_or_else(|e| e.into_inner());
                 }
             }
@@ -194,6 +202,7 @@ impl<B: Send + 'static> Ticket<B> {
                 drop(s);
                 return Err(self);
             }
+            s.waiting = true;
             s = self
                 .slot
                 .done

@@ -115,7 +115,8 @@ fn ref_copy_2d(
         return Err(());
     }
     let mut out = dst.to_vec();
-    for r in 0..rows {
+    // Zero-width rows touch nothing (and their offsets may lie past the end).
+    for r in (0..rows).filter(|_| row > 0) {
         out[d + r * ds..d + r * ds + row].copy_from_slice(&src[so + r * ss..so + r * ss + row]);
     }
     Ok(out)

@@ -1,9 +1,27 @@
 //! AVX-512 in-register transposes of one block: 8 × 8 items of 8 bytes and 16 × 16 items of 4
 //! bytes, loaded straight from the source rows and written to the output lines with
-//! streaming stores. Row and column order are chosen by the caller, which is how one kernel
+//! streaming stores (or plain ones when the result should stay in the cache). Row and column order are chosen by the caller, which is how one kernel
 //! serves all four axis-swapping rotations.
 
 use std::arch::x86_64::*;
+
+/// Stores a line: streaming (past the caches) or plain.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F; `to` is 64-byte aligned and valid for writes of 64 bytes.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn put<const STREAM: bool>(to: *mut __m512i, v: __m512i) {
+    // SAFETY: the contract.
+    unsafe {
+        if STREAM {
+            _mm512_stream_si512(to, v)
+        } else {
+            _mm512_store_si512(to, v)
+        }
+    }
+}
 
 /// Transposes the 8 × 8 block whose rows start at `rows` (8 items of 8 bytes each) into the
 /// lines `outs`: `outs[c]` receives column `c`, i.e. `rows[0][c], rows[1][c], …`.
@@ -13,7 +31,7 @@ use std::arch::x86_64::*;
 /// The CPU has AVX-512F; each `rows[i]` is valid for reads of 64 bytes; each `outs[c]` is
 /// 64-byte aligned, valid for writes of 64 bytes, and disjoint from the rows.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn block_u64(rows: &[*const u8; 8], outs: &[*mut u8; 8]) {
+pub(crate) unsafe fn block_u64<const STREAM: bool>(rows: &[*const u8; 8], outs: &[*mut u8; 8]) {
     // SAFETY: loads and stores as the contract allows.
     unsafe {
         let r: [__m512i; 8] = std::array::from_fn(|i| _mm512_loadu_si512(rows[i].cast()));
@@ -33,14 +51,14 @@ pub(crate) unsafe fn block_u64(rows: &[*const u8; 8], outs: &[*mut u8; 8]) {
         let u5 = _mm512_shuffle_i64x2::<0xDD>(t4, t6);
         let u6 = _mm512_shuffle_i64x2::<0x88>(t5, t7);
         let u7 = _mm512_shuffle_i64x2::<0xDD>(t5, t7);
-        _mm512_stream_si512(outs[0].cast(), _mm512_shuffle_i64x2::<0x88>(u0, u4));
-        _mm512_stream_si512(outs[4].cast(), _mm512_shuffle_i64x2::<0xDD>(u0, u4));
-        _mm512_stream_si512(outs[2].cast(), _mm512_shuffle_i64x2::<0x88>(u1, u5));
-        _mm512_stream_si512(outs[6].cast(), _mm512_shuffle_i64x2::<0xDD>(u1, u5));
-        _mm512_stream_si512(outs[1].cast(), _mm512_shuffle_i64x2::<0x88>(u2, u6));
-        _mm512_stream_si512(outs[5].cast(), _mm512_shuffle_i64x2::<0xDD>(u2, u6));
-        _mm512_stream_si512(outs[3].cast(), _mm512_shuffle_i64x2::<0x88>(u3, u7));
-        _mm512_stream_si512(outs[7].cast(), _mm512_shuffle_i64x2::<0xDD>(u3, u7));
+        put::<STREAM>(outs[0].cast(), _mm512_shuffle_i64x2::<0x88>(u0, u4));
+        put::<STREAM>(outs[4].cast(), _mm512_shuffle_i64x2::<0xDD>(u0, u4));
+        put::<STREAM>(outs[2].cast(), _mm512_shuffle_i64x2::<0x88>(u1, u5));
+        put::<STREAM>(outs[6].cast(), _mm512_shuffle_i64x2::<0xDD>(u1, u5));
+        put::<STREAM>(outs[1].cast(), _mm512_shuffle_i64x2::<0x88>(u2, u6));
+        put::<STREAM>(outs[5].cast(), _mm512_shuffle_i64x2::<0xDD>(u2, u6));
+        put::<STREAM>(outs[3].cast(), _mm512_shuffle_i64x2::<0x88>(u3, u7));
+        put::<STREAM>(outs[7].cast(), _mm512_shuffle_i64x2::<0xDD>(u3, u7));
     }
 }
 
@@ -51,7 +69,7 @@ pub(crate) unsafe fn block_u64(rows: &[*const u8; 8], outs: &[*mut u8; 8]) {
 ///
 /// As for [`block_u64`], with 16 rows and 16 lines.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn block_u32(rows: &[*const u8; 16], outs: &[*mut u8; 16]) {
+pub(crate) unsafe fn block_u32<const STREAM: bool>(rows: &[*const u8; 16], outs: &[*mut u8; 16]) {
     // SAFETY: loads and stores as the contract allows.
     unsafe {
         let r: [__m512i; 16] = std::array::from_fn(|i| _mm512_loadu_si512(rows[i].cast()));
@@ -74,10 +92,10 @@ pub(crate) unsafe fn block_u32(rows: &[*const u8; 16], outs: &[*mut u8; 16]) {
             let hi01 = _mm512_shuffle_i32x4::<0xEE>(u[0][e], u[1][e]);
             let lo23 = _mm512_shuffle_i32x4::<0x44>(u[2][e], u[3][e]);
             let hi23 = _mm512_shuffle_i32x4::<0xEE>(u[2][e], u[3][e]);
-            _mm512_stream_si512(outs[e].cast(), _mm512_shuffle_i32x4::<0x88>(lo01, lo23));
-            _mm512_stream_si512(outs[4 + e].cast(), _mm512_shuffle_i32x4::<0xDD>(lo01, lo23));
-            _mm512_stream_si512(outs[8 + e].cast(), _mm512_shuffle_i32x4::<0x88>(hi01, hi23));
-            _mm512_stream_si512(
+            put::<STREAM>(outs[e].cast(), _mm512_shuffle_i32x4::<0x88>(lo01, lo23));
+            put::<STREAM>(outs[4 + e].cast(), _mm512_shuffle_i32x4::<0xDD>(lo01, lo23));
+            put::<STREAM>(outs[8 + e].cast(), _mm512_shuffle_i32x4::<0x88>(hi01, hi23));
+            put::<STREAM>(
                 outs[12 + e].cast(),
                 _mm512_shuffle_i32x4::<0xDD>(hi01, hi23),
             );

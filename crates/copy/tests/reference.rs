@@ -561,8 +561,8 @@ fn aligned_rotations_of_whole_blocks_match_reference() {
     })
     .unwrap();
     let mut ch = engine.channel(Priority::NORMAL);
-    for (w, h) in [(64usize, 48usize), (80, 96), (33, 70)] {
-        for b in [4usize, 8] {
+    for (w, h) in [(64usize, 48usize), (80, 96), (33, 70), (128, 192)] {
+        for b in [1usize, 2, 4, 8, 16] {
             for t in 0..8 {
                 let t = Transform {
                     turn: [Turn::R0, Turn::R90, Turn::R180, Turn::R270][t % 4],

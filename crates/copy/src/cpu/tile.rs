@@ -191,6 +191,33 @@ impl Geometry {
     ) {
         let b = std::mem::size_of::<T>();
         debug_assert!(bsz * kb * b <= BUF);
+        #[cfg(target_arch = "x86_64")]
+        if self.nt && kb == bsz && (b == 8 || b == 4) {
+            // In-register blocks: walk the source row band by row band (each block row read
+            // left to right, which the prefetchers follow) and stream the output lines,
+            // which need no locality.
+            for ox0 in (0..fw).step_by(bsz) {
+                let ys = if self.ydx > 0 {
+                    self.y0 + self.ydx * ox0 as isize
+                } else {
+                    self.y0 + self.ydx * (ox0 + bsz - 1) as isize
+                };
+                for oy0 in yr.clone().step_by(kb) {
+                    let xs = if self.xdy > 0 {
+                        self.x0 + self.xdy * oy0 as isize
+                    } else {
+                        self.x0 + self.xdy * (oy0 + kb - 1) as isize
+                    };
+                    // SAFETY: the block's source rows and output lines are images of in-range
+                    // output coordinates (the contract); `nt` means AVX-512F and aligned lines.
+                    unsafe { self.simd_block(b, bsz, xs, ys, oy0, ox0) };
+                }
+            }
+            // SAFETY: sfence has no memory-safety preconditions; it orders the streaming
+            // stores before the completion is published.
+            unsafe { std::arch::x86_64::_mm_sfence() };
+            return;
+        }
         for oy0 in yr.step_by(kb) {
             // Source columns of output rows oy0..oy0+kb, lowest first.
             let xs = if self.xdy > 0 {
@@ -220,13 +247,6 @@ impl Geometry {
                         // SAFETY: a prefetch is only a hint; it never faults.
                         unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) };
                     }
-                }
-                #[cfg(target_arch = "x86_64")]
-                if self.nt && kb == bsz && (b == 8 || b == 4) {
-                    // SAFETY: as below; `nt` means AVX-512F and 64-byte aligned output lines,
-                    // and a whole block's rows and lines are inside the planes.
-                    unsafe { self.simd_block(b, bsz, xs, ys, oy0, ox0) };
-                    continue;
                 }
                 // SAFETY: source rows ys..ys+bsz, columns xs..xs+kb, and output rows
                 // oy0..oy0+kb, items ox0..ox0+bsz, are images of in-range output

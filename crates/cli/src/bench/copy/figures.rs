@@ -274,7 +274,7 @@ pub(super) fn run(args: &BenchCopyArgs, out: &Path) -> anyhow::Result<()> {
         "caller_slowdown",
         "ideal_speedup",
     ]);
-    let (mut psp, mut psl) = (Vec::new(), Vec::new());
+    let (mut psp, mut psl, mut pid) = (Vec::new(), Vec::new(), Vec::new());
     for &mib in &args.sizes {
         let len = mib * MIB;
         let n = len / 8;
@@ -335,6 +335,7 @@ pub(super) fn run(args: &BenchCopyArgs, out: &Path) -> anyhow::Result<()> {
         println!("overlap {mib} MiB: sequential {seq:.4} s, overlapped {par:.4} s, speedup {speedup:.3} (perfect overlap would give {ideal:.3}), caller slowed {:.1} %", 100.0 * slowdown);
         psp.push(((len as f64).log2(), speedup));
         psl.push(((len as f64).log2(), 1.0 + slowdown));
+        pid.push(((len as f64).log2(), ideal));
         verdict(
             &mut summary,
             &format!("copy {mib} MiB || 64-tap FIR (throughput)"),
@@ -365,6 +366,7 @@ pub(super) fn run(args: &BenchCopyArgs, out: &Path) -> anyhow::Result<()> {
             &[
                 series("speedup over memcpy then FIR", 0, 0, psp.clone()),
                 series("caller FIR time / FIR alone", 1, 0, psl),
+                series("perfect overlap: (copy + FIR) / max(copy, FIR)", 2, 1, pid),
                 series(
                     "target speedup 1.6",
                     0,

@@ -147,22 +147,26 @@ impl AlignedBuf {
     }
 
     /// Length in bytes.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it holds no bytes.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The bytes.
+    #[inline]
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: `ptr` is valid for `len` initialised (zeroed at allocation) bytes owned by self.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
     /// The bytes, writable.
+    #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as in `as_slice`, and `&mut self` makes the access exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }

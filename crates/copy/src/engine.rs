@@ -250,15 +250,25 @@ impl Drop for Engine {
 
 fn worker(sched: &Sched, backend: &dyn Backend, kernels: &Kernels) {
     while let Some((channel, job)) = sched.next_job() {
-        let status = if backend.supports(&job.op) {
-            // SAFETY: the job was validated against its buffers at enqueue and owns them; its
-            // channel is marked busy, so no other worker or inline run touches them.
-            unsafe { backend.execute(&job.op, job.src, job.dst) }
-        } else {
-            // SAFETY: as above.
-            unsafe { kernels.run(&job.op, job.src, job.dst) };
-            Ok(())
+        let run = || {
+            if backend.supports(&job.op) {
+                // SAFETY: the job was validated against its buffers at enqueue and owns them;
+                // its channel is marked busy, so no other worker or inline run touches them.
+                unsafe { backend.execute(&job.op, job.src, job.dst) }
+            } else {
+                // SAFETY: as above.
+                unsafe { kernels.run(&job.op, job.src, job.dst) };
+                Ok(())
+            }
         };
+        // A panicking backend fails this operation, not the worker and its channel.
+        let status =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
+                Err(CopyError::Backend {
+                    backend: backend.name(),
+                    reason: "panicked".to_string(),
+                })
+            });
         sched.job_done(channel, job, status);
     }
 }

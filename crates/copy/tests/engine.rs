@@ -371,3 +371,41 @@ fn synchronous_slices_run_inline_or_on_the_engine() {
         ));
     }
 }
+
+/// Panics on 13-byte operations.
+struct PanickyBackend(Kernels);
+
+impl Backend for PanickyBackend {
+    fn name(&self) -> &'static str {
+        "panicky"
+    }
+
+    unsafe fn execute(&self, op: &Op, src: *const u8, dst: *mut u8) -> Result<(), CopyError> {
+        assert_ne!(op.bytes(), 13, "unlucky size");
+        // SAFETY: forwarded contract of `Backend::execute`.
+        unsafe { self.0.run(op, src, dst) };
+        Ok(())
+    }
+}
+
+#[test]
+fn a_panicking_backend_fails_the_operation_and_the_channel_goes_on() {
+    let engine = Engine::new(EngineOptions {
+        break_even: BreakEven::never_inline(),
+        backend: Some(Arc::new(PanickyBackend(Kernels::detect()))),
+        ..EngineOptions::default()
+    })
+    .unwrap();
+    let mut ch = engine.channel(Priority::NORMAL);
+    let bad = ch.copy(vec![1u8; 13], vec![0u8; 13]).unwrap();
+    let good = ch.copy(vec![2u8; 14], vec![0u8; 14]).unwrap();
+    ch.submit();
+    assert!(matches!(
+        bad.wait().status,
+        Err(CopyError::Backend {
+            backend: "panicky",
+            ..
+        })
+    ));
+    assert_eq!(good.wait().into_result().unwrap().1, vec![2u8; 14]);
+}

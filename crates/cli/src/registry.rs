@@ -126,6 +126,16 @@ impl ForItem for KeepB {
         Ok(Box::new(KeepOneInN::<T>::new(n).map_err(node_err("n"))?))
     }
 }
+struct CornerTurnB;
+impl ForItem for CornerTurnB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let rows = p.u64("rows")? as usize;
+        let cols = p.u64("cols")? as usize;
+        Ok(Box::new(
+            sluice_dsp::blocks::CornerTurn::<T>::new(rows, cols).map_err(node_err("rows"))?,
+        ))
+    }
+}
 struct FileSourceB;
 impl ForItem for FileSourceB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
@@ -271,6 +281,25 @@ pub fn block_types() -> Vec<BlockType> {
                 },
             ],
             build: |p| with_item(p, &KeepB),
+        },
+        BlockType {
+            name: "corner_turn",
+            help: "Transposes each rows x cols matrix (row-major) on the copy engine.",
+            ports: "in: item -> out: item",
+            params: &[
+                ITEM,
+                ParamDoc {
+                    name: "rows",
+                    default: "required",
+                    help: "rows of each input matrix",
+                },
+                ParamDoc {
+                    name: "cols",
+                    default: "required",
+                    help: "columns of each input matrix",
+                },
+            ],
+            build: |p| with_item(p, &CornerTurnB),
         },
         BlockType {
             name: "signal_source",

@@ -4,3 +4,4 @@
 
 pub mod blocks;
 pub mod kernels;
+pub mod queue_copy;

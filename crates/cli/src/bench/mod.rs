@@ -4,6 +4,7 @@
 mod chain;
 mod chain_nodes;
 mod convolve;
+mod copy;
 mod fir_crossover;
 mod overlap_save;
 pub mod plot;
@@ -22,6 +23,9 @@ pub enum BenchCommand {
     OverlapSave(overlap_save::BenchOverlapSaveArgs),
     /// Where overlap-save beats the direct-form FIR on this machine.
     FirCrossover(fir_crossover::BenchFirCrossoverArgs),
+    /// The asynchronous copy engine vs memcpy/memset and memory bandwidth; `--calibrate`
+    /// measures its break-even table.
+    Copy(copy::BenchCopyArgs),
 }
 
 /// Runs one benchmark.
@@ -31,5 +35,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Convolve(args) => convolve::run(args),
         BenchCommand::OverlapSave(args) => overlap_save::run(args),
         BenchCommand::FirCrossover(args) => fir_crossover::run(args),
+        BenchCommand::Copy(args) => copy::run(args),
     }
 }

@@ -1,6 +1,7 @@
 //! Blocks: adapters that hand queue slices to kernels, plus sources, sinks and plumbing.
 
 pub mod basic;
+pub mod corner_turn;
 pub mod file;
 pub mod keep;
 pub mod probe;
@@ -11,6 +12,7 @@ pub mod vector;
 pub mod wav;
 
 pub use basic::{Copy, Head, NullSink, NullSource};
+pub use corner_turn::CornerTurn;
 pub use file::{FileSink, FileSource};
 pub use keep::KeepOneInN;
 pub use probe::{Probe, ProbeStats};

@@ -26,8 +26,13 @@ pub trait RingWriter<T> {
     fn capacity(&self) -> usize;
 
     /// Free space for at least `n` items (at least one when `n` is 0), waiting as `wait`
-    /// allows. The slice may be longer than `n`: it holds the free space the writer knew of. `n > capacity` is an error, as is a
-    /// queue whose readers have all gone.
+    /// allows. The slice may be longer than `n`: it holds the free space the writer knew of.
+    /// `n > capacity` is an error, as is a queue whose readers have all gone.
+    ///
+    /// The space lives in memory owned *through* the writer (the ring's mapping, or a heap
+    /// staging buffer), never inside the writer value itself: moving the writer does not move
+    /// it, and it stays reserved until the next call on the writer. (`sluice-dsp`'s
+    /// asynchronous copy into a queue moves the writer into the copy engine and relies on it.)
     fn reserve_with(&mut self, n: usize, wait: Wait) -> Result<Option<&mut [T]>, QueueError>;
 
     /// Publishes the first `k` items of the last reservation. Panics if `k` exceeds it.

@@ -49,13 +49,15 @@ fn font_available() -> bool {
     })
 }
 
-const PALETTE: [RGBColor; 6] = [
+const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),
     RGBColor(255, 127, 14),
     RGBColor(23, 190, 207),
+    RGBColor(0, 0, 0),
+    RGBColor(188, 189, 34),
 ];
 
 /// Draws `series` as lines into a 1000×650 PNG at `path`; returns whether text was drawn.

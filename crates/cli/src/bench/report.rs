@@ -85,15 +85,28 @@ impl Table {
         out
     }
 
-    /// Writes the table as CSV.
+    /// Writes the table as CSV (RFC 4180: a cell with a comma, quote or line break is quoted).
     pub fn write_csv(&self, path: &Path) -> std::io::Result<()> {
-        let mut out = self.columns.join(",");
+        std::fs::write(path, self.to_csv())
+    }
+
+    /// The table as CSV text.
+    pub fn to_csv(&self) -> String {
+        fn cell(text: &str) -> String {
+            if text.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", text.replace('"', "\"\""))
+            } else {
+                text.to_string()
+            }
+        }
+        let line = |cells: &[String]| cells.iter().map(|c| cell(c)).collect::<Vec<_>>().join(",");
+        let mut out = line(&self.columns);
         out.push('\n');
         for row in &self.rows {
-            out.push_str(&row.join(","));
+            out.push_str(&line(row));
             out.push('\n');
         }
-        std::fs::write(path, out)
+        out
     }
 
     /// Writes the table as a JSON array of objects keyed by column, with the machine description.
@@ -129,6 +142,17 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
         assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn csv_cells_with_commas_and_quotes_are_quoted() {
+        let mut t = Table::new(&["variant", "items/s"]);
+        t.push(vec!["copying queues, auto".into(), "1e9".into()]);
+        t.push(vec!["a \"quoted\" name".into(), "2".into()]);
+        assert_eq!(
+            t.to_csv(),
+            "variant,items/s\n\"copying queues, auto\",1e9\n\"a \"\"quoted\"\" name\",2\n"
+        );
     }
 
     #[test]

@@ -301,7 +301,10 @@ pub fn write_wav(
         sample_format,
     };
     let io = |e: hound::Error| anyhow::anyhow!("{name}: cannot write: {e}");
-    let mut w = hound::WavWriter::create(path, spec).map_err(io)?;
+    // Written beside the destination and moved onto it at the end: a failed run leaves an
+    // existing file untouched.
+    let partial = sluice_dsp::output_file::PartialFile::new(path);
+    let mut w = hound::WavWriter::create(partial.temporary(), spec).map_err(io)?;
     let frames = channels.first().map_or(0, Vec::len);
     let mut clipped = 0u64;
     for n in 0..frames {
@@ -319,7 +322,29 @@ pub fn write_wav(
         }
     }
     w.finalize().map_err(io)?;
+    partial
+        .commit()
+        .map_err(|e| anyhow::anyhow!("{name}: cannot move the finished file into place: {e}"))?;
     Ok(clipped)
+}
+
+/// Whether `a` and `b` name the same file (after resolving links and `..`; a path that does not
+/// exist yet is compared through its directory).
+pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    fn resolve(p: &std::path::Path) -> std::path::PathBuf {
+        if let Ok(full) = std::fs::canonicalize(p) {
+            return full;
+        }
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        match (
+            dir.map_or_else(|| std::fs::canonicalize("."), std::fs::canonicalize),
+            p.file_name(),
+        ) {
+            (Ok(d), Some(name)) => d.join(name),
+            _ => p.to_path_buf(),
+        }
+    }
+    resolve(a) == resolve(b)
 }
 
 /// Zero crossings on each side of the resampling kernel.
@@ -548,6 +573,14 @@ pub fn run(args: ConvolveArgs) -> anyhow::Result<()> {
     if let Some(db) = args.normalize {
         if !db.is_finite() || db > 0.0 {
             bail!("--normalize takes a peak level in dBFS at or below 0 (e.g. -1), got {db}");
+        }
+    }
+    for (role, other) in [("input", &args.input), ("impulse response", &args.ir)] {
+        if same_file(&args.output, other) {
+            bail!(
+                "{}: the output would overwrite the {role}; choose another output path",
+                args.output.display()
+            );
         }
     }
     let input = read_wav(&args.input)?;

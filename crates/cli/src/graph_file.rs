@@ -28,6 +28,7 @@ use serde::Deserialize;
 use sluice_runtime::{Flavor, Graph, QueueOptions};
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::path::Path;
 use toml::{Spanned, Value};
 
 #[derive(Deserialize)]
@@ -129,6 +130,7 @@ pub fn load(text: &str, origin: &str) -> Result<Graph, GraphFileError> {
             "{origin}: the graph has no [[node]] entries"
         )));
     }
+    check_file_collisions(&doc.node).map_err(|(span, msg)| err_at(span, msg))?;
     for node in doc.node {
         let span = node.span();
         let node = node.into_inner();
@@ -194,6 +196,53 @@ pub fn load(text: &str, origin: &str) -> Result<Graph, GraphFileError> {
             .map_err(|e| err_at(edge.from.span(), format!("{label}: {e}")))?;
     }
     Ok(graph)
+}
+
+/// Refuses, before any node is built (and so before any file is opened), a graph in which a
+/// sink would write a file that a source reads or that another sink writes. Sources and sinks
+/// are told apart by their type's suffix (`_source`, `_sink`); their file is the `path`
+/// parameter.
+fn check_file_collisions(nodes: &[Spanned<NodeDoc>]) -> Result<(), (Range<usize>, String)> {
+    let files: Vec<(&NodeDoc, &Spanned<Value>, bool)> = nodes
+        .iter()
+        .map(Spanned::get_ref)
+        .filter_map(|n| {
+            let kind = n.kind.get_ref();
+            let writes = kind.ends_with("_sink");
+            (writes || kind.ends_with("_source"))
+                .then(|| n.params.get("path").map(|p| (n, p, writes)))
+                .flatten()
+        })
+        .collect();
+    for (i, (writer, path, writes)) in files.iter().enumerate() {
+        if !writes {
+            continue;
+        }
+        let Some(written) = path.get_ref().as_str() else {
+            continue;
+        };
+        for (j, (other, other_path, other_writes)) in files.iter().enumerate() {
+            let Some(other_file) = other_path.get_ref().as_str() else {
+                continue;
+            };
+            if i == j || (*other_writes && j < i) {
+                continue;
+            }
+            if crate::convolve::same_file(Path::new(written), Path::new(other_file)) {
+                let what = if *other_writes { "writes" } else { "reads" };
+                return Err((
+                    path.span(),
+                    format!(
+                        "node '{}': writes {written}, which node '{}' {what}; \
+                         choose another output path (nothing was opened or changed)",
+                        writer.name.get_ref(),
+                        other.name.get_ref()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `"node.port"` → (`node`, `port`).

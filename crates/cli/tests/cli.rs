@@ -112,3 +112,106 @@ fn a_node_failure_at_run_time_names_the_node() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A fresh directory for one test, removed when dropped (also when the test fails).
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let d = std::env::temp_dir().join(format!("sluice-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A typo at the end of a graph file used to be found only after the sinks earlier in the file
+/// had truncated their outputs.
+#[test]
+fn a_bad_graph_file_leaves_existing_outputs_untouched() {
+    let dir = TempDir::new("typo");
+    let out = dir.0.join("capture.c32");
+    std::fs::write(&out, b"yesterday's capture").unwrap();
+    let graph = dir.0.join("g.toml");
+    std::fs::write(
+        &graph,
+        format!(
+            "[[node]]\nname = \"sink\"\ntype = \"file_sink\"\nparams = {{ path = \"{}\" }}\n\n\
+             [[node]]\nname = \"head\"\ntype = \"head\"\nparams = {{ itmes = 10 }}\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    let (ok, _, stderr) = sluice(&["run", graph.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(stderr.contains("g.toml:6: node 'head'"), "{stderr}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"yesterday's capture");
+    assert_eq!(
+        std::fs::read_dir(&dir.0).unwrap().count(),
+        2,
+        "no partial file left"
+    );
+}
+
+/// `file_source` and `file_sink` on one path used to destroy the input and exit 0.
+#[test]
+fn a_sink_writing_the_file_a_source_reads_is_refused() {
+    let dir = TempDir::new("same");
+    let data = dir.0.join("iq.c32");
+    std::fs::write(&data, [0u8; 64]).unwrap();
+    let graph = dir.0.join("g.toml");
+    std::fs::write(
+        &graph,
+        format!(
+            "[[node]]\nname = \"src\"\ntype = \"file_source\"\nparams = {{ path = \"{0}\" }}\n\n\
+             [[node]]\nname = \"sink\"\ntype = \"file_sink\"\nparams = {{ path = \"{1}/./iq.c32\" }}\n\n\
+             [[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n",
+            data.display(),
+            dir.0.display()
+        ),
+    )
+    .unwrap();
+    let (ok, _, stderr) = sluice(&["run", graph.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("g.toml:9: node 'sink': writes")
+            && stderr.contains("which node 'src' reads"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&data).unwrap(), [0u8; 64]);
+}
+
+/// `sluice convolve IN IN` used to overwrite its input.
+#[test]
+fn convolve_refuses_to_overwrite_its_input() {
+    let dir = TempDir::new("convolve-same");
+    let wav = dir.0.join("take.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 48000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&wav, spec).unwrap();
+    for i in 0..480 {
+        w.write_sample((i % 100) as i16).unwrap();
+    }
+    w.finalize().unwrap();
+    let before = std::fs::read(&wav).unwrap();
+    let p = wav.to_str().unwrap();
+    for args in [["convolve", p, p, p], ["convolve", p, "/dev/null", p]] {
+        let (ok, _, stderr) = sluice(&args);
+        assert!(!ok);
+        assert!(
+            stderr.contains("the output would overwrite the"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read(&wav).unwrap(), before);
+}

@@ -4,4 +4,5 @@
 
 pub mod blocks;
 pub mod kernels;
+pub mod output_file;
 pub mod queue_copy;

@@ -1,6 +1,7 @@
 //! File source and sink in GNU Radio's raw format: items back to back, little-endian, no header
 //! (what `blocks.file_source`/`file_sink` read and write on x86).
 
+use crate::output_file::PartialFile;
 use sluice_runtime::{Item, Node, NodeError, Ports, TagPolicy, Work, WorkIo};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -92,22 +93,27 @@ impl<T: Item> Node for FileSource<T> {
     }
 }
 
-/// Writes every item to a raw file, straight from the input queue's window.
+/// Writes every item to a raw file, straight from the input queue's window. The file is written
+/// under a temporary name and moved onto `path` at end of stream: an existing file there is
+/// untouched unless the graph finishes (see [`PartialFile`]).
 #[derive(Debug)]
 pub struct FileSink<T> {
     path: PathBuf,
     file: File,
+    partial: Option<PartialFile>,
     _items: PhantomData<T>,
 }
 
 impl<T: Item> FileSink<T> {
-    /// Creates (or truncates) `path`.
+    /// Prepares to write `path` (replaced only when the stream ends).
     pub fn create(path: &Path) -> Result<Self, NodeError> {
-        let file = File::create(path)
+        let partial = PartialFile::new(path);
+        let file = File::create(partial.temporary())
             .map_err(|e| NodeError::msg(format!("cannot create {}: {e}", path.display())))?;
         Ok(FileSink {
             path: path.to_path_buf(),
             file,
+            partial: Some(partial),
             _items: PhantomData,
         })
     }
@@ -125,6 +131,14 @@ impl<T: Item> Node for FileSink<T> {
         };
         if window.is_empty() {
             self.file.flush()?;
+            if let Some(partial) = self.partial.take() {
+                partial.commit().map_err(|e| {
+                    NodeError::msg(format!(
+                        "cannot move the output into {}: {e}",
+                        self.path.display()
+                    ))
+                })?;
+            }
             return Ok(Work::Done);
         }
         self.file
@@ -176,6 +190,57 @@ mod tests {
         g.connect(src, "out", sink, "in").unwrap();
         g.run_stepped().unwrap();
         assert_eq!(out.items(), data);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Passes items until `fail_after`, then fails (a graph that breaks mid-run).
+    struct FailAfter(u64);
+
+    impl Node for FailAfter {
+        fn ports(&self) -> Ports {
+            Ports::new().input::<u32>("in").output::<u32>("out")
+        }
+        fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+            let input = io.inputs.get::<u32>(0)?;
+            if input.items_read() >= self.0 {
+                return Err(NodeError::msg("broken"));
+            }
+            let output = io.outputs.get::<u32>(0)?;
+            let Some(x) = input.window(1)? else {
+                return Ok(Work::NeedInput { port: 0, items: 1 });
+            };
+            let Some(y) = output.reserve(1)? else {
+                return Ok(Work::NeedOutput { port: 0, items: 1 });
+            };
+            let n = x.len().min(y.len()).min(100);
+            y[..n].copy_from_slice(&x[..n]);
+            input.consume(n);
+            output.commit(n);
+            Ok(Work::Progress)
+        }
+    }
+
+    #[test]
+    fn a_graph_that_fails_leaves_an_existing_output_untouched() {
+        let dir = std::env::temp_dir().join(format!("sluice-file-keep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("precious.u32");
+        std::fs::write(&path, b"what the user had").unwrap();
+        let mut g = Graph::new();
+        let src = g
+            .add("src", VectorSource::new((0..10_000u32).collect()))
+            .unwrap();
+        let mid = g.add("mid", FailAfter(5_000)).unwrap();
+        let sink = g
+            .add("sink", FileSink::<u32>::create(&path).unwrap())
+            .unwrap();
+        g.connect(src, "out", mid, "in").unwrap();
+        g.connect(mid, "out", sink, "in").unwrap();
+        let err = g.run_stepped().unwrap_err().to_string();
+        assert_eq!(err, "node 'mid' failed: broken");
+        assert_eq!(std::fs::read(&path).unwrap(), b"what the user had");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "a partial file was left behind: {left:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -1,6 +1,7 @@
 //! WAV source and sink: one `f32` port per channel (`out0`, `out1`, … / `in0`, `in1`, …), full
 //! scale ±1.0, for 16/24/32-bit integer and 32-bit float files.
 
+use crate::output_file::PartialFile;
 use sluice_runtime::{Node, NodeError, Ports, TagPolicy, Work, WorkIo};
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -132,10 +133,13 @@ pub enum WavFormat {
     Float32,
 }
 
-/// Writes its inputs as the channels of a WAV file; the header is finalised at end of stream.
+/// Writes its inputs as the channels of a WAV file; the header is finalised at end of stream,
+/// and only then is the file moved onto its path (see [`PartialFile`]): an existing file there
+/// is untouched unless the graph finishes.
 pub struct WavSink {
     path: PathBuf,
     writer: Option<hound::WavWriter<BufWriter<File>>>,
+    partial: Option<PartialFile>,
     channels: usize,
     format: WavFormat,
     stage: Vec<f32>,
@@ -172,11 +176,13 @@ impl WavSink {
             bits_per_sample: bits,
             sample_format,
         };
-        let writer = hound::WavWriter::create(path, spec)
+        let partial = PartialFile::new(path);
+        let writer = hound::WavWriter::create(partial.temporary(), spec)
             .map_err(|e| NodeError::msg(format!("cannot create {}: {e}", path.display())))?;
         Ok(WavSink {
             path: path.to_path_buf(),
             writer: Some(writer),
+            partial: Some(partial),
             channels,
             format,
             stage: Vec::with_capacity(CHUNK * channels),
@@ -224,6 +230,14 @@ impl Node for WavSink {
             if let Some(w) = self.writer.take() {
                 w.finalize().map_err(|e| {
                     NodeError::msg(format!("finishing {}: {e}", self.path.display()))
+                })?;
+            }
+            if let Some(partial) = self.partial.take() {
+                partial.commit().map_err(|e| {
+                    NodeError::msg(format!(
+                        "cannot move the output into {}: {e}",
+                        self.path.display()
+                    ))
                 })?;
             }
             return Ok(Work::Done);

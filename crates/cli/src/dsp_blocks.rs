@@ -60,9 +60,24 @@ const TAPS_PARAMS: [ParamDoc; 9] = [
     },
 ];
 
+/// A DSP error as an error of the parameter it is about: the one the design error names, the
+/// tap count for a filter without taps, else `param`.
 fn dsp_err(param: &'static str) -> impl Fn(sluice_dsp::kernels::DspError) -> ParamError {
-    move |e| ParamError::new(param, e.to_string())
+    use sluice_dsp::kernels::DspError;
+    move |e| {
+        let about = match &e {
+            DspError::InvalidDesign { name, .. } => name,
+            DspError::EmptyTaps => "num_taps",
+            _ => param,
+        };
+        ParamError::new(about, e.to_string())
+    }
 }
+
+/// The most taps a designed filter may have: 2^24 (64 MiB of complex taps) is far beyond any
+/// practical design, and a typo like `num_taps = 1e12` must be an error, not an abort on
+/// allocating terabytes.
+const MAX_DESIGN_TAPS: u64 = 1 << 24;
 
 /// The taps a FIR node asked for, from exactly one of `taps`, `taps_file` or `design`.
 fn taps_from(p: &mut Params) -> Result<Taps, ParamError> {
@@ -81,7 +96,14 @@ fn taps_from(p: &mut Params) -> Result<Taps, ParamError> {
         }
         (None, Some(path), None) => load_taps(Path::new(&path)).map_err(dsp_err("taps_file")),
         (None, None, Some(kind)) => {
-            let len = p.u64_or("num_taps", 101)? as usize;
+            let len = p.u64_or("num_taps", 101)?;
+            if len == 0 || len > MAX_DESIGN_TAPS {
+                return Err(ParamError::new(
+                    "num_taps",
+                    format!("must be between 1 and {MAX_DESIGN_TAPS}, not {len}"),
+                ));
+            }
+            let len = len as usize;
             let window = match p.opt_str("window")?.as_deref().unwrap_or("hamming") {
                 "hamming" => Window::Hamming,
                 "blackman" => Window::Blackman,

@@ -196,9 +196,22 @@ fn wav_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 
 fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let path = p.str("path")?;
-    let channels = p.u64_or("channels", 1)? as usize;
-    let rate = u32::try_from(p.u64_or("sample_rate", 48000)?)
-        .map_err(|_| ParamError::new("sample_rate", "is too large"))?;
+    let channels = p.u64_or("channels", 1)?;
+    if !(1..=u64::from(u16::MAX)).contains(&channels) {
+        return Err(ParamError::new(
+            "channels",
+            format!("must be between 1 and 65535 (a WAV file's limit), not {channels}"),
+        ));
+    }
+    let channels = channels as usize;
+    let rate = p.u64_or("sample_rate", 48000)?;
+    if rate == 0 || rate > u64::from(u32::MAX) {
+        return Err(ParamError::new(
+            "sample_rate",
+            format!("must be between 1 and {} Hz, not {rate}", u32::MAX),
+        ));
+    }
+    let rate = rate as u32;
     let format = match p.opt_str("format")?.as_deref().unwrap_or("f32") {
         "i16" => WavFormat::Int16,
         "i24" => WavFormat::Int24,

@@ -215,3 +215,43 @@ fn convolve_refuses_to_overwrite_its_input() {
     }
     assert_eq!(std::fs::read(&wav).unwrap(), before);
 }
+
+/// Bad numbers in graph files are errors that blame the right parameter, never a panic or an
+/// abort on allocation.
+#[test]
+fn bad_numbers_are_errors_naming_the_parameter() {
+    let dir = TempDir::new("numbers");
+    let out = dir.0.join("out.wav");
+    let cases = [
+        (
+            "type = \"wav_sink\"\nparams = { path = \"OUT\", sample_rate = 0 }",
+            "node 'n': parameter 'sample_rate' must be between 1 and 4294967295 Hz, not 0",
+        ),
+        (
+            "type = \"wav_sink\"\nparams = { path = \"OUT\", channels = 0 }",
+            "node 'n': parameter 'channels' must be between 1 and 65535 (a WAV file's limit), not 0",
+        ),
+        (
+            "type = \"fir\"\nparams = { design = \"lowpass\", num_taps = 1000000000000, cutoff = 0.1 }",
+            "node 'n': parameter 'num_taps' must be between 1 and 16777216, not 1000000000000",
+        ),
+        (
+            "type = \"fir\"\nparams = { design = \"lowpass\", num_taps = 0, cutoff = 0.1 }",
+            "node 'n': parameter 'num_taps' must be between 1 and 16777216, not 0",
+        ),
+        (
+            "type = \"fir\"\nparams = { design = \"bandpass\", low = 0.3, high = 0.2 }",
+            "node 'n': parameter 'low'",
+        ),
+    ];
+    for (i, (node, expected)) in cases.iter().enumerate() {
+        let graph = dir.0.join(format!("g{i}.toml"));
+        let node = node.replace("OUT", out.to_str().unwrap());
+        std::fs::write(&graph, format!("[[node]]\nname = \"n\"\n{node}\n")).unwrap();
+        let (ok, _, stderr) = sluice(&["run", graph.to_str().unwrap()]);
+        assert!(!ok, "{node}");
+        assert!(stderr.contains(expected), "{node}\n{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    assert!(!out.exists());
+}

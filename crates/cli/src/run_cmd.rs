@@ -3,7 +3,7 @@
 use crate::graph_file;
 use anyhow::Context;
 use clap::Args;
-use sluice_runtime::{RunOptions, Scheduler};
+use sluice_runtime::{RunOptions, Scheduler, StopHandle};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -55,8 +55,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let graph = graph_file::load(&text, &origin)?;
     eprintln!("sluice: running {origin}");
+    // Ctrl-C or SIGTERM stops the graph gracefully: sources end, sinks finish their files.
+    let stop = StopHandle::new();
+    let signals = sluice_runtime::os::stop_on_signals(stop.clone());
     let report = if args.stepped {
-        graph.run_stepped()?
+        graph.run_stepped_with(&stop)?
     } else {
         let opts = RunOptions {
             scheduler: match (args.threads, args.thread_per_node) {
@@ -67,6 +70,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             pin_cores: args.pin,
             realtime_priority: args.rt_priority,
             deadlock_timeout: Duration::from_secs_f64(args.deadlock_timeout.max(0.05)),
+            stop: Some(stop.clone()),
         };
         graph.run(&opts)?
     };
@@ -80,8 +84,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         report.wall.as_secs_f64(),
         moved
     );
-    if args.stats {
+    let signal = signals.signal().filter(|_| report.stopped);
+    drop(signals);
+    if args.stats || signal.is_some() {
         print!("{}", report.render());
+    }
+    if let Some(signal) = signal {
+        let name = if signal == libc::SIGINT {
+            "SIGINT"
+        } else {
+            "SIGTERM"
+        };
+        eprintln!(
+            "sluice: stopped by {name}: the sources were ended, every sink finished its file"
+        );
+        // The shell's convention for a process ended by a signal: 128 + its number.
+        std::process::exit(128 + signal);
     }
     Ok(())
 }

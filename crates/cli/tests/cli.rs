@@ -255,3 +255,49 @@ fn bad_numbers_are_errors_naming_the_parameter() {
     }
     assert!(!out.exists());
 }
+
+/// Ctrl-C used to leave a WAV with zero sizes in its header and print no statistics. Now the
+/// graph stops gracefully: the WAV is finished and readable, the statistics are printed, and
+/// the exit status is 130 (128 + SIGINT).
+#[test]
+fn ctrl_c_finishes_the_files_prints_the_statistics_and_exits_130() {
+    let dir = TempDir::new("sigint");
+    let wav = dir.0.join("endless.wav");
+    let graph = dir.0.join("g.toml");
+    std::fs::write(
+        &graph,
+        format!(
+            "[[node]]\nname = \"src\"\ntype = \"signal_source\"\nparams = {{ item = \"f32\", waveform = \"tone\", frequency = 440.0, sample_rate = 48000 }}\n\n\
+             [[node]]\nname = \"pace\"\ntype = \"throttle\"\nparams = {{ item = \"f32\", rate = 48000.0 }}\n\n\
+             [[node]]\nname = \"wav\"\ntype = \"wav_sink\"\nparams = {{ path = \"{}\", sample_rate = 48000 }}\n\n\
+             [[edge]]\nfrom = \"src.out\"\nto = \"pace.in\"\n\n\
+             [[edge]]\nfrom = \"pace.out\"\nto = \"wav.in0\"\n",
+            wav.display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["run", graph.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let it write for a while (paced to real time, it runs until stopped), then press Ctrl-C.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    // SAFETY: kill(2) on our own child's pid with a valid signal number.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("stopped by SIGINT"), "{stderr}");
+    assert!(
+        stdout.contains("wall time") && stdout.contains("stopped on request"),
+        "{stdout}"
+    );
+    let reader = hound::WavReader::open(&wav).expect("a finished, readable WAV");
+    assert_eq!(reader.spec().sample_rate, 48000);
+    assert!(reader.len() > 0, "the header counts the samples written");
+    let samples = reader.into_samples::<f32>().count();
+    assert!(samples > 0);
+}

@@ -175,7 +175,12 @@ impl Graph {
     /// Runs the graph on the calling thread, calling each node's `work` in turn, in the order
     /// the nodes were added: deterministic, for tests and for hosts without threads.
     pub fn run_stepped(self) -> Result<RunReport, RuntimeError> {
-        run::step::run(self.build()?)
+        run::step::run(self.build()?, None)
+    }
+
+    /// [`Graph::run_stepped`] that can be asked to stop gracefully through `stop`.
+    pub fn run_stepped_with(self, stop: &crate::StopHandle) -> Result<RunReport, RuntimeError> {
+        run::step::run(self.build()?, Some(stop))
     }
 
     fn edge_label(&self, e: &Edge) -> String {

@@ -32,6 +32,9 @@ pub struct RunReport {
     /// How the nodes were scheduled, in words (the default scheduler's decision and the
     /// measurement behind it).
     pub scheduling: String,
+    /// Whether the run ended because it was asked to stop ([`crate::StopHandle`]): its sources
+    /// were ended early and the rest drained.
+    pub stopped: bool,
     /// Things the user should know that did not stop the run (for example a real-time priority
     /// the OS refused).
     pub warnings: Vec<String>,
@@ -91,6 +94,12 @@ impl RunReport {
             if self.threads == 1 { "" } else { "s" }
         );
         let _ = writeln!(out, "scheduling: {}", self.scheduling);
+        if self.stopped {
+            let _ = writeln!(
+                out,
+                "stopped on request: the sources were ended and the rest drained"
+            );
+        }
         out
     }
 }

@@ -140,6 +140,9 @@ pub struct WavSink {
     path: PathBuf,
     writer: Option<hound::WavWriter<BufWriter<File>>>,
     partial: Option<PartialFile>,
+    /// Sample bytes written so far, and the most a WAV file can hold (4 GiB; lower in tests).
+    data_bytes: u64,
+    data_limit: u64,
     channels: usize,
     format: WavFormat,
     stage: Vec<f32>,
@@ -183,6 +186,8 @@ impl WavSink {
             path: path.to_path_buf(),
             writer: Some(writer),
             partial: Some(partial),
+            data_bytes: 0,
+            data_limit: MAX_WAV_DATA_BYTES,
             channels,
             format,
             stage: Vec::with_capacity(CHUNK * channels),
@@ -193,6 +198,19 @@ impl WavSink {
         let Some(w) = self.writer.as_mut() else {
             return Ok(());
         };
+        // The RIFF sizes are 32-bit: past 4 GiB the header would wrap (and hound panics in
+        // debug builds). Refuse before writing what cannot be described.
+        let bytes = (self.stage.len() * bytes_per_sample(self.format)) as u64;
+        if self.data_bytes + bytes > self.data_limit {
+            return Err(NodeError::msg(format!(
+                "{}: a WAV file holds at most 4 GiB of samples ({} frames of {} channel(s) here); \
+                 bound the stream (head, a shorter capture) or write a raw file with file_sink",
+                self.path.display(),
+                self.data_limit / (bytes_per_sample(self.format) * self.channels) as u64,
+                self.channels
+            )));
+        }
+        self.data_bytes += bytes;
         let err = |e: hound::Error| NodeError::msg(format!("writing {}: {e}", self.path.display()));
         for &x in &self.stage {
             let r = match self.format {
@@ -204,6 +222,18 @@ impl WavSink {
             r.map_err(err)?;
         }
         Ok(())
+    }
+}
+
+/// The most sample bytes a WAV file can describe: its 32-bit RIFF size counts the whole file
+/// after the first 8 bytes, so leave room for the header (and hound's extensible-format one).
+const MAX_WAV_DATA_BYTES: u64 = u32::MAX as u64 - 128;
+
+fn bytes_per_sample(format: WavFormat) -> usize {
+    match format {
+        WavFormat::Int16 => 2,
+        WavFormat::Int24 => 3,
+        WavFormat::Int32 | WavFormat::Float32 => 4,
     }
 }
 
@@ -263,7 +293,41 @@ impl Node for WavSink {
 }
 
 #[cfg(test)]
+impl WavSink {
+    /// The same sink with a smaller size limit, to test the 4 GiB check without writing 4 GiB.
+    fn with_data_limit(mut self, bytes: u64) -> Self {
+        self.data_limit = bytes;
+        self
+    }
+}
+
+#[cfg(test)]
 mod tests {
+    #[test]
+    fn a_stream_longer_than_a_wav_file_can_hold_is_an_error_and_leaves_no_file() {
+        use crate::blocks::vector::VectorSource;
+        use sluice_runtime::Graph;
+        let path =
+            std::env::temp_dir().join(format!("sluice-wav-limit-{}.wav", std::process::id()));
+        let mut g = Graph::new();
+        let src = g
+            .add("src", VectorSource::new(vec![0.25f32; 10_000]))
+            .unwrap();
+        let sink = super::WavSink::create(&path, 1, 48000, super::WavFormat::Float32)
+            .unwrap()
+            .with_data_limit(4000);
+        let sink = g.add("wav", sink).unwrap();
+        g.connect(src, "out", sink, "in0").unwrap();
+        let err = g.run_stepped().unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "a WAV file holds at most 4 GiB of samples (1000 frames of 1 channel(s) here)"
+            ),
+            "{err}"
+        );
+        assert!(!path.exists(), "a partial WAV was left behind");
+    }
+
     use super::*;
     use crate::blocks::vector::{VectorSink, VectorSource};
     use sluice_runtime::Graph;

@@ -11,6 +11,8 @@ use crate::stats::NodeStats;
 use crate::{NodeError, RuntimeError};
 use sluice_queue::{QueueError, Tag};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Which threads run a graph's nodes. Every thread runs a contiguous group of nodes (in the
@@ -33,6 +35,31 @@ pub enum Scheduler {
     Pooled(usize),
 }
 
+/// Asks a running graph to stop, from any thread (a signal handler's thread, a UI, a test).
+///
+/// Stopping is graceful: every source (a node without inputs) ends as if its stream were over,
+/// so the items already in the graph drain through it and every sink finishes its file
+/// normally. The run then returns its report with [`RunReport::stopped`] set.
+#[derive(Debug, Clone, Default)]
+pub struct StopHandle(Arc<AtomicBool>);
+
+impl StopHandle {
+    /// A handle that has not been asked to stop.
+    pub fn new() -> Self {
+        StopHandle::default()
+    }
+
+    /// Asks the graph to stop (idempotent).
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Whether a stop was asked for.
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
 /// How to run a graph on threads.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -47,6 +74,8 @@ pub struct RunOptions {
     /// How long every node must be blocked with nothing moving before the run is stopped as a
     /// deadlock.
     pub deadlock_timeout: Duration,
+    /// A handle through which the run can be asked to stop gracefully (see [`StopHandle`]).
+    pub stop: Option<StopHandle>,
 }
 
 impl Default for RunOptions {
@@ -56,6 +85,7 @@ impl Default for RunOptions {
             pin_cores: false,
             realtime_priority: None,
             deadlock_timeout: Duration::from_secs(1),
+            stop: None,
         }
     }
 }
@@ -112,6 +142,11 @@ impl BuiltNode {
             },
             Work::Progress | Work::Done => Ok(false),
         }
+    }
+
+    /// Whether the node is a source (it has no inputs): what a graceful stop ends.
+    pub(crate) fn is_source(&self) -> bool {
+        self.inputs.is_empty() && !self.ports.outputs.is_empty()
     }
 
     /// Bytes written so far into the outputs whose readers include a node for which

@@ -9,7 +9,10 @@ use std::time::Instant;
 
 /// Runs until every node is done. A full pass in which no node moves is an artificial deadlock,
 /// unless some node's need is already met (then that node has a bug, reported by name).
-pub(crate) fn run(mut nodes: Vec<BuiltNode>) -> Result<RunReport, RuntimeError> {
+pub(crate) fn run(
+    mut nodes: Vec<BuiltNode>,
+    stop: Option<&super::StopHandle>,
+) -> Result<RunReport, RuntimeError> {
     let start = Instant::now();
     let mut stats: Vec<NodeStats> = nodes
         .iter()
@@ -21,9 +24,20 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>) -> Result<RunReport, RuntimeError> 
     let mut last: Vec<Option<Work>> = vec![None; nodes.len()];
     let mut spin: Vec<SpinGuard> = nodes.iter().map(|_| SpinGuard::default()).collect();
     let mut tags = Vec::new();
+    let mut stopped = false;
     loop {
         let mut moved = false;
         let mut live = 0;
+        if !stopped && stop.is_some_and(super::StopHandle::is_stopped) {
+            // A graceful stop: the sources end, the rest drains.
+            stopped = true;
+            for (i, node) in nodes.iter_mut().enumerate() {
+                if node.is_source() && last[i] != Some(Work::Done) {
+                    node.finish(&mut stats[i]);
+                    last[i] = Some(Work::Done);
+                }
+            }
+        }
         for (i, node) in nodes.iter_mut().enumerate() {
             if last[i] == Some(Work::Done) {
                 continue;
@@ -85,6 +99,7 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>) -> Result<RunReport, RuntimeError> 
         wall: start.elapsed(),
         threads: 1,
         scheduling: "stepped on the calling thread".to_string(),
+        stopped,
         warnings: Vec::new(),
     })
 }

@@ -9,7 +9,7 @@
 //! thread to finish wakes the caller), not a poll.
 
 use super::auto::{decide, CALIBRATION};
-use super::{RunOptions, Scheduler, SpinGuard};
+use super::{RunOptions, Scheduler, SpinGuard, StopHandle};
 use crate::graph::BuiltNode;
 use crate::node::Work;
 use crate::os;
@@ -114,9 +114,19 @@ struct Control {
     auto: bool,
     /// How the nodes were scheduled, in words, for the run report.
     scheduling: Mutex<String>,
+    /// The caller's request for a graceful stop, and whether a source was ended for it.
+    stop_request: Option<StopHandle>,
+    stopped: AtomicBool,
 }
 
 impl Control {
+    /// Whether the caller asked for a graceful stop.
+    fn stop_requested(&self) -> bool {
+        self.stop_request
+            .as_ref()
+            .is_some_and(StopHandle::is_stopped)
+    }
+
     fn fail(&self, err: RuntimeError) {
         let mut slot = self.error.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.is_none() {
@@ -239,6 +249,8 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
             }
             Scheduler::Auto => "one thread (one CPU or one node)".to_string(),
         }),
+        stop_request: opts.stop.clone(),
+        stopped: AtomicBool::new(false),
     });
     for (unit, group) in groups.into_iter().enumerate() {
         spawn_group(&ctl, unit, group, opts.pin_cores);
@@ -293,6 +305,7 @@ pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport,
         wall: start.elapsed(),
         threads,
         scheduling,
+        stopped: ctl.stopped.load(Ordering::Acquire),
         warnings,
     })
 }
@@ -445,7 +458,18 @@ fn run_group(
     } else {
         WAIT_SLICE
     };
+    let mut stop_applied = false;
     'run: while !ctl.stop.load(Ordering::Relaxed) {
+        if !stop_applied && ctl.stop_requested() {
+            // A graceful stop: this group's sources end as if their streams were over; the
+            // items already in the graph drain and the sinks finish normally.
+            stop_applied = true;
+            for m in group.iter_mut().filter(|m| !m.done && m.node.is_source()) {
+                m.done = true;
+                m.node.finish(&mut m.stats);
+                ctl.stopped.store(true, Ordering::Release);
+            }
+        }
         let mut moved = false;
         let mut live = 0;
         // The need to block on if nothing moves: one on a queue shared with another thread
@@ -540,7 +564,14 @@ fn run_group(
             continue;
         }
         let t1 = Instant::now();
-        let result = wait(&mut group[k].node, work, unit, ctl, pooled.then_some(slice));
+        let result = wait(
+            &mut group[k].node,
+            work,
+            unit,
+            ctl,
+            pooled.then_some(slice),
+            !stop_applied,
+        );
         slice = (slice * 2).min(WAIT_SLICE);
         group[k].stats.waiting += t1.elapsed();
         if pooled && matches!(result, Ok(false)) && me.state.load(Ordering::Relaxed) != BLOCKED {
@@ -717,13 +748,15 @@ fn wait_for_batch(node: &mut BuiltNode, work: Work) -> Result<bool, crate::NodeE
 /// it can be met. Waits longer than one slice mark the thread blocked for the watchdog. A thread
 /// of several nodes passes `pooled_slice`: it waits at most that long and returns (false if the
 /// need is still unmet) to look at its whole group, since another of its nodes may be able to
-/// move meanwhile; it tells the watchdog itself what its nodes wait for.
+/// move meanwhile; it tells the watchdog itself what its nodes wait for. With `wake_for_stop`
+/// it also returns (within a slice) when a graceful stop is asked for.
 fn wait(
     node: &mut BuiltNode,
     work: Work,
     index: usize,
     ctl: &Control,
     pooled_slice: Option<Duration>,
+    wake_for_stop: bool,
 ) -> Result<bool, crate::NodeError> {
     let me = &ctl.threads[index];
     if wait_for_batch(node, work)? {
@@ -760,7 +793,8 @@ fn wait(
             },
             Work::Progress | Work::Done => true,
         };
-        if ready || ctl.stop.load(Ordering::Acquire) {
+        let stop_now = wake_for_stop && ctl.stop_requested();
+        if ready || stop_now || ctl.stop.load(Ordering::Acquire) {
             if announced {
                 me.state.store(RUNNING, Ordering::Release);
             }

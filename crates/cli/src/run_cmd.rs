@@ -18,6 +18,10 @@ pub struct RunArgs {
     /// Print per-node statistics (items, rate, busy and waiting time) at the end.
     #[arg(long)]
     pub stats: bool,
+    /// Only check the graph (file, parameters, connections, cycles, queues) and exit: nothing
+    /// runs and no file is written.
+    #[arg(long, conflicts_with_all = ["stats", "stepped", "threads", "thread_per_node"])]
+    pub check: bool,
     /// Run every node on the calling thread in turn (deterministic) instead of on threads.
     #[arg(long, conflicts_with_all = ["threads", "thread_per_node"])]
     pub stepped: bool,
@@ -54,6 +58,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         ),
     };
     let graph = graph_file::load(&text, &origin)?;
+    if args.check {
+        graph
+            .check()
+            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+        eprintln!("sluice: {origin}: the graph is valid (nothing was run or written)");
+        return Ok(());
+    }
     eprintln!("sluice: running {origin}");
     // Ctrl-C or SIGTERM stops the graph gracefully: sources end, sinks finish their files.
     let stop = StopHandle::new();

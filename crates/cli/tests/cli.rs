@@ -301,3 +301,38 @@ fn ctrl_c_finishes_the_files_prints_the_statistics_and_exits_130() {
     let samples = reader.into_samples::<f32>().count();
     assert!(samples > 0);
 }
+
+/// `sluice run --check` validates without running: nothing is written, and what `run` would
+/// refuse (here an unconnected input) is refused.
+#[test]
+fn check_validates_without_running_or_writing() {
+    let dir = TempDir::new("check");
+    let out = dir.0.join("out.c32");
+    let graph = dir.0.join("g.toml");
+    let text = format!(
+        "[[node]]\nname = \"src\"\ntype = \"null_source\"\n\n\
+         [[node]]\nname = \"head\"\ntype = \"head\"\nparams = {{ items = 1000 }}\n\n\
+         [[node]]\nname = \"sink\"\ntype = \"file_sink\"\nparams = {{ path = \"{}\" }}\n\n\
+         [[edge]]\nfrom = \"src.out\"\nto = \"head.in\"\n",
+        out.display()
+    );
+    std::fs::write(
+        &graph,
+        format!("{text}\n[[edge]]\nfrom = \"head.out\"\nto = \"sink.in\"\n"),
+    )
+    .unwrap();
+    let (ok, _, stderr) = sluice(&["run", "--check", graph.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("the graph is valid"), "{stderr}");
+    assert!(!out.exists(), "--check wrote the output");
+    assert_eq!(
+        std::fs::read_dir(&dir.0).unwrap().count(),
+        1,
+        "no partial file left"
+    );
+
+    std::fs::write(&graph, &text).unwrap();
+    let (ok, _, stderr) = sluice(&["run", "--check", graph.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(stderr.contains("head.out is not connected"), "{stderr}");
+}

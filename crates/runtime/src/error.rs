@@ -101,6 +101,12 @@ pub enum RuntimeError {
         /// The port.
         port: String,
     },
+    /// The connections form a cycle: each node on it would wait for the next, forever.
+    #[error("the graph has a cycle: {path}; a node's output may not lead back to its own input")]
+    Cycle {
+        /// The nodes on the cycle, as `a -> b -> a`.
+        path: String,
+    },
     /// A queue could not be created.
     #[error("queue {edge}: {source}")]
     Queue {

@@ -172,6 +172,12 @@ impl Graph {
         run::threaded::run(self.build()?, opts)
     }
 
+    /// Checks everything `run` would refuse before running (unconnected ports, cycles, queues
+    /// that cannot be created) without running anything.
+    pub fn check(self) -> Result<(), RuntimeError> {
+        self.build().map(drop)
+    }
+
     /// Runs the graph on the calling thread, calling each node's `work` in turn, in the order
     /// the nodes were added: deterministic, for tests and for hosts without threads.
     pub fn run_stepped(self) -> Result<RunReport, RuntimeError> {
@@ -191,8 +197,59 @@ impl Graph {
         )
     }
 
+    /// The first cycle among the connections, as the node indices along it (the first repeated
+    /// at the end), found by a depth-first search.
+    fn find_cycle(&self) -> Option<Vec<usize>> {
+        const NEW: u8 = 0;
+        const ON_PATH: u8 = 1;
+        const DONE: u8 = 2;
+        let n = self.nodes.len();
+        let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for e in &self.edges {
+            next[e.from.0].push(e.to.0);
+        }
+        let mut state = vec![NEW; n];
+        for start in 0..n {
+            if state[start] != NEW {
+                continue;
+            }
+            // (node, index of its next successor to visit); `path` mirrors the stack.
+            let mut stack = vec![(start, 0usize)];
+            state[start] = ON_PATH;
+            while let Some(&mut (node, ref mut i)) = stack.last_mut() {
+                if let Some(&succ) = next[node].get(*i) {
+                    *i += 1;
+                    match state[succ] {
+                        NEW => {
+                            state[succ] = ON_PATH;
+                            stack.push((succ, 0));
+                        }
+                        ON_PATH => {
+                            let from = stack.iter().position(|&(v, _)| v == succ).unwrap_or(0);
+                            let mut cycle: Vec<usize> =
+                                stack[from..].iter().map(|&(v, _)| v).collect();
+                            cycle.push(succ);
+                            return Some(cycle);
+                        }
+                        _ => {}
+                    }
+                } else {
+                    state[node] = DONE;
+                    stack.pop();
+                }
+            }
+        }
+        None
+    }
+
     /// Creates every queue and hands each node its ends.
     fn build(self) -> Result<Vec<BuiltNode>, RuntimeError> {
+        if let Some(cycle) = self.find_cycle() {
+            let names: Vec<&str> = cycle.iter().map(|&i| self.nodes[i].name.as_str()).collect();
+            return Err(RuntimeError::Cycle {
+                path: names.join(" -> "),
+            });
+        }
         let mut inputs: Vec<Vec<Option<Box<dyn ErasedInput>>>> = self
             .nodes
             .iter()

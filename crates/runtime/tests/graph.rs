@@ -423,3 +423,38 @@ fn refused_realtime_priority_is_a_warning_and_the_run_still_works() {
         );
     }
 }
+
+/// A cycle used to run until the watchdog called it a deadlock, a second later; it is now an
+/// error when the graph is built, naming the nodes on it.
+#[test]
+fn a_cycle_is_an_error_before_anything_runs() {
+    struct Relay;
+    impl Node for Relay {
+        fn ports(&self) -> Ports {
+            Ports::new().input::<u32>("in").output::<u32>("out")
+        }
+        fn work(&mut self, _io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+            Ok(Work::NeedInput { port: 0, items: 1 })
+        }
+    }
+    let build = || {
+        let mut g = Graph::new();
+        let a = g.add("a", Relay).unwrap();
+        let b = g.add("b", Relay).unwrap();
+        let c = g.add("c", Relay).unwrap();
+        g.connect(a, "out", b, "in").unwrap();
+        g.connect(b, "out", c, "in").unwrap();
+        g.connect(c, "out", a, "in").unwrap();
+        g
+    };
+    // The watchdog's error would be "deadlock: …"; this one comes from the build.
+    for err in [
+        build().run(&RunOptions::default()).unwrap_err(),
+        build().run_stepped().unwrap_err(),
+    ] {
+        assert_eq!(
+            err.to_string(),
+            "the graph has a cycle: a -> b -> c -> a; a node's output may not lead back to its own input"
+        );
+    }
+}

@@ -38,9 +38,18 @@ impl<T: Item> Node for KeepOneInN<T> {
             });
         };
         if x.len() < self.n {
-            // End of stream with a partial group left: it yields no output.
+            // End of stream with a partial group left: its first item is still kept (items
+            // 0, n, 2n, … of the stream), the rest of the group is dropped.
             let rest = x.len();
-            input.consume(rest);
+            if rest > 0 {
+                let Some(y) = output.reserve(1)? else {
+                    return Ok(Work::NeedOutput { port: 0, items: 1 });
+                };
+                y[0] = x[0];
+                output.commit(1);
+                input.consume(rest);
+                return Ok(Work::Progress);
+            }
             return Ok(Work::Done);
         }
         let Some(y) = output.reserve(1)? else {
@@ -66,6 +75,28 @@ impl<T: Item> Node for KeepOneInN<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 10 items, keep one in 4: items 0, 4 and 8. The last group (8, 9) is partial at end of
+    /// stream; its first item used to be dropped.
+    #[test]
+    fn the_first_item_of_a_partial_last_group_is_kept() {
+        for chunk in [1, 3, 10] {
+            let mut g = Graph::new();
+            let src = g
+                .add(
+                    "src",
+                    VectorSource::new((0..10u32).collect()).max_chunk(chunk),
+                )
+                .unwrap();
+            let keep = g.add("keep", KeepOneInN::<u32>::new(4).unwrap()).unwrap();
+            let (sink, data) = VectorSink::<u32>::new();
+            let sink = g.add("sink", sink).unwrap();
+            g.connect(src, "out", keep, "in").unwrap();
+            g.connect(keep, "out", sink, "in").unwrap();
+            g.run_stepped().unwrap();
+            assert_eq!(data.items(), vec![0, 4, 8], "chunks of {chunk}");
+        }
+    }
     use crate::blocks::basic::Copy;
     use crate::blocks::vector::{VectorSink, VectorSource};
     use sluice_runtime::{Graph, RunOptions, Tag, TagValue};

@@ -13,7 +13,8 @@
 //! So the split is decided from measurements: each node's busy time during the first
 //! [`CALIBRATION`] on one thread, and the bytes that would cross each possible cut.
 
-use std::time::Duration;
+use super::threaded::Member;
+use std::time::{Duration, Instant};
 
 /// How long the default scheduler lets every node warm up on one thread, and then how long it
 /// measures them, before it decides.
@@ -78,6 +79,102 @@ pub(crate) fn decide(busy: &[f64], crossing: &[f64], waited: f64, elapsed: f64) 
         },
         None => keep,
     }
+}
+
+/// The default scheduler's measurement: after a warm-up of [`CALIBRATION`] (first touches of
+/// the queues' pages, caches filling), it records each node's busy time (CPU time of the thread
+/// inside `work`, so that preemption by other processes does not count) and the bytes written
+/// across each possible cut; one more [`CALIBRATION`] later it compares, and decides once.
+pub(crate) struct Calibration {
+    warm_at: Instant,
+    /// The snapshot at the end of the warm-up: when, busy seconds per node, bytes per cut,
+    /// seconds waited.
+    snapshot: Option<(Instant, Vec<f64>, Vec<f64>, f64)>,
+    pub(crate) decided: bool,
+    /// The decision in words, for the run report.
+    pub(crate) outcome: Option<String>,
+}
+
+impl Calibration {
+    pub(crate) fn new() -> Self {
+        Calibration {
+            warm_at: Instant::now() + CALIBRATION,
+            snapshot: None,
+            decided: false,
+            outcome: None,
+        }
+    }
+
+    /// Called after each pass that moved; returns where to split once the decision is made.
+    pub(crate) fn step(&mut self, group: &[Member]) -> Option<usize> {
+        let now = Instant::now();
+        match &self.snapshot {
+            None if now >= self.warm_at => {
+                self.snapshot = Some((
+                    now,
+                    busy_seconds(group),
+                    crossing_bytes(group),
+                    waited_seconds(group),
+                ));
+                None
+            }
+            Some((then, busy0, bytes0, waited0)) if now >= *then + CALIBRATION => {
+                let busy: Vec<f64> = busy_seconds(group)
+                    .iter()
+                    .zip(busy0)
+                    .map(|(b, b0)| b - b0)
+                    .collect();
+                let bytes: Vec<f64> = crossing_bytes(group)
+                    .iter()
+                    .zip(bytes0)
+                    .map(|(b, b0)| b - b0)
+                    .collect();
+                self.decided = true;
+                let elapsed = (now - *then).as_secs_f64();
+                let waited = waited_seconds(group) - waited0;
+                let d = decide(&busy, &bytes, waited, elapsed);
+                self.outcome = Some(match d.cut {
+                    Some(j) => format!(
+                        "split before '{}': {:.1} ms of work in {:.1} ms on one thread, estimated {:.1} ms on two",
+                        group[j].node.name, d.busy * 1e3, elapsed * 1e3, d.estimate * 1e3
+                    ),
+                    None => format!(
+                        "kept on one thread: {:.1} ms of work and {:.1} ms waiting in {:.1} ms, estimated {:.1} ms on two",
+                        d.busy * 1e3, waited * 1e3, elapsed * 1e3, d.estimate * 1e3
+                    ),
+                });
+                d.cut
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Seconds the thread has spent blocked in waits for its nodes.
+fn waited_seconds(group: &[Member]) -> f64 {
+    group.iter().map(|m| m.stats.waiting.as_secs_f64()).sum()
+}
+
+/// CPU seconds each node has spent in `work` while measured.
+fn busy_seconds(group: &[Member]) -> Vec<f64> {
+    group.iter().map(|m| m.cpu.as_secs_f64()).collect()
+}
+
+/// Bytes written so far, for each cut `j` (before node `j`), by the nodes before it into queues
+/// read by nodes after it.
+fn crossing_bytes(group: &[Member]) -> Vec<f64> {
+    let position: Vec<usize> = group.iter().map(|m| m.index).collect();
+    (0..group.len())
+        .map(|cut| {
+            group[..cut]
+                .iter()
+                .map(|m| {
+                    m.node
+                        .bytes_written_to(|peer| position[cut..].contains(&peer))
+                })
+                .sum::<u64>() as f64
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -328,25 +328,6 @@ pub fn write_wav(
     Ok(clipped)
 }
 
-/// Whether `a` and `b` name the same file (after resolving links and `..`; a path that does not
-/// exist yet is compared through its directory).
-pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    fn resolve(p: &std::path::Path) -> std::path::PathBuf {
-        if let Ok(full) = std::fs::canonicalize(p) {
-            return full;
-        }
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
-        match (
-            dir.map_or_else(|| std::fs::canonicalize("."), std::fs::canonicalize),
-            p.file_name(),
-        ) {
-            (Ok(d), Some(name)) => d.join(name),
-            _ => p.to_path_buf(),
-        }
-    }
-    resolve(a) == resolve(b)
-}
-
 /// Zero crossings on each side of the resampling kernel.
 const SINC_ZEROS: usize = 48;
 /// Kernel table entries per zero crossing (linearly interpolated between).
@@ -576,7 +557,7 @@ pub fn run(args: ConvolveArgs) -> anyhow::Result<()> {
         }
     }
     for (role, other) in [("input", &args.input), ("impulse response", &args.ir)] {
-        if same_file(&args.output, other) {
+        if sluice_graph::same_file(&args.output, other) {
             bail!(
                 "{}: the output would overwrite the {role}; choose another output path",
                 args.output.display()

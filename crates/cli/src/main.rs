@@ -2,10 +2,6 @@
 
 mod bench;
 mod convolve;
-mod dsp_blocks;
-mod graph_file;
-mod params;
-mod registry;
 mod run_cmd;
 
 use clap::{Parser, Subcommand};
@@ -22,8 +18,10 @@ struct Cli {
 enum Command {
     /// Run a graph file (TOML), or the built-in default graph when none is given.
     Run(run_cmd::RunArgs),
-    /// List every block type with its ports, parameters and one line of help.
-    Blocks,
+    /// List every block type with its ports, parameters and one line of help, or describe one.
+    Blocks(BlocksArgs),
+    /// Check a graph file and draw it as Graphviz DOT (`sluice graph --dot g.toml | dot -Tpng`).
+    Graph(run_cmd::GraphArgs),
     /// Convolve a WAV file with an impulse response (partitioned convolution).
     Convolve(convolve::ConvolveArgs),
     /// Run a benchmark; each compares with its baseline or peer in the same run.
@@ -31,14 +29,43 @@ enum Command {
     Bench(bench::BenchCommand),
 }
 
+/// Arguments of `sluice blocks`.
+#[derive(clap::Args)]
+struct BlocksArgs {
+    /// Describe only this block type, with an example entry for a graph file.
+    name: Option<String>,
+    /// Print the block types as JSON (name, help, ports, parameters, files, example).
+    #[arg(long, conflicts_with = "name")]
+    json: bool,
+}
+
+fn blocks(args: BlocksArgs) -> anyhow::Result<()> {
+    let registry = sluice_dsp::graph_blocks::standard_registry();
+    match (args.name, args.json) {
+        (_, true) => println!("{}", registry.to_json()),
+        (Some(name), false) => match registry.describe_one(&name) {
+            Some(text) => print!("{text}"),
+            None => {
+                let similar = registry.similar(&name);
+                let hint = if similar.is_empty() {
+                    "`sluice blocks` lists them".to_string()
+                } else {
+                    format!("did you mean {}?", similar.join(" or "))
+                };
+                anyhow::bail!("no block type '{name}' ({hint})");
+            }
+        },
+        (None, false) => print!("{}", registry.describe()),
+    }
+    Ok(())
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run_cmd::run(args),
-        Command::Blocks => {
-            print!("{}", registry::describe());
-            Ok(())
-        }
+        Command::Blocks(args) => blocks(args),
+        Command::Graph(args) => run_cmd::graph(args),
         Command::Convolve(args) => convolve::run(args),
         Command::Bench(cmd) => bench::run(cmd),
     };

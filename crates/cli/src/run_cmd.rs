@@ -1,8 +1,7 @@
 //! `sluice run [GRAPH.toml]`: runs a graph file, or the built-in default graph.
 
-use crate::graph_file;
-use anyhow::Context;
 use clap::Args;
+use sluice_graph::{LoadedGraph, Override};
 use sluice_runtime::{RunOptions, Scheduler, StopHandle};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,6 +14,10 @@ pub const DEFAULT_GRAPH: &str = include_str!("../../../examples/default.toml");
 pub struct RunArgs {
     /// Graph file (TOML); without one, runs the built-in default graph (examples/default.toml).
     pub graph: Option<PathBuf>,
+    /// Override a node's parameter without editing the file: `--set src.frequency=440`
+    /// (repeatable; the value is TOML: `440`, `"c32"`, `[1, 2]`, or a bare word for text).
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    pub overrides: Vec<Override>,
     /// Print per-node statistics (items, rate, busy and waiting time) at the end.
     #[arg(long)]
     pub stats: bool,
@@ -44,20 +47,47 @@ pub struct RunArgs {
     pub deadlock_timeout: f64,
 }
 
-/// Runs `sluice run`.
-pub fn run(args: RunArgs) -> anyhow::Result<()> {
-    let (text, origin) = match &args.graph {
-        Some(path) => (
-            std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?,
-            path.display().to_string(),
-        ),
+/// Arguments of `sluice graph`.
+#[derive(Args, Debug)]
+pub struct GraphArgs {
+    /// Graph file (TOML); without one, the built-in default graph.
+    pub graph: Option<PathBuf>,
+    /// Print the graph as Graphviz DOT on standard output.
+    #[arg(long, required = true)]
+    pub dot: bool,
+    /// Override a node's parameter, as for `sluice run`.
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    pub overrides: Vec<Override>,
+}
+
+/// Reads and loads the graph file (or the built-in default), with overrides.
+fn load(graph: Option<&PathBuf>, overrides: &[Override]) -> anyhow::Result<LoadedGraph> {
+    let (text, origin) = match graph {
+        Some(path) => (sluice_graph::read(path)?, path.display().to_string()),
         None => (
             DEFAULT_GRAPH.to_string(),
             "built-in default graph".to_string(),
         ),
     };
-    let graph = graph_file::load(&text, &origin)?;
+    let registry = sluice_dsp::graph_blocks::standard_registry();
+    Ok(sluice_graph::load_with(
+        &text, &origin, &registry, overrides,
+    )?)
+}
+
+/// Runs `sluice graph --dot`.
+pub fn graph(args: GraphArgs) -> anyhow::Result<()> {
+    let loaded = load(args.graph.as_ref(), &args.overrides)?;
+    print!("{}", loaded.to_dot());
+    Ok(())
+}
+
+/// Runs `sluice run`.
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let loaded = load(args.graph.as_ref(), &args.overrides)?;
+    let LoadedGraph { graph, source } = loaded;
+    let origin = source.origin.clone();
+    let located = |e: sluice_runtime::RuntimeError| anyhow::anyhow!("{}{e}", source.locate(&e));
     if args.check {
         graph
             .check()
@@ -70,7 +100,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let stop = StopHandle::new();
     let signals = sluice_runtime::os::stop_on_signals(stop.clone());
     let report = if args.stepped {
-        graph.run_stepped_with(&stop)?
+        graph.run_stepped_with(&stop).map_err(located)?
     } else {
         let opts = RunOptions {
             scheduler: match (args.threads, args.thread_per_node) {
@@ -83,7 +113,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             deadlock_timeout: Duration::from_secs_f64(args.deadlock_timeout.max(0.05)),
             stop: Some(stop.clone()),
         };
-        graph.run(&opts)?
+        graph.run(&opts).map_err(located)?
     };
     for w in &report.warnings {
         eprintln!("sluice: warning: {w}");
@@ -122,7 +152,8 @@ mod tests {
     #[test]
     fn the_default_graph_loads_and_has_the_documented_level() {
         let text = DEFAULT_GRAPH.replace("20_000_000", "200_000");
-        let report = graph_file::load(&text, "default")
+        let registry = sluice_dsp::graph_blocks::standard_registry();
+        let report = sluice_graph::load_str(&text, "default", &registry)
             .unwrap()
             .run_stepped()
             .unwrap();

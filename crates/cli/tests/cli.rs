@@ -69,14 +69,14 @@ fn a_bad_graph_file_is_one_line_naming_file_line_and_node() {
     assert_eq!(
         stderr.trim(),
         format!(
-            "sluice: error: {}:4: node 'src': parameter 'item' unknown item type 'c64' (use c32, f32, i16 or u8)",
+            "sluice: error: {}:4:19: node 'src': parameter 'item': unknown item type 'c64' (use c32, f32, i16 or u8)",
             path.display()
         )
     );
     let (ok, _, stderr) = sluice(&["run", "/nonexistent/graph.toml"]);
     assert!(!ok);
     assert!(
-        stderr.starts_with("sluice: error: cannot read /nonexistent/graph.toml"),
+        stderr.starts_with("sluice: error: /nonexistent/graph.toml: cannot read the graph file: No such file"),
         "{stderr}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -103,7 +103,7 @@ fn a_node_failure_at_run_time_names_the_node() {
     assert!(!ok);
     // 12 bytes are not a whole number of 8-byte complex items: refused when the graph loads.
     assert!(
-        stderr.contains("g.toml:4: node 'src': parameter 'path'"),
+        stderr.contains("g.toml:4:19: node 'src': parameter 'path': "),
         "{stderr}"
     );
     assert!(
@@ -150,7 +150,12 @@ fn a_bad_graph_file_leaves_existing_outputs_untouched() {
     .unwrap();
     let (ok, _, stderr) = sluice(&["run", graph.to_str().unwrap()]);
     assert!(!ok);
-    assert!(stderr.contains("g.toml:6: node 'head'"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "g.toml:6:1: node 'head': parameter 'items' is required (the node gives 'itmes': a misspelling?)"
+        ),
+        "{stderr}"
+    );
     assert_eq!(std::fs::read(&out).unwrap(), b"yesterday's capture");
     assert_eq!(
         std::fs::read_dir(&dir.0).unwrap().count(),
@@ -180,7 +185,7 @@ fn a_sink_writing_the_file_a_source_reads_is_refused() {
     let (ok, _, stderr) = sluice(&["run", graph.to_str().unwrap()]);
     assert!(!ok);
     assert!(
-        stderr.contains("g.toml:9: node 'sink': writes")
+        stderr.contains("g.toml:9:19: node 'sink': writes")
             && stderr.contains("which node 'src' reads"),
         "{stderr}"
     );
@@ -334,5 +339,8 @@ fn check_validates_without_running_or_writing() {
     std::fs::write(&graph, &text).unwrap();
     let (ok, _, stderr) = sluice(&["run", "--check", graph.to_str().unwrap()]);
     assert!(!ok);
-    assert!(stderr.contains("head.out is not connected"), "{stderr}");
+    assert!(
+        stderr.contains("g.toml:6: node 'head': output port 'out' is not connected"),
+        "{stderr}"
+    );
 }

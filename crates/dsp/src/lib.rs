@@ -3,6 +3,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod blocks;
+pub mod graph_blocks;
 pub mod kernels;
 pub mod output_file;
 pub mod queue_copy;

@@ -59,7 +59,7 @@ impl ItemType {
         }
     }
 
-    /// A short readable name, e.g. `f32` or `Complex<f32>`.
+    /// A short readable name, as graph files spell it: e.g. `f32` or `c32` (complex f32).
     pub fn name(&self) -> &'static str {
         self.name
     }
@@ -79,8 +79,14 @@ impl ItemType {
     }
 }
 
-/// `num_complex::Complex<f32>` → `Complex<f32>`: drop module paths, keep generics.
+/// The name users know a type by: graph files' names for the complex types (`c32`, `c64`), and
+/// otherwise the type without its module path (`num_complex::Complex<i16>` → `Complex<i16>`).
 fn short_type_name(full: &'static str) -> &'static str {
+    match full {
+        "num_complex::Complex<f32>" => return "c32",
+        "num_complex::Complex<f64>" => return "c64",
+        _ => {}
+    }
     let generic_start = full.find('<').unwrap_or(full.len());
     match full[..generic_start].rfind("::") {
         Some(i) => &full[i + 2..],
@@ -166,7 +172,8 @@ mod tests {
     #[test]
     fn type_names_are_short() {
         assert_eq!(ItemType::of::<f32>().name(), "f32");
-        assert_eq!(short_type_name("num_complex::Complex<f32>"), "Complex<f32>");
+        assert_eq!(short_type_name("num_complex::Complex<f32>"), "c32");
+        assert_eq!(short_type_name("num_complex::Complex<i16>"), "Complex<i16>");
         assert_eq!(ItemType::of::<[u8; 3]>().size(), 3);
     }
 }

@@ -1,39 +1,17 @@
-//! Every block type a graph file can name: its ports, parameters, one line of help, and how to
-//! build it from parameters.
+//! The standard blocks as graph-file block types: their ports, parameters, one line of help, the
+//! files they touch, an example, and how each is built from its parameters.
+//! [`register`] adds them all to a [`Registry`].
 
-use crate::params::{ParamError, Params};
-use num_complex::Complex32;
-use sluice_dsp::blocks::{
+mod filters;
+
+use crate::blocks::{
     Copy, FileSink, FileSource, Head, KeepOneInN, NullSink, NullSource, Probe, Sample,
     SignalSource, Throttle, WavFormat, WavSink, WavSource, Waveform,
 };
+use num_complex::Complex32;
+use sluice_graph::{BlockType, FileAccess, FileParam, ParamDoc, ParamError, Params, Registry};
 use sluice_runtime::{Item, Node, NodeError};
 use std::path::Path;
-
-/// A parameter's documentation.
-#[derive(Clone, Copy)]
-pub struct ParamDoc {
-    /// Its name in the graph file.
-    pub name: &'static str,
-    /// Its default, or "required".
-    pub default: &'static str,
-    /// What it means.
-    pub help: &'static str,
-}
-
-/// A block type of the registry.
-pub struct BlockType {
-    /// Its `type = "…"` name in graph files.
-    pub name: &'static str,
-    /// One line of help.
-    pub help: &'static str,
-    /// Its ports, in words (types may depend on the `item` parameter).
-    pub ports: &'static str,
-    /// Its parameters.
-    pub params: &'static [ParamDoc],
-    /// Builds it.
-    pub build: fn(&mut Params) -> Result<Box<dyn Node>, ParamError>,
-}
 
 const ITEM: ParamDoc = ParamDoc {
     name: "item",
@@ -132,7 +110,7 @@ impl ForItem for CornerTurnB {
         let rows = p.u64("rows")? as usize;
         let cols = p.u64("cols")? as usize;
         Ok(Box::new(
-            sluice_dsp::blocks::CornerTurn::<T>::new(rows, cols).map_err(node_err("rows"))?,
+            crate::blocks::CornerTurn::<T>::new(rows, cols).map_err(node_err("rows"))?,
         ))
     }
 }
@@ -229,14 +207,28 @@ fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     ))
 }
 
-/// Every block type, in the order `sluice blocks` lists them.
-pub fn block_types() -> Vec<BlockType> {
-    let mut types = vec![
+const READS_PATH: &[FileParam] = &[FileParam {
+    param: "path",
+    access: FileAccess::Read,
+}];
+const WRITES_PATH: &[FileParam] = &[FileParam {
+    param: "path",
+    access: FileAccess::Write,
+}];
+
+/// Adds every standard block type to `registry`, in the order `sluice blocks` lists them.
+pub fn register(registry: &mut Registry) {
+    let types = [
         BlockType {
             name: "null_source",
             help: "Endless zero-valued items (bound it with head).",
             ports: "out: item",
             params: &[ITEM],
+            files: &[],
+            example: r#"[[node]]
+name = "zeros"
+type = "null_source"
+params = { item = "f32" }"#,
             build: |p| with_item(p, &NullSourceB),
         },
         BlockType {
@@ -244,6 +236,11 @@ pub fn block_types() -> Vec<BlockType> {
             help: "Discards everything it receives.",
             ports: "in: item",
             params: &[ITEM],
+            files: &[],
+            example: r#"[[node]]
+name = "discard"
+type = "null_sink"
+params = { item = "f32" }"#,
             build: |p| with_item(p, &NullSinkB),
         },
         BlockType {
@@ -258,6 +255,11 @@ pub fn block_types() -> Vec<BlockType> {
                     help: "items to pass",
                 },
             ],
+            files: &[],
+            example: r#"[[node]]
+name = "first_second"
+type = "head"
+params = { item = "f32", items = 48000 }"#,
             build: |p| with_item(p, &HeadB),
         },
         BlockType {
@@ -265,6 +267,11 @@ pub fn block_types() -> Vec<BlockType> {
             help: "Copies input to output (one memcpy per window).",
             ports: "in: item -> out: item",
             params: &[ITEM],
+            files: &[],
+            example: r#"[[node]]
+name = "copy"
+type = "copy"
+params = { item = "c32" }"#,
             build: |p| with_item(p, &CopyB),
         },
         BlockType {
@@ -279,6 +286,11 @@ pub fn block_types() -> Vec<BlockType> {
                     help: "items per second",
                 },
             ],
+            files: &[],
+            example: r#"[[node]]
+name = "pace"
+type = "throttle"
+params = { item = "f32", rate = 48000.0 }"#,
             build: |p| with_item(p, &ThrottleB),
         },
         BlockType {
@@ -293,6 +305,11 @@ pub fn block_types() -> Vec<BlockType> {
                     help: "decimation factor",
                 },
             ],
+            files: &[],
+            example: r#"[[node]]
+name = "decimate"
+type = "keep_one_in_n"
+params = { item = "c32", n = 4 }"#,
             build: |p| with_item(p, &KeepB),
         },
         BlockType {
@@ -312,6 +329,11 @@ pub fn block_types() -> Vec<BlockType> {
                     help: "columns of each input matrix",
                 },
             ],
+            files: &[],
+            example: r#"[[node]]
+name = "transpose"
+type = "corner_turn"
+params = { item = "c32", rows = 64, cols = 1024 }"#,
             build: |p| with_item(p, &CornerTurnB),
         },
         BlockType {
@@ -346,6 +368,11 @@ pub fn block_types() -> Vec<BlockType> {
                     help: "noise seed",
                 },
             ],
+            files: &[],
+            example: r#"[[node]]
+name = "tone"
+type = "signal_source"
+params = { item = "f32", frequency = 440.0, amplitude = 0.5, sample_rate = 48000 }"#,
             build: |p| with_sample(p, &SignalB),
         },
         BlockType {
@@ -360,6 +387,11 @@ pub fn block_types() -> Vec<BlockType> {
                     help: "name printed with the summary",
                 },
             ],
+            files: &[],
+            example: r#"[[node]]
+name = "level"
+type = "probe"
+params = { item = "f32", label = "output" }"#,
             build: |p| with_sample(p, &ProbeB),
         },
         BlockType {
@@ -379,6 +411,11 @@ pub fn block_types() -> Vec<BlockType> {
                     help: "start over at the end",
                 },
             ],
+            files: READS_PATH,
+            example: r#"[[node]]
+name = "iq"
+type = "file_source"
+params = { item = "c32", path = "capture.c32" }"#,
             build: |p| with_item(p, &FileSourceB),
         },
         BlockType {
@@ -393,6 +430,11 @@ pub fn block_types() -> Vec<BlockType> {
                     help: "file to write",
                 },
             ],
+            files: WRITES_PATH,
+            example: r#"[[node]]
+name = "save"
+type = "file_sink"
+params = { item = "c32", path = "out.c32" }"#,
             build: |p| with_item(p, &FileSinkB),
         },
         BlockType {
@@ -405,6 +447,11 @@ pub fn block_types() -> Vec<BlockType> {
                 default: "required",
                 help: "WAV file to read",
             }],
+            files: READS_PATH,
+            example: r#"[[node]]
+name = "speech"
+type = "wav_source"
+params = { path = "speech.wav" }"#,
             build: wav_source,
         },
         BlockType {
@@ -433,30 +480,24 @@ pub fn block_types() -> Vec<BlockType> {
                     help: "i16, i24, i32 or f32",
                 },
             ],
+            files: WRITES_PATH,
+            example: r#"[[node]]
+name = "save"
+type = "wav_sink"
+params = { path = "out.wav", channels = 2, sample_rate = 44100, format = "i16" }"#,
             build: wav_sink,
         },
     ];
-    types.extend(crate::dsp_blocks::block_types());
-    types
-}
-
-/// The block type called `name`.
-pub fn find(name: &str) -> Option<BlockType> {
-    block_types().into_iter().find(|b| b.name == name)
-}
-
-/// The registry as text, for `sluice blocks`.
-pub fn describe() -> String {
-    let mut out = String::new();
-    for b in block_types() {
-        out.push_str(&format!(
-            "{}\n    {}\n    ports: {}\n",
-            b.name, b.help, b.ports
-        ));
-        for p in b.params {
-            out.push_str(&format!("    {:<12} [{}] {}\n", p.name, p.default, p.help));
-        }
-        out.push('\n');
+    for t in types.into_iter().chain(filters::block_types()) {
+        registry
+            .add(t)
+            .expect("the standard blocks have distinct names");
     }
-    out
+}
+
+/// A registry holding the standard blocks.
+pub fn standard_registry() -> Registry {
+    let mut registry = Registry::new();
+    register(&mut registry);
+    registry
 }

@@ -1,14 +1,13 @@
 //! Registry entries of the DSP blocks: FIR (direct or overlap-save, chosen by length) and the
 //! overlap-save FFT filter, with taps from a list, a file or a built-in design.
 
-use crate::params::{ParamError, Params};
-use crate::registry::{BlockType, ParamDoc};
-use num_complex::Complex32;
-use sluice_dsp::blocks::{FftFilter, FirFilter};
-use sluice_dsp::kernels::{
+use crate::blocks::{FftFilter, FirFilter};
+use crate::kernels::{
     bandpass, complex_bandpass, fft_size_for_taps, load_taps, lowpass, prefer_overlap_save,
     ComplexTaps, RealTaps, Taps, Window,
 };
+use num_complex::Complex32;
+use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
 use sluice_runtime::Node;
 use std::path::Path;
 
@@ -62,8 +61,8 @@ const TAPS_PARAMS: [ParamDoc; 9] = [
 
 /// A DSP error as an error of the parameter it is about: the one the design error names, the
 /// tap count for a filter without taps, else `param`.
-fn dsp_err(param: &'static str) -> impl Fn(sluice_dsp::kernels::DspError) -> ParamError {
-    use sluice_dsp::kernels::DspError;
+fn dsp_err(param: &'static str) -> impl Fn(crate::kernels::DspError) -> ParamError {
+    use crate::kernels::DspError;
     move |e| {
         let about = match &e {
             DspError::InvalidDesign { name, .. } => name,
@@ -263,13 +262,19 @@ const FFT_PARAMS: [ParamDoc; 10] = [
 ];
 
 /// The DSP block types.
-pub fn block_types() -> Vec<BlockType> {
+/// The filter blocks.
+pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType {
             name: "fir",
             help: "FIR filter (optionally decimating); direct form or overlap-save by length.",
             ports: "in: item -> out: item",
             params: &FIR_PARAMS,
+            files: &[],
+            example: r#"[[node]]
+name = "lowpass"
+type = "fir"
+params = { item = "c32", design = "lowpass", num_taps = 127, cutoff = 0.1, decimation = 4 }"#,
             build: fir,
         },
         BlockType {
@@ -277,6 +282,11 @@ pub fn block_types() -> Vec<BlockType> {
             help: "Overlap-save FFT filter on complex items, windows read in place from the queue.",
             ports: "in: c32 -> out: c32",
             params: &FFT_PARAMS,
+            files: &[],
+            example: r#"[[node]]
+name = "channel"
+type = "fft_filter"
+params = { design = "complex_bandpass", num_taps = 1023, low = 0.05, high = 0.15 }"#,
             build: fft_filter,
         },
     ]

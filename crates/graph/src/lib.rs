@@ -1,0 +1,136 @@
+//! Graph files for sluice: TOML that names nodes (a block type and its parameters) and the edges
+//! between their ports, loaded into a [`sluice_runtime::Graph`] ready to run.
+//!
+//! The block types come from a [`Registry`] that any crate can extend: the standard blocks are
+//! registered by `sluice_dsp::graph_blocks::register`, and a user's own with
+//! [`Registry::register`]:
+//!
+//! ```
+//! use sluice_graph::{Block, BlockType, GraphFileExt, Params, ParamError, Registry};
+//! use sluice_runtime::{Graph, Node, NodeError, Ports, Work, WorkIo};
+//!
+//! /// Produces `count` zeros.
+//! struct Zeros { left: u64 }
+//! impl Node for Zeros {
+//!     fn ports(&self) -> Ports { Ports::new().output::<f32>("out") }
+//!     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+//!         if self.left == 0 { return Ok(Work::Done); }
+//!         let out = io.outputs.get::<f32>(0)?;
+//!         let Some(space) = out.reserve(1)? else {
+//!             return Ok(Work::NeedOutput { port: 0, items: 1 });
+//!         };
+//!         let n = space.len().min(self.left as usize);
+//!         space[..n].fill(0.0);
+//!         out.commit(n);
+//!         self.left -= n as u64;
+//!         Ok(Work::Progress)
+//!     }
+//! }
+//!
+//! /// Consumes everything.
+//! struct Drain;
+//! impl Node for Drain {
+//!     fn ports(&self) -> Ports { Ports::new().input::<f32>("in") }
+//!     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+//!         let input = io.inputs.get::<f32>(0)?;
+//!         let Some(w) = input.window(1)? else {
+//!             return Ok(Work::NeedInput { port: 0, items: 1 });
+//!         };
+//!         if w.is_empty() { return Ok(Work::Done); }
+//!         let n = w.len();
+//!         input.consume(n);
+//!         Ok(Work::Progress)
+//!     }
+//! }
+//!
+//! impl Block for Zeros {
+//!     fn block_type() -> BlockType {
+//!         BlockType {
+//!             name: "zeros",
+//!             help: "Produces `count` zeros.",
+//!             ports: "out: f32",
+//!             params: &[sluice_graph::ParamDoc { name: "count", default: "required", help: "how many" }],
+//!             files: &[],
+//!             example: "[[node]]\nname = \"z\"\ntype = \"zeros\"\nparams = { count = 10 }",
+//!             build: |p: &mut Params| -> Result<Box<dyn Node>, ParamError> {
+//!                 Ok(Box::new(Zeros { left: p.u64("count")? }))
+//!             },
+//!         }
+//!     }
+//! }
+//! impl Block for Drain {
+//!     fn block_type() -> BlockType {
+//!         BlockType {
+//!             name: "drain",
+//!             help: "Consumes everything.",
+//!             ports: "in: f32",
+//!             params: &[],
+//!             files: &[],
+//!             example: "[[node]]\nname = \"d\"\ntype = \"drain\"",
+//!             build: |_| Ok(Box::new(Drain)),
+//!         }
+//!     }
+//! }
+//!
+//! let mut registry = Registry::new();
+//! registry.register::<Zeros>().unwrap();
+//! registry.register::<Drain>().unwrap();
+//! let text = r#"
+//! [[node]]
+//! name = "z"
+//! type = "zeros"
+//! params = { count = 1000 }
+//!
+//! [[node]]
+//! name = "d"
+//! type = "drain"
+//!
+//! [[edge]]
+//! from = "z.out"
+//! to = "d.in"
+//! "#;
+//! let report = Graph::from_str(text, "example.toml", &registry).unwrap().run_stepped().unwrap();
+//! assert_eq!(report.node("d").unwrap().items_in, 1000);
+//!
+//! // Errors name the file, line and column, and what was expected.
+//! let bad = text.replace("count = 1000", "cout = 1000");
+//! let err = Graph::from_str(&bad, "example.toml", &registry).err().unwrap();
+//! assert_eq!(
+//!     err.to_string(),
+//!     "example.toml:2:1: node 'z': parameter 'count' is required (the node gives 'cout': a misspelling?)"
+//! );
+//! ```
+
+mod load;
+mod params;
+mod registry;
+
+pub use load::{
+    load_file, load_str, load_with, read, same_file, GraphFileError, GraphSource, LoadedGraph,
+    Override,
+};
+pub use params::{ParamError, Params};
+pub use registry::{
+    Block, BlockType, BuildFn, DuplicateBlock, FileAccess, FileParam, ParamDoc, Registry,
+};
+
+use sluice_runtime::Graph;
+use std::path::Path;
+
+/// Graph files as constructors of [`Graph`]: `Graph::from_file(path, &registry)`.
+pub trait GraphFileExt: Sized {
+    /// Reads and loads the graph file at `path`.
+    fn from_file(path: &Path, registry: &Registry) -> Result<Self, GraphFileError>;
+    /// Loads a graph file's `text`; `origin` names it in errors.
+    fn from_str(text: &str, origin: &str, registry: &Registry) -> Result<Self, GraphFileError>;
+}
+
+impl GraphFileExt for Graph {
+    fn from_file(path: &Path, registry: &Registry) -> Result<Self, GraphFileError> {
+        load_file(path, registry)
+    }
+
+    fn from_str(text: &str, origin: &str, registry: &Registry) -> Result<Self, GraphFileError> {
+        load_str(text, origin, registry)
+    }
+}

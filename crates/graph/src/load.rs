@@ -1,0 +1,858 @@
+//! Graph files: TOML that names nodes (type and parameters) and the edges between their ports.
+//!
+//! ```toml
+//! [options]                 # optional
+//! queue_bytes = 262144      # default queue size per edge
+//! flavor = "mirrored"       # or "copying"
+//!
+//! [[node]]
+//! name = "src"
+//! type = "signal_source"
+//! params = { item = "c32", frequency = 1000.0 }
+//!
+//! [[node]]
+//! name = "sink"
+//! type = "null_sink"
+//!
+//! [[edge]]
+//! from = "src.out"
+//! to = "sink.in"
+//! capacity = 8192           # optional, items
+//! ```
+//!
+//! Every error names the file, line and column, and the node and port it concerns. Loading
+//! validates everything (block types, parameters, files, connections, unconnected ports,
+//! cycles are found when the graph is built) before any output file is opened: sinks write
+//! beside their destination and rename at the end, so a refused graph changes nothing.
+
+use crate::params::Params;
+use crate::registry::{FileAccess, Registry};
+use serde::Deserialize;
+use sluice_runtime::{Flavor, Graph, NodeId, QueueOptions, RuntimeError};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::{Spanned, Value};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDoc {
+    #[serde(default)]
+    options: Option<OptionsDoc>,
+    #[serde(default)]
+    node: Vec<Spanned<NodeDoc>>,
+    #[serde(default)]
+    edge: Vec<Spanned<EdgeDoc>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OptionsDoc {
+    queue_bytes: Option<Spanned<u64>>,
+    flavor: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeDoc {
+    name: Spanned<String>,
+    #[serde(rename = "type")]
+    kind: Spanned<String>,
+    #[serde(default)]
+    params: BTreeMap<String, Spanned<Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EdgeDoc {
+    from: Spanned<String>,
+    to: Spanned<String>,
+    capacity: Option<Spanned<u64>>,
+}
+
+/// A graph file that could not be loaded. Displays as one line, `FILE:LINE:COLUMN: message`,
+/// the message naming the node and port concerned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}", location(.origin, *.line, *.column), .message)]
+pub struct GraphFileError {
+    /// Where the text came from (a path, or a description such as "built-in default graph").
+    pub origin: String,
+    /// 1-based line, when the error has a place in the file.
+    pub line: Option<usize>,
+    /// 1-based column (in characters) on that line.
+    pub column: Option<usize>,
+    /// The node concerned, if any.
+    pub node: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn location(origin: &str, line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!("{origin}:{l}:{c}: "),
+        (Some(l), None) => format!("{origin}:{l}: "),
+        _ => format!("{origin}: "),
+    }
+}
+
+/// 1-based line and column (in characters) of byte offset `at` in `text`.
+fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// A parameter given on the command line (`--set node.param=value`), replacing or adding to the
+/// file's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Override {
+    /// The node's name.
+    pub node: String,
+    /// The parameter's name.
+    pub param: String,
+    /// Its value, parsed as a TOML value (`440`, `"c32"`, `[1, 2]`); a bare word is a string.
+    pub value: Value,
+}
+
+impl std::str::FromStr for Override {
+    type Err = String;
+
+    /// Parses `node.param=value`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (target, value) = s
+            .split_once('=')
+            .ok_or_else(|| format!("'{s}' must be node.param=value"))?;
+        let (node, param) = target
+            .trim()
+            .split_once('.')
+            .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+            .ok_or_else(|| format!("'{target}' must name a node and a parameter as node.param"))?;
+        let value = value.trim();
+        let parsed = toml::from_str::<BTreeMap<String, Value>>(&format!("v = {value}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| Value::String(value.to_string()));
+        Ok(Override {
+            node: node.to_string(),
+            param: param.to_string(),
+            value: parsed,
+        })
+    }
+}
+
+/// A loaded graph, and what the file said about it.
+pub struct LoadedGraph {
+    /// The graph, ready to run.
+    pub graph: Graph,
+    /// Where each node was declared, its type, and the edges as written.
+    pub source: GraphSource,
+}
+
+/// What a graph file said: for run-time errors that name a node's line, and for drawings.
+#[derive(Debug, Clone)]
+pub struct GraphSource {
+    /// Where the text came from.
+    pub origin: String,
+    /// Each node's `[[node]]` line.
+    pub node_lines: BTreeMap<String, usize>,
+    /// Each node's type name.
+    pub node_types: BTreeMap<String, String>,
+    /// The edges as written: (from node, from port, to node, to port).
+    pub edges: Vec<(String, String, String, String)>,
+}
+
+impl GraphSource {
+    /// `origin:line: ` for the node a run-time error names (empty if it names none).
+    pub fn locate(&self, err: &RuntimeError) -> String {
+        let node = match err {
+            RuntimeError::NodeFailed { node, .. }
+            | RuntimeError::NodePanicked { node, .. }
+            | RuntimeError::Spawn { node, .. } => node,
+            _ => return format!("{}: ", self.origin),
+        };
+        match self.node_lines.get(node) {
+            Some(line) => format!("{}:{line}: ", self.origin),
+            None => format!("{}: ", self.origin),
+        }
+    }
+}
+
+impl LoadedGraph {
+    /// The graph in Graphviz DOT: one box per node (name and type), one arrow per edge labelled
+    /// with its ports and item type.
+    pub fn to_dot(&self) -> String {
+        let quote = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+        let mut out = String::from("digraph sluice {\n    rankdir=LR;\n    node [shape=box];\n");
+        for (name, kind) in &self.source.node_types {
+            out.push_str(&format!(
+                "    \"{}\" [label=\"{}\\n{}\"];\n",
+                quote(name),
+                quote(name),
+                quote(kind)
+            ));
+        }
+        for (a, ap, b, bp) in &self.source.edges {
+            let item = self
+                .graph
+                .node_id(a)
+                .and_then(|id| self.graph.ports(id))
+                .and_then(|p| p.output_index(ap).map(|i| p.outputs[i].item.name()))
+                .unwrap_or("?");
+            out.push_str(&format!(
+                "    \"{}\" -> \"{}\" [label=\"{} → {} ({})\"];\n",
+                quote(a),
+                quote(b),
+                quote(ap),
+                quote(bp),
+                item
+            ));
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+/// Loads a graph file from `text` (read from `origin`, used in messages).
+pub fn load_str(text: &str, origin: &str, registry: &Registry) -> Result<Graph, GraphFileError> {
+    load_with(text, origin, registry, &[]).map(|g| g.graph)
+}
+
+/// Reads and loads the graph file at `path`.
+pub fn load_file(path: &Path, registry: &Registry) -> Result<Graph, GraphFileError> {
+    let text = read(path)?;
+    load_str(&text, &path.display().to_string(), registry)
+}
+
+/// Reads a graph file, with an error naming it.
+pub fn read(path: &Path) -> Result<String, GraphFileError> {
+    std::fs::read_to_string(path).map_err(|e| GraphFileError {
+        origin: path.display().to_string(),
+        line: None,
+        column: None,
+        node: None,
+        message: format!("cannot read the graph file: {e}"),
+    })
+}
+
+/// Loads a graph file with command-line overrides, keeping where each node was declared.
+pub fn load_with(
+    text: &str,
+    origin: &str,
+    registry: &Registry,
+    overrides: &[Override],
+) -> Result<LoadedGraph, GraphFileError> {
+    let error = |span: Option<Range<usize>>, node: Option<&str>, message: String| {
+        let (line, column) = span.map(|s| line_column(text, s.start)).unzip();
+        GraphFileError {
+            origin: origin.to_string(),
+            line,
+            column,
+            node: node.map(str::to_string),
+            message,
+        }
+    };
+    let doc: FileDoc = toml::from_str(text).map_err(|e| {
+        let msg = e.message().trim_end().to_string();
+        error(e.span(), None, msg)
+    })?;
+    let mut graph = Graph::new();
+    if let Some(opts) = &doc.options {
+        if let Some(bytes) = &opts.queue_bytes {
+            graph.set_default_queue_bytes(*bytes.get_ref() as usize);
+        }
+        if let Some(flavor) = &opts.flavor {
+            let flavor_value = match flavor.get_ref().as_str() {
+                "mirrored" => Flavor::Mirrored,
+                "copying" => Flavor::Copying,
+                other => {
+                    return Err(error(
+                        Some(flavor.span()),
+                        None,
+                        format!(
+                            "options: unknown queue flavor '{other}' (use mirrored or copying)"
+                        ),
+                    ))
+                }
+            };
+            graph.set_queue_options(QueueOptions {
+                flavor: flavor_value,
+                ..QueueOptions::default()
+            });
+        }
+    }
+    if doc.node.is_empty() {
+        return Err(error(
+            None,
+            None,
+            "the graph has no [[node]] entries".to_string(),
+        ));
+    }
+    let mut nodes: Vec<Spanned<NodeDoc>> = doc.node;
+    apply_overrides(&mut nodes, overrides).map_err(|m| error(None, None, m))?;
+    let mut node_lines = BTreeMap::new();
+    let mut node_types = BTreeMap::new();
+    for node in &nodes {
+        let node = node.get_ref();
+        let name = node.name.get_ref();
+        let kind = node.kind.get_ref();
+        let Some(block) = registry.find(kind) else {
+            let similar = registry.similar(kind);
+            let hint = if similar.is_empty() {
+                "`sluice blocks` lists them".to_string()
+            } else {
+                format!("did you mean {}?", similar.join(" or "))
+            };
+            return Err(error(
+                Some(node.kind.span()),
+                Some(name),
+                format!("node '{name}': unknown block type '{kind}' ({hint})"),
+            ));
+        };
+        if let Some(previous) = node_lines.get(name) {
+            return Err(error(
+                Some(node.name.span()),
+                Some(name),
+                format!("node '{name}': a node of that name is already declared on line {previous}; names must be unique"),
+            ));
+        }
+        node_lines.insert(name.clone(), line_column(text, node.name.span().start).0);
+        node_types.insert(name.clone(), block.name.to_string());
+    }
+    check_file_collisions(&nodes, registry)
+        .map_err(|(span, node, msg)| error(Some(span), Some(&node), msg))?;
+    for node in nodes {
+        let span = node.span();
+        let node = node.into_inner();
+        let name = node.name.get_ref().clone();
+        let kind = node.kind.get_ref();
+        let block = registry.find(kind).expect("checked above");
+        let mut params = Params::new(node.params);
+        let built = (block.build)(&mut params).map_err(|mut e| {
+            // A required parameter that is missing because it was misspelt: say so.
+            if let Some(typo) = params
+                .unused()
+                .into_iter()
+                .find(|u| !e.param.is_empty() && crate::registry::close_enough(u, &e.param))
+            {
+                e.message = format!("{} (the node gives '{typo}': a misspelling?)", e.message);
+            }
+            let at = params.span(&e.param).unwrap_or(span.clone());
+            if e.param.is_empty() {
+                error(
+                    Some(at),
+                    Some(&name),
+                    format!("node '{name}': {}", e.message),
+                )
+            } else {
+                error(
+                    Some(at),
+                    Some(&name),
+                    format!("node '{name}': parameter '{}'{}", e.param, joined(&e.message)),
+                )
+            }
+        })?;
+        if let Some(unknown) = params.unused().first() {
+            let known: Vec<&str> = block.params.iter().map(|p| p.name).collect();
+            let close: Vec<&str> = known
+                .iter()
+                .copied()
+                .filter(|k| crate::registry::close_enough(unknown, k))
+                .collect();
+            let hint = match (close.first(), known.is_empty()) {
+                (Some(k), _) => format!("did you mean '{k}'?"),
+                (None, true) => format!("{kind} takes no parameters"),
+                (None, false) => format!("{kind} takes: {}", known.join(", ")),
+            };
+            return Err(error(
+                params.span(unknown).or(Some(span)),
+                Some(&name),
+                format!("node '{name}': unknown parameter '{unknown}' for {kind} ({hint})"),
+            ));
+        }
+        graph
+            .add_boxed(&name, built)
+            .map_err(|e| error(Some(node.name.span()), Some(&name), e.to_string()))?;
+    }
+    let mut edges = Vec::new();
+    for edge in doc.edge {
+        let edge = edge.into_inner();
+        let (from_node, from_port) =
+            split_end(&edge.from).map_err(|m| error(Some(edge.from.span()), None, m))?;
+        let (to_node, to_port) =
+            split_end(&edge.to).map_err(|m| error(Some(edge.to.span()), None, m))?;
+        let label = format!("edge {} -> {}", edge.from.get_ref(), edge.to.get_ref());
+        let from = node_named(&graph, from_node).ok_or_else(|| {
+            error(
+                Some(edge.from.span()),
+                None,
+                format!("{label}: no node named '{from_node}'"),
+            )
+        })?;
+        let to = node_named(&graph, to_node).ok_or_else(|| {
+            error(
+                Some(edge.to.span()),
+                None,
+                format!("{label}: no node named '{to_node}'"),
+            )
+        })?;
+        let capacity = match &edge.capacity {
+            Some(c) if *c.get_ref() == 0 => {
+                return Err(error(
+                    Some(c.span()),
+                    None,
+                    format!("{label}: capacity must be at least 1 item, not 0"),
+                ))
+            }
+            Some(c) => Some(*c.get_ref() as usize),
+            None => None,
+        };
+        // An input port's error concerns the `to` end, anything else the `from` end.
+        let blame = |e: &RuntimeError| match e {
+            RuntimeError::NoSuchPort { kind: "input", .. } | RuntimeError::InputTaken { .. } => {
+                edge.to.span()
+            }
+            _ => edge.from.span(),
+        };
+        graph
+            .connect_with(from, from_port, to, to_port, capacity)
+            .map_err(|e| error(Some(blame(&e)), None, format!("{label}: {e}")))?;
+        edges.push((
+            from_node.to_string(),
+            from_port.to_string(),
+            to_node.to_string(),
+            to_port.to_string(),
+        ));
+    }
+    check_unconnected(&graph, &node_lines, &edges).map_err(|(node, line, msg)| GraphFileError {
+        origin: origin.to_string(),
+        line: Some(line),
+        column: None,
+        node: Some(node),
+        message: msg,
+    })?;
+    Ok(LoadedGraph {
+        graph,
+        source: GraphSource {
+            origin: origin.to_string(),
+            node_lines,
+            node_types,
+            edges,
+        },
+    })
+}
+
+/// " must be …" reads on from "parameter 'x'"; anything else after a colon.
+fn joined(message: &str) -> String {
+    let verb = ["must ", "is ", "needs ", "has ", "cannot ", "should "];
+    if verb.iter().any(|v| message.starts_with(v)) {
+        format!(" {message}")
+    } else {
+        format!(": {message}")
+    }
+}
+
+fn node_named(graph: &Graph, name: &str) -> Option<NodeId> {
+    graph.node_id(name)
+}
+
+/// Applies `--set` overrides to the parsed nodes; an override naming no node is an error.
+fn apply_overrides(nodes: &mut [Spanned<NodeDoc>], overrides: &[Override]) -> Result<(), String> {
+    for o in overrides {
+        let Some(node) = nodes
+            .iter_mut()
+            .map(|n| n.get_mut())
+            .find(|n| n.name.get_ref() == &o.node)
+        else {
+            return Err(format!(
+                "--set {}.{}: the graph has no node named '{}'",
+                o.node, o.param, o.node
+            ));
+        };
+        // Errors about the value point at the node's name.
+        let span = node.name.span();
+        node.params
+            .insert(o.param.clone(), Spanned::new(span, o.value.clone()));
+    }
+    Ok(())
+}
+
+/// Every declared port must be connected: found here, with the node's line, rather than when
+/// the graph runs.
+fn check_unconnected(
+    graph: &Graph,
+    node_lines: &BTreeMap<String, usize>,
+    edges: &[(String, String, String, String)],
+) -> Result<(), (String, usize, String)> {
+    for (name, &line) in node_lines {
+        let Some(ports) = graph.node_id(name).and_then(|id| graph.ports(id)) else {
+            continue;
+        };
+        for (kind, list) in [("input", &ports.inputs), ("output", &ports.outputs)] {
+            for port in list.iter() {
+                let connected = edges.iter().any(|(a, ap, b, bp)| match kind {
+                    "input" => b == name && bp == &port.name,
+                    _ => a == name && ap == &port.name,
+                });
+                if !connected {
+                    return Err((
+                        name.clone(),
+                        line,
+                        format!(
+                            "node '{name}': {kind} port '{}' is not connected (add an [[edge]] {} it)",
+                            port.name,
+                            if kind == "input" { "to" } else { "from" }
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses, before any node is built (and so before any file is opened), a graph in which a
+/// node would write a file that another node reads or writes. Which parameters name files, and
+/// whether they are read or written, comes from the registry.
+fn check_file_collisions(
+    nodes: &[Spanned<NodeDoc>],
+    registry: &Registry,
+) -> Result<(), (Range<usize>, String, String)> {
+    let mut files: Vec<(&NodeDoc, &Spanned<Value>, FileAccess)> = Vec::new();
+    for node in nodes.iter().map(Spanned::get_ref) {
+        let Some(block) = registry.find(node.kind.get_ref()) else {
+            continue;
+        };
+        for f in block.files {
+            if let Some(path) = node.params.get(f.param) {
+                files.push((node, path, f.access));
+            }
+        }
+    }
+    for (i, (writer, path, access)) in files.iter().enumerate() {
+        if *access != FileAccess::Write {
+            continue;
+        }
+        let Some(written) = path.get_ref().as_str() else {
+            continue;
+        };
+        for (j, (other, other_path, other_access)) in files.iter().enumerate() {
+            let Some(other_file) = other_path.get_ref().as_str() else {
+                continue;
+            };
+            if i == j || (*other_access == FileAccess::Write && j < i) {
+                continue;
+            }
+            if same_file(Path::new(written), Path::new(other_file)) {
+                let what = match other_access {
+                    FileAccess::Write => "writes",
+                    FileAccess::Read => "reads",
+                };
+                let name = writer.name.get_ref();
+                let other_name = other.name.get_ref();
+                let whom = if other_name == name {
+                    "the same node also".to_string()
+                } else {
+                    format!("node '{other_name}'")
+                };
+                return Err((
+                    path.span(),
+                    name.clone(),
+                    format!(
+                        "node '{name}': writes {written}, which {whom} {what}; \
+                         choose another output path (nothing was opened or changed)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` name the same file (after resolving links and `..`; a path that does not
+/// exist yet is compared through its directory).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    fn resolve(p: &Path) -> PathBuf {
+        if let Ok(full) = std::fs::canonicalize(p) {
+            return full;
+        }
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        match (
+            dir.map_or_else(|| std::fs::canonicalize("."), std::fs::canonicalize),
+            p.file_name(),
+        ) {
+            (Ok(d), Some(name)) => d.join(name),
+            _ => p.to_path_buf(),
+        }
+    }
+    resolve(a) == resolve(b)
+}
+
+/// `"node.port"` → (`node`, `port`).
+fn split_end(end: &Spanned<String>) -> Result<(&str, &str), String> {
+    end.get_ref()
+        .rsplit_once('.')
+        .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+        .ok_or_else(|| {
+            format!(
+                "'{}' must name a node and a port as node.port",
+                end.get_ref()
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{BlockType, FileParam, ParamDoc};
+    use num_complex_free::*;
+    use sluice_runtime::{Item, Node, NodeError, Ports, Work, WorkIo};
+
+    /// Minimal blocks, so that the loader is tested without the DSP crate.
+    mod num_complex_free {
+        use super::*;
+
+        /// `items` zeros of `T`.
+        pub struct Count<T> {
+            pub left: u64,
+            pub _t: std::marker::PhantomData<T>,
+        }
+        impl<T: Item + Default> Node for Count<T> {
+            fn ports(&self) -> Ports {
+                Ports::new().output::<T>("out")
+            }
+            fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+                if self.left == 0 {
+                    return Ok(Work::Done);
+                }
+                let out = io.outputs.get::<T>(0)?;
+                let Some(space) = out.reserve(1)? else {
+                    return Ok(Work::NeedOutput { port: 0, items: 1 });
+                };
+                let n = space.len().min(self.left as usize);
+                space[..n].fill(T::default());
+                out.commit(n);
+                self.left -= n as u64;
+                Ok(Work::Progress)
+            }
+        }
+
+        /// Consumes `T`s.
+        pub struct Drain<T>(pub std::marker::PhantomData<T>);
+        impl<T: Item> Node for Drain<T> {
+            fn ports(&self) -> Ports {
+                Ports::new().input::<T>("in")
+            }
+            fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+                let input = io.inputs.get::<T>(0)?;
+                let Some(w) = input.window(1)? else {
+                    return Ok(Work::NeedInput { port: 0, items: 1 });
+                };
+                if w.is_empty() {
+                    return Ok(Work::Done);
+                }
+                let n = w.len();
+                input.consume(n);
+                Ok(Work::Progress)
+            }
+        }
+    }
+
+    fn registry() -> Registry {
+        let mut r = Registry::new();
+        r.add(BlockType {
+            name: "count",
+            help: "zeros",
+            ports: "out: f32 or u8",
+            params: &[
+                ParamDoc {
+                    name: "items",
+                    default: "required",
+                    help: "how many",
+                },
+                ParamDoc {
+                    name: "item",
+                    default: "f32",
+                    help: "f32 or u8",
+                },
+            ],
+            files: &[],
+            example: "",
+            build: |p| {
+                let left = p.u64("items")?;
+                match p.opt_str("item")?.as_deref().unwrap_or("f32") {
+                    "f32" => Ok(Box::new(Count::<f32> {
+                        left,
+                        _t: Default::default(),
+                    })),
+                    _ => Ok(Box::new(Count::<u8> {
+                        left,
+                        _t: Default::default(),
+                    })),
+                }
+            },
+        })
+        .unwrap();
+        r.add(BlockType {
+            name: "drain",
+            help: "consumes",
+            ports: "in: f32",
+            params: &[ParamDoc {
+                name: "path",
+                default: "-",
+                help: "a file it would write",
+            }],
+            files: &[FileParam {
+                param: "path",
+                access: FileAccess::Write,
+            }],
+            example: "",
+            build: |p| {
+                let _ = p.opt_str("path")?;
+                Ok(Box::new(Drain::<f32>(Default::default())))
+            },
+        })
+        .unwrap();
+        r
+    }
+
+    fn error_of(text: &str) -> String {
+        match load_str(text, "g.toml", &registry()) {
+            Ok(_) => panic!("loaded"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    const GOOD: &str = r#"
+[[node]]
+name = "src"
+type = "count"
+params = { items = 1000 }
+
+[[node]]
+name = "sink"
+type = "drain"
+
+[[edge]]
+from = "src.out"
+to = "sink.in"
+"#;
+
+    #[test]
+    fn a_good_file_runs() {
+        let report = load_str(GOOD, "g.toml", &registry())
+            .unwrap()
+            .run_stepped()
+            .unwrap();
+        assert_eq!(report.node("sink").unwrap().items_in, 1000);
+    }
+
+    #[test]
+    fn unknown_parameters_name_line_column_and_the_likely_one() {
+        let text = GOOD.replace("items = 1000", "items = 1000, itmes = 5");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:5:34: node 'src': unknown parameter 'itmes' for count (did you mean 'items'?)"
+        );
+        let text = GOOD.replace("items = 1000", "items = 1000, colour = 5");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:5:35: node 'src': unknown parameter 'colour' for count (count takes: items, item)"
+        );
+    }
+
+    #[test]
+    fn bad_parameter_values_name_the_place() {
+        let text = GOOD.replace("items = 1000", "items = \"many\"");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:5:20: node 'src': parameter 'items' must be a whole number, not a string"
+        );
+        let text = GOOD.replace("items = 1000", "items = -3");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:5:20: node 'src': parameter 'items' must not be negative (-3)"
+        );
+    }
+
+    #[test]
+    fn unknown_types_ports_and_mismatches_are_named() {
+        let text = GOOD.replace("type = \"count\"", "type = \"cuont\"");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:4:8: node 'src': unknown block type 'cuont' (did you mean count?)"
+        );
+        let text = GOOD.replace("to = \"sink.in\"", "to = \"sink.input\"");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:13:6: edge src.out -> sink.input: node 'sink' has no input port 'input' (it has: in)"
+        );
+        let text = GOOD.replace("items = 1000", "items = 1000, item = \"u8\"");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:12:8: edge src.out -> sink.in: cannot connect src.out (u8) to sink.in (f32): the item types differ"
+        );
+    }
+
+    #[test]
+    fn syntax_errors_and_unknown_keys_name_the_line() {
+        let err = error_of("[[node]]\nname = \"a\"\ntype = \"count\"\nparms = {}\n");
+        assert!(
+            err.starts_with("g.toml:4:1: unknown field `parms`"),
+            "{err}"
+        );
+        let err = error_of("[[node]]\nname = \"a\nx");
+        assert!(err.starts_with("g.toml:2:"), "{err}");
+        let err = error_of("[[edge]]\nfrom = \"a.out\"\nto = \"b.in\"\n");
+        assert_eq!(err, "g.toml: the graph has no [[node]] entries");
+    }
+
+    #[test]
+    fn unconnected_ports_and_duplicate_names_are_found_when_loading() {
+        let text = GOOD.replace("[[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n", "");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:8: node 'sink': input port 'in' is not connected (add an [[edge]] to it)"
+        );
+        let text = GOOD.replace("name = \"sink\"", "name = \"src\"");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:8:8: node 'src': a node of that name is already declared on line 3; names must be unique"
+        );
+    }
+
+    #[test]
+    fn overrides_replace_parameters_and_must_name_a_node() {
+        let set: Override = "src.items=10".parse().unwrap();
+        let loaded = load_with(GOOD, "g.toml", &registry(), &[set]).unwrap();
+        let report = loaded.graph.run_stepped().unwrap();
+        assert_eq!(report.node("sink").unwrap().items_in, 10);
+        let set: Override = "nope.items=10".parse().unwrap();
+        let err = load_with(GOOD, "g.toml", &registry(), &[set])
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "g.toml: --set nope.items: the graph has no node named 'nope'"
+        );
+        assert!("src.items".parse::<Override>().is_err());
+        let word: Override = "a.b=hello".parse().unwrap();
+        assert_eq!(word.value, Value::String("hello".into()));
+    }
+
+    #[test]
+    fn dot_shows_nodes_and_typed_edges() {
+        let dot = load_with(GOOD, "g.toml", &registry(), &[])
+            .unwrap()
+            .to_dot();
+        assert!(dot.contains("\"src\" [label=\"src\\ncount\"]"), "{dot}");
+        assert!(
+            dot.contains("\"src\" -> \"sink\" [label=\"out → in (f32)\"]"),
+            "{dot}"
+        );
+    }
+}

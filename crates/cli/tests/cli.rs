@@ -76,7 +76,9 @@ fn a_bad_graph_file_is_one_line_naming_file_line_and_node() {
     let (ok, _, stderr) = sluice(&["run", "/nonexistent/graph.toml"]);
     assert!(!ok);
     assert!(
-        stderr.starts_with("sluice: error: /nonexistent/graph.toml: cannot read the graph file: No such file"),
+        stderr.starts_with(
+            "sluice: error: /nonexistent/graph.toml: cannot read the graph file: No such file"
+        ),
         "{stderr}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

@@ -102,6 +102,7 @@
 //! ```
 
 mod load;
+pub mod memory;
 mod params;
 mod registry;
 

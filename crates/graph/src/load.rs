@@ -257,7 +257,8 @@ pub fn load_with(
         }
     };
     let doc: FileDoc = toml::from_str(text).map_err(|e| {
-        let msg = e.message().trim_end().to_string();
+        // One line: the parser's "expected …" continuation joins the message.
+        let msg = e.message().trim_end().replace('\n', "; ");
         error(e.span(), None, msg)
     })?;
     let mut graph = Graph::new();
@@ -352,16 +353,21 @@ pub fn load_with(
                 error(
                     Some(at),
                     Some(&name),
-                    format!("node '{name}': parameter '{}'{}", e.param, joined(&e.message)),
+                    format!(
+                        "node '{name}': parameter '{}'{}",
+                        e.param,
+                        joined(&e.message)
+                    ),
                 )
             }
         })?;
         if let Some(unknown) = params.unused().first() {
             let known: Vec<&str> = block.params.iter().map(|p| p.name).collect();
+            // Only parameters the node does not give already can be what was meant.
             let close: Vec<&str> = known
                 .iter()
                 .copied()
-                .filter(|k| crate::registry::close_enough(unknown, k))
+                .filter(|k| params.span(k).is_none() && crate::registry::close_enough(unknown, k))
                 .collect();
             let hint = match (close.first(), known.is_empty()) {
                 (Some(k), _) => format!("did you mean '{k}'?"),
@@ -428,6 +434,13 @@ pub fn load_with(
             to_port.to_string(),
         ));
     }
+    check_cycles(&node_lines, &edges).map_err(|(node, line, msg)| GraphFileError {
+        origin: origin.to_string(),
+        line: Some(line),
+        column: None,
+        node: Some(node),
+        message: msg,
+    })?;
     check_unconnected(&graph, &node_lines, &edges).map_err(|(node, line, msg)| GraphFileError {
         origin: origin.to_string(),
         line: Some(line),
@@ -448,7 +461,7 @@ pub fn load_with(
 
 /// " must be …" reads on from "parameter 'x'"; anything else after a colon.
 fn joined(message: &str) -> String {
-    let verb = ["must ", "is ", "needs ", "has ", "cannot ", "should "];
+    let verb = ["must ", "is ", "needs ", "has ", "should "];
     if verb.iter().any(|v| message.starts_with(v)) {
         format!(" {message}")
     } else {
@@ -477,6 +490,56 @@ fn apply_overrides(nodes: &mut [Spanned<NodeDoc>], overrides: &[Override]) -> Re
         let span = node.name.span();
         node.params
             .insert(o.param.clone(), Spanned::new(span, o.value.clone()));
+    }
+    Ok(())
+}
+
+/// A cycle would have each node on it wait for the next forever: refused with the line of its
+/// first node.
+fn check_cycles(
+    node_lines: &BTreeMap<String, usize>,
+    edges: &[(String, String, String, String)],
+) -> Result<(), (String, usize, String)> {
+    // Depth-first search; `path` holds the nodes on the current branch.
+    fn visit<'a>(
+        node: &'a str,
+        edges: &'a [(String, String, String, String)],
+        done: &mut Vec<&'a str>,
+        path: &mut Vec<&'a str>,
+    ) -> Option<Vec<&'a str>> {
+        if let Some(start) = path.iter().position(|&n| n == node) {
+            let mut cycle = path[start..].to_vec();
+            cycle.push(node);
+            return Some(cycle);
+        }
+        if done.contains(&node) {
+            return None;
+        }
+        path.push(node);
+        for (a, _, b, _) in edges {
+            if a == node {
+                if let Some(cycle) = visit(b, edges, done, path) {
+                    return Some(cycle);
+                }
+            }
+        }
+        path.pop();
+        done.push(node);
+        None
+    }
+    let mut done = Vec::new();
+    for name in node_lines.keys() {
+        if let Some(cycle) = visit(name, edges, &mut done, &mut Vec::new()) {
+            let first = cycle[0].to_string();
+            return Err((
+                first.clone(),
+                node_lines[&first],
+                format!(
+                    "the graph has a cycle: {}; a node's output may not lead back to its own input",
+                    cycle.join(" -> ")
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -91,6 +91,10 @@ impl Params {
             Some(Value::Integer(i)) => {
                 Err(ParamError::new(name, format!("must not be negative ({i})")))
             }
+            Some(Value::Float(f)) => Err(ParamError::new(
+                name,
+                format!("must be a whole number, not {f}"),
+            )),
             Some(other) => Err(ParamError::new(
                 name,
                 format!("must be a whole number, not {}", kind(other)),

@@ -7,6 +7,7 @@ use crate::kernels::{
     ComplexTaps, RealTaps, Taps, Window,
 };
 use num_complex::Complex32;
+use sluice_graph::memory::ensure_fits;
 use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
 use sluice_runtime::Node;
 use std::path::Path;
@@ -171,10 +172,17 @@ fn fir(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     };
     if use_fft {
         let n = fft_size.unwrap_or_else(|| fft_size_for_taps(taps.len()));
+        ensure_overlap_save_fits(n, fft_size.is_some())?;
         return Ok(Box::new(
             FftFilter::new(&taps.to_complex(), n).map_err(node_err("fft_size"))?,
         ));
     }
+    // The taps, and an input window of history plus a block in a queue twice that size.
+    ensure_fits(
+        "num_taps",
+        taps.len() as u128 * 8 * 6,
+        "the taps and the input history",
+    )?;
     match (item.as_str(), taps) {
         ("c32", Taps::Real(t)) => Ok(Box::new(
             FirFilter::<Complex32, _>::new(RealTaps::new(&t).map_err(dsp_err("taps"))?, decimation)
@@ -206,10 +214,22 @@ fn fft_filter(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let fft_size = p.opt_u64("fft_size")?.map(|n| n as usize);
     let taps = taps_from(p)?;
     let n = fft_size.unwrap_or_else(|| fft_size_for_taps(taps.len()));
+    ensure_overlap_save_fits(n, fft_size.is_some())?;
     Ok(Box::new(
         FftFilter::new(&taps.to_complex(), n)
             .map_err(|e| ParamError::new("fft_size", e.to_string()))?,
     ))
+}
+
+/// Overlap-save of size `n` holds about eight blocks of `n` complex items: the taps' spectrum,
+/// the FFT's buffers and scratch, and the input and output queues (two blocks each).
+fn ensure_overlap_save_fits(n: usize, size_given: bool) -> Result<(), ParamError> {
+    let param = if size_given { "fft_size" } else { "num_taps" };
+    ensure_fits(
+        param,
+        n as u128 * 8 * 8,
+        &format!("overlap-save with {n}-point FFTs"),
+    )
 }
 
 const FIR_PARAMS: [ParamDoc; 13] = [

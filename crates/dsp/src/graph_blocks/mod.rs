@@ -109,6 +109,9 @@ impl ForItem for CornerTurnB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         let rows = p.u64("rows")? as usize;
         let cols = p.u64("cols")? as usize;
+        // One matrix in and one out, each in a queue of two.
+        let bytes = rows as u128 * cols as u128 * std::mem::size_of::<T>() as u128 * 4;
+        sluice_graph::memory::ensure_fits("rows", bytes, &format!("{rows} x {cols} matrices"))?;
         Ok(Box::new(
             crate::blocks::CornerTurn::<T>::new(rows, cols).map_err(node_err("rows"))?,
         ))

@@ -819,7 +819,7 @@ to = "sink.in"
         let text = GOOD.replace("items = 1000", "items = 1000, itmes = 5");
         assert_eq!(
             error_of(&text),
-            "g.toml:5:34: node 'src': unknown parameter 'itmes' for count (did you mean 'items'?)"
+            "g.toml:5:34: node 'src': unknown parameter 'itmes' for count (did you mean 'item'?)"
         );
         let text = GOOD.replace("items = 1000", "items = 1000, colour = 5");
         assert_eq!(

@@ -235,6 +235,12 @@ impl WriterCore {
                 capacity: cap,
             });
         }
+        // Once every reader has gone, no write can matter: say so now rather than after the
+        // space cached in `limit` (up to a whole queue) has been filled for nobody. The count
+        // changes only on attach and detach, so this load stays a cache hit.
+        if self.shared.readers.load(Ordering::Relaxed) == 0 {
+            return Err(QueueError::NoReaders);
+        }
         // A request for 0 means "any": we still hand out at least one item of space.
         let need = n.max(1) as u64;
         if self.limit - self.write < need {

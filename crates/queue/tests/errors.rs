@@ -151,3 +151,15 @@ fn tags_travel_beside_items_and_late_readers_attach() {
     );
     assert_eq!(r.window(8).unwrap().len(), 8);
 }
+
+/// A writer with free space left is told at its next reservation that nobody reads any more,
+/// instead of filling the rest of the queue for nobody (a throttle before a finished `head`
+/// used to run on for a whole queue).
+#[test]
+fn a_writer_with_free_space_learns_at_once_that_every_reader_is_gone() {
+    let (mut w, r) = channel::<u32>(1 << 16, &QueueOptions::default()).unwrap();
+    w.reserve(1).unwrap()[0] = 7;
+    w.commit(1);
+    drop(r);
+    assert_eq!(w.try_reserve(1).unwrap_err(), QueueError::NoReaders);
+}

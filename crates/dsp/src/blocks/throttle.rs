@@ -9,10 +9,16 @@ use std::time::{Duration, Instant};
 /// The longest single sleep, so that a stopped graph is noticed promptly.
 const MAX_SLEEP: Duration = Duration::from_millis(10);
 
-/// Passes items through at `rate` items per second on average (measured from the first item).
+/// Items are released in batches of this much stream time: one wake-up per batch, not per item
+/// (a throttle that woke for every item of a 48 kHz stream kept a core busy).
+const BATCH: Duration = Duration::from_millis(5);
+
+/// Passes items through at `rate` items per second on average (measured from the first item),
+/// in batches of 5 ms of stream.
 #[derive(Debug)]
 pub struct Throttle<T> {
     rate: f64,
+    batch: u64,
     start: Option<Instant>,
     passed: u64,
     _items: PhantomData<T>,
@@ -28,6 +34,7 @@ impl<T> Throttle<T> {
         }
         Ok(Throttle {
             rate,
+            batch: ((rate * BATCH.as_secs_f64()) as u64).max(1),
             start: None,
             passed: 0,
             _items: PhantomData,
@@ -40,12 +47,15 @@ impl<T: Item> Node for Throttle<T> {
         Ports::new().input::<T>("in").output::<T>("out")
     }
 
-    /// Sleeps (at most 10 ms at a time) when ahead of schedule: pacing is this node's job.
+    /// Sleeps (at most 10 ms at a time) when a batch ahead of schedule: pacing is this node's
+    /// job.
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let start = *self.start.get_or_insert_with(Instant::now);
-        let allowed = (start.elapsed().as_secs_f64() * self.rate) as u64 + 1;
+        // At time t, up to t·rate items plus one batch may have passed.
+        let allowed = (start.elapsed().as_secs_f64() * self.rate) as u64 + self.batch;
         if self.passed >= allowed {
-            let due = start + Duration::from_secs_f64((self.passed + 1) as f64 / self.rate);
+            // A whole batch is allowed again once `passed` items are due.
+            let due = start + Duration::from_secs_f64(self.passed as f64 / self.rate);
             std::thread::sleep(due.saturating_duration_since(Instant::now()).min(MAX_SLEEP));
             return Ok(Work::Progress);
         }

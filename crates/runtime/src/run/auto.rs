@@ -25,6 +25,9 @@ pub(crate) const CALIBRATION: Duration = Duration::from_millis(30);
 /// development machine (650 M items/s × 8 B, see the module docs).
 const CROSS_CORE_BYTES_PER_SEC: f64 = 5.5e9;
 
+/// Below this share of the measurement busy, a thread is not worth splitting.
+const IDLE_SHARE: f64 = 0.1;
+
 /// A split must promise at least this speed-up to be made (measurements are noisy).
 const MIN_GAIN: f64 = 1.3;
 
@@ -53,6 +56,11 @@ pub(crate) fn decide(busy: &[f64], crossing: &[f64], waited: f64, elapsed: f64) 
     // A thread that mostly waits (for a device, a file, a slow source) gains nothing from a
     // split. (Time it was preempted by other processes is neither busy nor waiting.)
     if busy.len() < 2 || waited > 0.5 * elapsed {
+        return keep;
+    }
+    // A thread that is mostly idle (its nodes sleep, as a throttle does, or have little to do)
+    // is not the bottleneck either.
+    if total < IDLE_SHARE * elapsed {
         return keep;
     }
     let mut before = 0.0;
@@ -230,6 +238,12 @@ mod tests {
     fn one_dominant_node_is_not_split_off() {
         let busy = [0.027, 0.002, 0.001];
         assert_eq!(decide(&busy, &[0.0, 8e6, 8e6], 0.0, 0.03).cut, None);
+    }
+
+    #[test]
+    fn a_mostly_idle_thread_is_not_split() {
+        // Two nodes of equal work, 2 ms in all over 30 ms: a throttled stream.
+        assert_eq!(decide(&[0.001, 0.001], &[0.0, 0.0], 0.0, 0.03).cut, None);
     }
 
     #[test]

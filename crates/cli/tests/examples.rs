@@ -1,0 +1,139 @@
+//! The `examples/` tour: every graph there is documented in its header and runs to completion,
+//! producing what its header promises.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// Runs `sluice run EXAMPLE --stats` in `dir`; returns stdout and stderr.
+fn run_example(name: &str, dir: &Path) -> (String, String) {
+    let path = examples_dir().join(format!("{name}.toml"));
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["run", "--stats"])
+        .arg(&path)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{name}: {stderr}");
+    (stdout, stderr)
+}
+
+/// A fresh directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `rms -7.2 dBFS` in a probe's summary line labelled `label`.
+fn probe_rms(stderr: &str, label: &str) -> f64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with(&format!("probe {label}:")))
+        .unwrap_or_else(|| panic!("no probe '{label}' in:\n{stderr}"));
+    let rms = line.split("rms ").nth(1).unwrap();
+    rms.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn every_example_is_documented_and_listed_here() {
+    let mut names: Vec<String> = std::fs::read_dir(examples_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "corner_turn",
+            "decimate",
+            "default",
+            "lowpass_to_file",
+            "throttled",
+            "tone_to_wav",
+            "wav_filter"
+        ],
+        "a new example needs a test below"
+    );
+    for name in &names {
+        let text = std::fs::read_to_string(examples_dir().join(format!("{name}.toml"))).unwrap();
+        let header = text.lines().take_while(|l| l.starts_with('#')).count();
+        assert!(header >= 3, "{name}.toml: document it in a header comment");
+        assert!(
+            text.contains(&format!("sluice run examples/{name}.toml")),
+            "{name}.toml: the header shows how to run it"
+        );
+    }
+}
+
+#[test]
+fn the_examples_run_and_make_what_they_promise() {
+    let dir = TempDir(std::env::temp_dir().join(format!("sluice-examples-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(&dir.0).unwrap();
+
+    run_example("tone_to_wav", &dir.0);
+    let tone = hound::WavReader::open(dir.0.join("tone.wav")).unwrap();
+    assert_eq!(tone.spec().sample_rate, 44100);
+    assert_eq!(tone.spec().bits_per_sample, 16);
+    assert_eq!(tone.len(), 44100);
+
+    // Reads tone.wav: the 440 Hz tone is inside the telephone band and passes.
+    run_example("wav_filter", &dir.0);
+    let filtered = hound::WavReader::open(dir.0.join("filtered.wav")).unwrap();
+    assert_eq!(filtered.spec().sample_format, hound::SampleFormat::Float);
+    let samples: Vec<f32> = filtered.into_samples::<f32>().map(Result::unwrap).collect();
+    assert_eq!(samples.len(), 44100);
+    let late_peak = samples[4410..].iter().fold(0f32, |m, s| m.max(s.abs()));
+    assert!((0.4..0.6).contains(&late_peak), "{late_peak}");
+
+    run_example("lowpass_to_file", &dir.0);
+    let bytes = std::fs::metadata(dir.0.join("lowpass.c32")).unwrap().len();
+    assert_eq!(bytes, 1_000_000 * 8);
+
+    let (_, stderr) = run_example("decimate", &dir.0);
+    let rms = probe_rms(&stderr, "decimated by 4");
+    assert!((-8.0..-6.4).contains(&rms), "{rms} dBFS");
+    assert!(stderr.contains("1000000 items"), "{stderr}");
+
+    let (stdout, stderr) = run_example("throttled", &dir.0);
+    assert!(stderr.contains("probe paced tone: 12000 items"), "{stderr}");
+    assert!(stdout.contains("pace"), "{stdout}");
+
+    let (_, stderr) = run_example("corner_turn", &dir.0);
+    assert!(
+        stderr.contains("probe transposed: 13107200 items"),
+        "{stderr}"
+    );
+
+    let (_, stderr) = run_example("default", &dir.0);
+    let rms = probe_rms(&stderr, "lowpass output");
+    assert!((-8.0..-6.4).contains(&rms), "{rms} dBFS");
+}
+
+/// The README shows the graph of `examples/lowpass_to_file.toml`; they must not drift apart.
+#[test]
+fn the_readme_graph_is_the_example() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let example = std::fs::read_to_string(examples_dir().join("lowpass_to_file.toml")).unwrap();
+    let graph: String = example
+        .lines()
+        .skip_while(|l| l.starts_with('#') || l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        readme.contains(&graph),
+        "README.md must show examples/lowpass_to_file.toml's graph verbatim"
+    );
+}

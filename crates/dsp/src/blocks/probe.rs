@@ -16,6 +16,9 @@ pub struct ProbeStats {
     pub rms: f64,
     /// Largest `|x|`.
     pub peak: f64,
+    /// Samples that were NaN or infinite (left out of `rms` and `peak`): a filter that blew up,
+    /// a division by zero upstream.
+    pub non_finite: u64,
 }
 
 impl ProbeStats {
@@ -28,13 +31,20 @@ impl ProbeStats {
                 "-inf dBFS".to_string()
             }
         };
-        format!(
+        let mut line = format!(
             "{} items, {:.3e} items/s, rms {}, peak {}",
             self.items,
             self.rate,
             db(self.rms),
             db(self.peak)
-        )
+        );
+        if self.non_finite > 0 {
+            line.push_str(&format!(
+                "; warning: {} NaN or infinite samples, left out of the levels",
+                self.non_finite
+            ));
+        }
+        line
     }
 }
 
@@ -46,6 +56,7 @@ pub struct Probe<S> {
     items: u64,
     energy: f64,
     peak_power: f64,
+    non_finite: u64,
     shared: Arc<Mutex<ProbeStats>>,
     _sample: std::marker::PhantomData<S>,
 }
@@ -62,6 +73,7 @@ impl<S: Sample> Probe<S> {
                 items: 0,
                 energy: 0.0,
                 peak_power: 0.0,
+                non_finite: 0,
                 shared: shared.clone(),
                 _sample: std::marker::PhantomData,
             },
@@ -78,12 +90,13 @@ impl<S: Sample> Probe<S> {
             } else {
                 0.0
             },
-            rms: if self.items > 0 {
-                (self.energy / self.items as f64).sqrt()
+            rms: if self.items > self.non_finite {
+                (self.energy / (self.items - self.non_finite) as f64).sqrt()
             } else {
                 0.0
             },
             peak: self.peak_power.sqrt(),
+            non_finite: self.non_finite,
         };
         *self.shared.lock().unwrap_or_else(PoisonError::into_inner) = stats;
         stats
@@ -110,8 +123,12 @@ impl<S: Sample> Node for Probe<S> {
         self.first.get_or_insert_with(Instant::now);
         for &x in window {
             let p = x.power();
-            self.energy += p;
-            self.peak_power = self.peak_power.max(p);
+            if p.is_finite() {
+                self.energy += p;
+                self.peak_power = self.peak_power.max(p);
+            } else {
+                self.non_finite += 1;
+            }
         }
         let n = window.len();
         self.items += n as u64;
@@ -127,6 +144,26 @@ impl<S: Sample> Node for Probe<S> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nan_and_infinity_are_counted_not_hidden() {
+        let mut g = Graph::new();
+        let data = vec![0.5f32, f32::NAN, -0.5, f32::INFINITY, 0.5];
+        let src = g.add("src", VectorSource::new(data)).unwrap();
+        let (probe, stats) = Probe::<f32>::new(None);
+        let probe = g.add("probe", probe).unwrap();
+        g.connect(src, "out", probe, "in").unwrap();
+        g.run_stepped().unwrap();
+        let s = *stats.lock().unwrap();
+        assert_eq!((s.items, s.non_finite), (5, 2));
+        assert!((s.rms - 0.5).abs() < 1e-9, "{}", s.rms);
+        assert!(
+            s.summary()
+                .ends_with("warning: 2 NaN or infinite samples, left out of the levels"),
+            "{}",
+            s.summary()
+        );
+    }
+
     use super::*;
     use crate::blocks::vector::VectorSource;
     use sluice_runtime::Graph;

@@ -146,6 +146,9 @@ pub struct WavSink {
     channels: usize,
     format: WavFormat,
     stage: Vec<f32>,
+    /// Samples clipped to full scale, and NaN samples (written as 0 in integer formats).
+    clipped: u64,
+    not_a_number: u64,
 }
 
 impl std::fmt::Debug for WavSink {
@@ -191,6 +194,8 @@ impl WavSink {
             channels,
             format,
             stage: Vec::with_capacity(CHUNK * channels),
+            clipped: 0,
+            not_a_number: 0,
         })
     }
 
@@ -212,6 +217,18 @@ impl WavSink {
         }
         self.data_bytes += bytes;
         let err = |e: hound::Error| NodeError::msg(format!("writing {}: {e}", self.path.display()));
+        if self.format != WavFormat::Float32 {
+            // Integer formats hold [-1, 1): count what quantisation changes beyond rounding.
+            for &x in &self.stage {
+                if x.is_nan() {
+                    self.not_a_number += 1;
+                } else if !(-1.0..=1.0).contains(&x) {
+                    self.clipped += 1;
+                }
+            }
+        } else {
+            self.not_a_number += self.stage.iter().filter(|x| x.is_nan()).count() as u64;
+        }
         for &x in &self.stage {
             let r = match self.format {
                 WavFormat::Float32 => w.write_sample(x),
@@ -222,6 +239,39 @@ impl WavSink {
             r.map_err(err)?;
         }
         Ok(())
+    }
+}
+
+impl WavSink {
+    /// Samples clipped to full scale so far (integer formats: beyond ±1.0).
+    pub fn clipped(&self) -> u64 {
+        self.clipped
+    }
+
+    /// NaN samples so far (written as 0 in integer formats, as NaN in float ones).
+    pub fn not_a_number(&self) -> u64 {
+        self.not_a_number
+    }
+
+    /// What went into the file changed or suspicious, in words (printed at the end).
+    fn warning(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.clipped > 0 {
+            parts.push(format!(
+                "{} samples were beyond full scale (±1.0) and clipped; lower the level or write format = \"f32\"",
+                self.clipped
+            ));
+        }
+        if self.not_a_number > 0 {
+            let written = if self.format == WavFormat::Float32 {
+                "written as NaN"
+            } else {
+                "written as 0"
+            };
+            parts.push(format!("{} samples were NaN, {written}", self.not_a_number));
+        }
+        (!parts.is_empty())
+            .then(|| format!("wav_sink {}: {}", self.path.display(), parts.join("; ")))
     }
 }
 
@@ -269,6 +319,9 @@ impl Node for WavSink {
                         self.path.display()
                     ))
                 })?;
+            }
+            if let Some(warning) = self.warning() {
+                eprintln!("sluice: warning: {warning}");
             }
             return Ok(Work::Done);
         }
@@ -390,6 +443,31 @@ mod tests {
         assert!(err.contains("is not a readable WAV file"), "{err}");
         assert!(err.contains(&path.display().to_string()));
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn clipped_and_nan_samples_are_counted_and_reported() {
+        let dir = std::env::temp_dir().join(format!("sluice-wav-clip-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut sink = WavSink::create(&dir.join("c.wav"), 1, 8000, WavFormat::Int16).unwrap();
+        sink.stage = vec![0.5, 1.0, 1.5, -2.0, f32::NAN, -1.0];
+        sink.write_stage().unwrap();
+        assert_eq!((sink.clipped(), sink.not_a_number()), (2, 1));
+        assert_eq!(
+            sink.warning().unwrap(),
+            format!(
+                "wav_sink {}: 2 samples were beyond full scale (±1.0) and clipped; lower the level \
+                 or write format = \"f32\"; 1 samples were NaN, written as 0",
+                dir.join("c.wav").display()
+            )
+        );
+        // Float WAVs hold any level: only NaN is reported.
+        let mut sink = WavSink::create(&dir.join("f.wav"), 1, 8000, WavFormat::Float32).unwrap();
+        sink.stage = vec![1.5, f32::NAN];
+        sink.write_stage().unwrap();
+        assert_eq!((sink.clipped(), sink.not_a_number()), (0, 1));
+        drop(sink);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

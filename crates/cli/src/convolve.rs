@@ -21,6 +21,7 @@ use clap::ValueEnum;
 use sluice_conv::{
     Convolver, ConvolverConfig, IrMatrix, LatePolicy, Level, Partitioning, Scheduling,
 };
+use sluice_dsp::wav::{Encoding, WavReader, WavWriter};
 
 /// Arguments of `sluice convolve`.
 #[derive(clap::Args, Debug)]
@@ -94,22 +95,13 @@ pub enum Threads {
     Threaded,
 }
 
-/// Sample format of a WAV file: integer PCM of some width, or 32-bit float.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SampleFormat {
-    /// Integer PCM with this many bits (8, 16, 24 or 32).
-    Int(u16),
-    /// 32-bit IEEE float.
-    Float,
-}
-
 /// A decoded WAV file: sample rate, format and one `Vec<f32>` per channel (full scale = ±1).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Audio {
     /// Sample rate in Hz.
     pub rate: u32,
     /// The file's sample format.
-    pub format: SampleFormat,
+    pub format: Encoding,
     /// Samples, one vector per channel, all the same length.
     pub channels: Vec<Vec<f32>>,
 }
@@ -220,64 +212,12 @@ pub fn parse_partitioning(s: &str) -> Result<Partitioning, String> {
 
 /// Reads a WAV file into per-channel `f32` samples; errors name the file and what is wrong.
 pub fn read_wav(path: &Path) -> anyhow::Result<Audio> {
-    let name = path.display();
-    let file =
-        std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
-    let mut reader = hound::WavReader::new(std::io::BufReader::new(file)).map_err(|e| match e {
-        // The file opened, so a read error here means the header stops short.
-        hound::Error::IoError(io) => {
-            anyhow::anyhow!("{name}: truncated or damaged WAV header ({io})")
-        }
-        hound::Error::FormatError(what) => anyhow::anyhow!("{name}: not a valid WAV file ({what})"),
-        hound::Error::Unsupported => anyhow::anyhow!(
-            "{name}: unsupported WAV encoding; use 8/16/24/32-bit integer or 32-bit float PCM"
-        ),
-        other => anyhow::anyhow!("{name}: not a usable WAV file ({other})"),
-    })?;
-    let spec = reader.spec();
-    let nch = usize::from(spec.channels);
-    if nch == 0 {
-        bail!("{name}: the WAV header declares 0 channels");
-    }
-    let format = match (spec.sample_format, spec.bits_per_sample) {
-        (hound::SampleFormat::Float, 32) => SampleFormat::Float,
-        (hound::SampleFormat::Int, b @ (8 | 16 | 24 | 32)) => SampleFormat::Int(b),
-        (f, b) => bail!(
-            "{name}: unsupported sample format ({b}-bit {}); use 8/16/24/32-bit integer or 32-bit float",
-            if f == hound::SampleFormat::Float { "float" } else { "integer" }
-        ),
-    };
-    let declared = reader.len() as usize;
-    let frames = declared / nch;
-    let mut channels = vec![Vec::with_capacity(frames); nch];
-    let truncated = |got: usize| {
-        anyhow::anyhow!(
-            "{name}: truncated WAV file: the header announces {frames} frames but the data ends after {}",
-            got / nch
-        )
-    };
-    let mut push = |i: usize, v: f32| channels[i % nch].push(v);
-    match format {
-        SampleFormat::Float => {
-            for (i, s) in reader.samples::<f32>().enumerate() {
-                push(i, s.map_err(|_| truncated(i))?);
-            }
-        }
-        SampleFormat::Int(bits) => {
-            let scale = 1.0 / f64::from(1u32 << (bits - 1)) as f32;
-            for (i, s) in reader.samples::<i32>().enumerate() {
-                push(i, s.map_err(|_| truncated(i))? as f32 * scale);
-            }
-        }
-    }
-    // A partial last frame would leave the channels uneven: keep whole frames only.
-    for ch in &mut channels {
-        ch.truncate(frames);
-    }
+    let mut reader = WavReader::open(path)?;
+    let info = reader.info();
     Ok(Audio {
-        rate: spec.sample_rate,
-        format,
-        channels,
+        rate: info.sample_rate,
+        format: info.encoding,
+        channels: reader.read_channels()?,
     })
 }
 
@@ -285,47 +225,23 @@ pub fn read_wav(path: &Path) -> anyhow::Result<Audio> {
 pub fn write_wav(
     path: &Path,
     rate: u32,
-    format: SampleFormat,
+    format: Encoding,
     channels: &[Vec<f32>],
 ) -> anyhow::Result<u64> {
-    let name = path.display();
-    let nch = u16::try_from(channels.len()).context("too many output channels for a WAV file")?;
-    let (bits, sample_format) = match format {
-        SampleFormat::Float => (32, hound::SampleFormat::Float),
-        SampleFormat::Int(b) => (b, hound::SampleFormat::Int),
-    };
-    let spec = hound::WavSpec {
-        channels: nch,
-        sample_rate: rate,
-        bits_per_sample: bits,
-        sample_format,
-    };
-    let io = |e: hound::Error| anyhow::anyhow!("{name}: cannot write: {e}");
     // Written beside the destination and moved onto it at the end: a failed run leaves an
     // existing file untouched.
-    let partial = sluice_dsp::output_file::PartialFile::new(path);
-    let mut w = hound::WavWriter::create(partial.temporary(), spec).map_err(io)?;
+    let mut w = WavWriter::create(path, channels.len(), rate, format)?;
     let frames = channels.first().map_or(0, Vec::len);
-    let mut clipped = 0u64;
-    for n in 0..frames {
-        for ch in channels {
-            match format {
-                SampleFormat::Float => w.write_sample(ch[n]).map_err(io)?,
-                SampleFormat::Int(b) => {
-                    let full = f64::from(1u32 << (b - 1));
-                    let v = (f64::from(ch[n]) * full).round();
-                    let c = v.clamp(-full, full - 1.0);
-                    clipped += u64::from(c != v);
-                    w.write_sample(c as i32).map_err(io)?;
-                }
-            }
+    let mut interleaved = Vec::with_capacity(channels.len() * 4096);
+    for start in (0..frames).step_by(4096) {
+        interleaved.clear();
+        for n in start..(start + 4096).min(frames) {
+            interleaved.extend(channels.iter().map(|ch| ch[n]));
         }
+        w.write(&interleaved)?;
     }
-    w.finalize().map_err(io)?;
-    partial
-        .commit()
-        .map_err(|e| anyhow::anyhow!("{name}: cannot move the finished file into place: {e}"))?;
-    Ok(clipped)
+    w.finish()?;
+    Ok(w.clipped())
 }
 
 /// Zero crossings on each side of the resampling kernel.
@@ -615,11 +531,15 @@ pub fn run(args: ConvolveArgs) -> anyhow::Result<()> {
         }
     }
     let format = match args.format {
-        OutputFormat::Same => input.format,
-        OutputFormat::S16 => SampleFormat::Int(16),
-        OutputFormat::S24 => SampleFormat::Int(24),
-        OutputFormat::S32 => SampleFormat::Int(32),
-        OutputFormat::F32 => SampleFormat::Float,
+        // 64-bit float input is written as 32-bit float.
+        OutputFormat::Same => match input.format {
+            Encoding::Float(_) => Encoding::Float(32),
+            other => other,
+        },
+        OutputFormat::S16 => Encoding::Int(16),
+        OutputFormat::S24 => Encoding::Int(24),
+        OutputFormat::S32 => Encoding::Int(32),
+        OutputFormat::F32 => Encoding::Float(32),
     };
     let clipped = write_wav(&args.output, input.rate, format, &out)?;
     if clipped > 0 {
@@ -665,7 +585,7 @@ mod tests {
         }
     }
 
-    fn write(path: &Path, rate: u32, format: SampleFormat, channels: &[Vec<f32>]) {
+    fn write(path: &Path, rate: u32, format: Encoding, channels: &[Vec<f32>]) {
         write_wav(path, rate, format, channels).unwrap();
     }
 
@@ -688,17 +608,17 @@ mod tests {
     fn wav_round_trips_every_format() {
         let dir = tempfile::tempdir().unwrap();
         for format in [
-            SampleFormat::Int(8),
-            SampleFormat::Int(16),
-            SampleFormat::Int(24),
-            SampleFormat::Int(32),
-            SampleFormat::Float,
+            Encoding::Int(8),
+            Encoding::Int(16),
+            Encoding::Int(24),
+            Encoding::Int(32),
+            Encoding::Float(32),
         ] {
             let path = dir.path().join("rt.wav");
             // Values on the format's grid, so integer formats round-trip exactly.
             let step = match format {
-                SampleFormat::Int(b) => 1.0 / f64::from(1u32 << (b - 1)),
-                SampleFormat::Float => 1e-7,
+                Encoding::Int(b) => 1.0 / f64::from(1u32 << (b - 1)),
+                Encoding::Float(_) => 1e-7,
             };
             let grid = |v: f32| ((f64::from(v) / step).round() * step) as f32;
             let channels: Vec<Vec<f32>> = (0..3)
@@ -709,7 +629,7 @@ mod tests {
             let back = read_wav(&path).unwrap();
             assert_eq!(back.rate, 44100);
             assert_eq!(back.format, format);
-            let tol = if format == SampleFormat::Int(32) {
+            let tol = if format == Encoding::Int(32) {
                 1e-7
             } else {
                 0.0
@@ -730,7 +650,7 @@ mod tests {
         let clipped = write_wav(
             &path,
             48000,
-            SampleFormat::Int(16),
+            Encoding::Int(16),
             &[vec![0.5, 1.0, -1.0, 2.0]],
         )
         .unwrap();
@@ -819,10 +739,10 @@ mod tests {
         write(
             &dir.path().join("in.wav"),
             48000,
-            SampleFormat::Float,
+            Encoding::Float(32),
             &input,
         );
-        write(&dir.path().join("ir.wav"), 48000, SampleFormat::Float, &ir);
+        write(&dir.path().join("ir.wav"), 48000, Encoding::Float(32), &ir);
         for threads in [Threads::Single, Threads::Threaded] {
             let mut a = args(dir.path(), "in.wav", "ir.wav");
             a.threads = threads;
@@ -852,13 +772,13 @@ mod tests {
         write(
             &dir.path().join("in.wav"),
             48000,
-            SampleFormat::Int(24),
+            Encoding::Int(24),
             &[noise(2000, 21)],
         );
         write(
             &dir.path().join("ir.wav"),
             48000,
-            SampleFormat::Int(16),
+            Encoding::Int(16),
             &[noise(500, 22)],
         );
         let mut a = args(dir.path(), "in.wav", "ir.wav");
@@ -866,7 +786,7 @@ mod tests {
         a.normalize = Some(-1.0);
         run(a).unwrap();
         let out = read_wav(&dir.path().join("out.wav")).unwrap();
-        assert_eq!(out.format, SampleFormat::Int(24));
+        assert_eq!(out.format, Encoding::Int(24));
         let peak = out.channels[0].iter().fold(0.0f32, |m, v| m.max(v.abs()));
         assert!(
             (f64::from(peak) - 10f64.powf(-1.0 / 20.0)).abs() < 1e-5,
@@ -922,13 +842,13 @@ mod tests {
         write(
             &dir.path().join("in.wav"),
             44100,
-            SampleFormat::Int(16),
+            Encoding::Int(16),
             &[noise(1000, 31)],
         );
         write(
             &dir.path().join("ir.wav"),
             48000,
-            SampleFormat::Int(16),
+            Encoding::Int(16),
             &[noise(480, 32)],
         );
         let e = error_of(args(dir.path(), "in.wav", "ir.wav"));
@@ -952,31 +872,26 @@ mod tests {
         write(
             &d.join("in.wav"),
             48000,
-            SampleFormat::Int(16),
+            Encoding::Int(16),
             &[noise(1000, 41), noise(1000, 42)],
         );
-        write(
-            &d.join("empty.wav"),
-            48000,
-            SampleFormat::Int(16),
-            &[vec![]],
-        );
+        write(&d.join("empty.wav"), 48000, Encoding::Int(16), &[vec![]]);
         write(
             &d.join("silent.wav"),
             48000,
-            SampleFormat::Int(16),
+            Encoding::Int(16),
             &[vec![0.0; 100]],
         );
         write(
             &d.join("long.wav"),
             48000,
-            SampleFormat::Int(16),
+            Encoding::Int(16),
             &[noise(5000, 43)],
         );
         write(
             &d.join("three.wav"),
             48000,
-            SampleFormat::Int(16),
+            Encoding::Int(16),
             &[noise(100, 1), noise(100, 2), noise(100, 3)],
         );
         std::fs::write(d.join("text.wav"), "this is not audio, just some text").unwrap();
@@ -1015,7 +930,8 @@ mod tests {
         );
         let e = error_of(args(d, "stub.wav", "three.wav"));
         assert!(
-            e.contains("stub.wav") && e.contains("truncated or damaged WAV header"),
+            e.contains("stub.wav")
+                && e.contains("not a valid WAV file: the fmt chunk is cut short"),
             "{e}"
         );
         let e = error_of(args(d, "missing.wav", "three.wav"));

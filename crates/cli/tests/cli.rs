@@ -346,3 +346,66 @@ fn check_validates_without_running_or_writing() {
         "{stderr}"
     );
 }
+
+/// `sluice convolve` used to reject valid WAVs that hound cannot read: an odd-sized LIST chunk,
+/// a streaming writer's 0xFFFFFFFF sizes, 64-bit float data. One input with all three.
+#[test]
+fn convolve_reads_wavs_with_odd_chunks_streaming_sizes_and_f64_data() {
+    let dir = TempDir::new("convolve-quirks");
+    let samples: Vec<f64> = (0..4800).map(|i| (i as f64 * 0.05).sin() * 0.5).collect();
+    let data: Vec<u8> = samples.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let mut wav = b"RIFF".to_vec();
+    wav.extend_from_slice(&u32::MAX.to_le_bytes());
+    wav.extend_from_slice(b"WAVE");
+    wav.extend_from_slice(b"fmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes());
+    for v in [3u16, 1] {
+        wav.extend_from_slice(&v.to_le_bytes()); // IEEE float, mono
+    }
+    wav.extend_from_slice(&48000u32.to_le_bytes());
+    wav.extend_from_slice(&(48000u32 * 8).to_le_bytes());
+    for v in [8u16, 64] {
+        wav.extend_from_slice(&v.to_le_bytes()); // block align, bits
+    }
+    wav.extend_from_slice(b"LIST");
+    wav.extend_from_slice(&5u32.to_le_bytes());
+    wav.extend_from_slice(b"INFOx\0"); // 5 bytes and the pad byte
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&u32::MAX.to_le_bytes());
+    wav.extend(data);
+    let input = dir.0.join("in.wav");
+    std::fs::write(&input, wav).unwrap();
+    let ir = dir.0.join("ir.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 48000,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    let mut w = hound::WavWriter::create(&ir, spec).unwrap();
+    for i in 0..64 {
+        w.write_sample(if i == 0 { 1.0f32 } else { 0.0 }).unwrap();
+    }
+    w.finalize().unwrap();
+    let out = dir.0.join("out.wav");
+    let (ok, _, stderr) = sluice(&[
+        "convolve",
+        input.to_str().unwrap(),
+        ir.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    // A unit impulse: the output is the input (written as 32-bit float), plus the IR's tail.
+    let back: Vec<f32> = hound::WavReader::open(&out)
+        .unwrap()
+        .into_samples::<f32>()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(back.len(), 4800 + 63);
+    let err = back
+        .iter()
+        .zip(&samples)
+        .map(|(a, b)| (f64::from(*a) - b).abs())
+        .fold(0.0, f64::max);
+    assert!(err < 1e-6, "{err}");
+}

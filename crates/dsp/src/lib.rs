@@ -7,3 +7,4 @@ pub mod graph_blocks;
 pub mod kernels;
 pub mod output_file;
 pub mod queue_copy;
+pub mod wav;

@@ -1,90 +1,44 @@
 //! WAV source and sink: one `f32` port per channel (`out0`, `out1`, … / `in0`, `in1`, …), full
-//! scale ±1.0, for 16/24/32-bit integer and 32-bit float files.
+//! scale ±1.0. Reading and writing are [`crate::wav`]'s: 8/16/24/32-bit integer and 32/64-bit
+//! float in, 16/24/32-bit integer and 32-bit float out.
 
-use crate::output_file::PartialFile;
+use crate::wav::{Encoding, WavError, WavReader, WavWriter};
 use sluice_runtime::{Node, NodeError, Ports, TagPolicy, Work, WorkIo};
-use std::fs::File;
-use std::io::{BufReader, BufWriter};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Frames decoded or encoded per work call.
 const CHUNK: usize = 4096;
 
-/// Reads a WAV file and streams each channel on its own output.
-pub struct WavSource {
-    path: PathBuf,
-    reader: hound::WavReader<BufReader<File>>,
-    spec: hound::WavSpec,
-    stage: Vec<f32>,
+fn node_error(e: WavError) -> NodeError {
+    NodeError::msg(e.to_string())
 }
 
-impl std::fmt::Debug for WavSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WavSource")
-            .field("path", &self.path)
-            .finish()
-    }
+/// Reads a WAV file and streams each channel on its own output.
+#[derive(Debug)]
+pub struct WavSource {
+    reader: WavReader,
+    stage: Vec<f32>,
 }
 
 impl WavSource {
     /// Opens `path`; errors name the file and say what is wrong with it.
     pub fn open(path: &Path) -> Result<Self, NodeError> {
-        let reader = hound::WavReader::open(path).map_err(|e| {
-            NodeError::msg(format!(
-                "{} is not a readable WAV file: {e}",
-                path.display()
-            ))
-        })?;
-        let spec = reader.spec();
-        match (spec.sample_format, spec.bits_per_sample) {
-            (hound::SampleFormat::Float, 32) | (hound::SampleFormat::Int, 8 | 16 | 24 | 32) => {}
-            (format, bits) => {
-                return Err(NodeError::msg(format!(
-                    "{}: {bits}-bit {format:?} samples are not supported (use 16/24/32-bit integer or 32-bit float)",
-                    path.display()
-                )))
-            }
-        }
+        let reader = WavReader::open(path).map_err(node_error)?;
+        let channels = reader.info().channels;
         Ok(WavSource {
-            path: path.to_path_buf(),
             reader,
-            spec,
-            stage: Vec::with_capacity(CHUNK * usize::from(spec.channels)),
+            stage: Vec::with_capacity(CHUNK * channels),
         })
     }
 
     /// Channels in the file.
     pub fn channels(&self) -> usize {
-        usize::from(self.spec.channels)
+        self.reader.info().channels
     }
 
     /// Sample rate in Hz.
     pub fn sample_rate(&self) -> u32 {
-        self.spec.sample_rate
-    }
-
-    /// Decodes up to `frames` interleaved frames into `self.stage`.
-    fn decode(&mut self, frames: usize) -> Result<(), NodeError> {
-        self.stage.clear();
-        let want = frames * self.channels();
-        let bad = |e: hound::Error, path: &Path| {
-            NodeError::msg(format!(
-                "{}: {e} (truncated or corrupt file?)",
-                path.display()
-            ))
-        };
-        if self.spec.sample_format == hound::SampleFormat::Float {
-            for s in self.reader.samples::<f32>().take(want) {
-                self.stage.push(s.map_err(|e| bad(e, &self.path))?);
-            }
-        } else {
-            let scale = 1.0 / (1u64 << (self.spec.bits_per_sample - 1)) as f32;
-            for s in self.reader.samples::<i32>().take(want) {
-                self.stage
-                    .push(s.map_err(|e| bad(e, &self.path))? as f32 * scale);
-            }
-        }
-        Ok(())
+        self.reader.info().sample_rate
     }
 }
 
@@ -102,8 +56,11 @@ impl Node for WavSource {
                 None => return Ok(Work::NeedOutput { port: c, items: 1 }),
             }
         }
-        self.decode(frames)?;
-        let got = self.stage.len() / channels;
+        self.stage.clear();
+        let got = self
+            .reader
+            .read_frames(&mut self.stage, frames)
+            .map_err(node_error)?;
         if got == 0 {
             return Ok(Work::Done);
         }
@@ -120,7 +77,7 @@ impl Node for WavSource {
     }
 }
 
-/// Sample encodings a [`WavSink`] can write.
+/// Sample formats a [`WavSink`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WavFormat {
     /// 16-bit integer PCM.
@@ -133,28 +90,26 @@ pub enum WavFormat {
     Float32,
 }
 
-/// Writes its inputs as the channels of a WAV file; the header is finalised at end of stream,
-/// and only then is the file moved onto its path (see [`PartialFile`]): an existing file there
-/// is untouched unless the graph finishes.
-pub struct WavSink {
-    path: PathBuf,
-    writer: Option<hound::WavWriter<BufWriter<File>>>,
-    partial: Option<PartialFile>,
-    /// Sample bytes written so far, and the most a WAV file can hold (4 GiB; lower in tests).
-    data_bytes: u64,
-    data_limit: u64,
-    channels: usize,
-    format: WavFormat,
-    stage: Vec<f32>,
-    /// Samples clipped to full scale, and NaN samples (written as 0 in integer formats).
-    clipped: u64,
-    not_a_number: u64,
+impl WavFormat {
+    fn encoding(self) -> Encoding {
+        match self {
+            WavFormat::Int16 => Encoding::Int(16),
+            WavFormat::Int24 => Encoding::Int(24),
+            WavFormat::Int32 => Encoding::Int(32),
+            WavFormat::Float32 => Encoding::Float(32),
+        }
+    }
 }
 
-impl std::fmt::Debug for WavSink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WavSink").field("path", &self.path).finish()
-    }
+/// Writes its inputs as the channels of a WAV file; the header is finalised at end of stream,
+/// and only then is the file moved onto its path: an existing file there is untouched unless
+/// the graph finishes. Samples clipped to full scale and NaN samples are counted and reported
+/// at the end.
+#[derive(Debug)]
+pub struct WavSink {
+    writer: WavWriter,
+    channels: usize,
+    stage: Vec<f32>,
 }
 
 impl WavSink {
@@ -165,132 +120,14 @@ impl WavSink {
         sample_rate: u32,
         format: WavFormat,
     ) -> Result<Self, NodeError> {
-        if channels == 0 || channels > usize::from(u16::MAX) {
-            return Err(NodeError::msg(format!(
-                "a WAV file needs 1 to 65535 channels, not {channels}"
-            )));
-        }
-        let (bits, sample_format) = match format {
-            WavFormat::Int16 => (16, hound::SampleFormat::Int),
-            WavFormat::Int24 => (24, hound::SampleFormat::Int),
-            WavFormat::Int32 => (32, hound::SampleFormat::Int),
-            WavFormat::Float32 => (32, hound::SampleFormat::Float),
-        };
-        let spec = hound::WavSpec {
-            channels: channels as u16,
-            sample_rate,
-            bits_per_sample: bits,
-            sample_format,
-        };
-        let partial = PartialFile::new(path);
-        let writer = hound::WavWriter::create(partial.temporary(), spec)
-            .map_err(|e| NodeError::msg(format!("cannot create {}: {e}", path.display())))?;
+        let writer = WavWriter::create(path, channels, sample_rate, format.encoding())
+            .map_err(node_error)?;
         Ok(WavSink {
-            path: path.to_path_buf(),
-            writer: Some(writer),
-            partial: Some(partial),
-            data_bytes: 0,
-            data_limit: MAX_WAV_DATA_BYTES,
+            writer,
             channels,
-            format,
             stage: Vec::with_capacity(CHUNK * channels),
-            clipped: 0,
-            not_a_number: 0,
         })
     }
-
-    fn write_stage(&mut self) -> Result<(), NodeError> {
-        let Some(w) = self.writer.as_mut() else {
-            return Ok(());
-        };
-        // The RIFF sizes are 32-bit: past 4 GiB the header would wrap (and hound panics in
-        // debug builds). Refuse before writing what cannot be described.
-        let bytes = (self.stage.len() * bytes_per_sample(self.format)) as u64;
-        if self.data_bytes + bytes > self.data_limit {
-            return Err(NodeError::msg(format!(
-                "{}: a WAV file holds at most 4 GiB of samples ({} frames of {} channel(s) here); \
-                 bound the stream (head, a shorter capture) or write a raw file with file_sink",
-                self.path.display(),
-                self.data_limit / (bytes_per_sample(self.format) * self.channels) as u64,
-                self.channels
-            )));
-        }
-        self.data_bytes += bytes;
-        let err = |e: hound::Error| NodeError::msg(format!("writing {}: {e}", self.path.display()));
-        if self.format != WavFormat::Float32 {
-            // Integer formats hold [-1, 1): count what quantisation changes beyond rounding.
-            for &x in &self.stage {
-                if x.is_nan() {
-                    self.not_a_number += 1;
-                } else if !(-1.0..=1.0).contains(&x) {
-                    self.clipped += 1;
-                }
-            }
-        } else {
-            self.not_a_number += self.stage.iter().filter(|x| x.is_nan()).count() as u64;
-        }
-        for &x in &self.stage {
-            let r = match self.format {
-                WavFormat::Float32 => w.write_sample(x),
-                WavFormat::Int16 => w.write_sample(quantize(x, 16)),
-                WavFormat::Int24 => w.write_sample(quantize(x, 24)),
-                WavFormat::Int32 => w.write_sample(quantize(x, 32)),
-            };
-            r.map_err(err)?;
-        }
-        Ok(())
-    }
-}
-
-impl WavSink {
-    /// Samples clipped to full scale so far (integer formats: beyond ±1.0).
-    pub fn clipped(&self) -> u64 {
-        self.clipped
-    }
-
-    /// NaN samples so far (written as 0 in integer formats, as NaN in float ones).
-    pub fn not_a_number(&self) -> u64 {
-        self.not_a_number
-    }
-
-    /// What went into the file changed or suspicious, in words (printed at the end).
-    fn warning(&self) -> Option<String> {
-        let mut parts = Vec::new();
-        if self.clipped > 0 {
-            parts.push(format!(
-                "{} samples were beyond full scale (±1.0) and clipped; lower the level or write format = \"f32\"",
-                self.clipped
-            ));
-        }
-        if self.not_a_number > 0 {
-            let written = if self.format == WavFormat::Float32 {
-                "written as NaN"
-            } else {
-                "written as 0"
-            };
-            parts.push(format!("{} samples were NaN, {written}", self.not_a_number));
-        }
-        (!parts.is_empty())
-            .then(|| format!("wav_sink {}: {}", self.path.display(), parts.join("; ")))
-    }
-}
-
-/// The most sample bytes a WAV file can describe: its 32-bit RIFF size counts the whole file
-/// after the first 8 bytes, so leave room for the header (and hound's extensible-format one).
-const MAX_WAV_DATA_BYTES: u64 = u32::MAX as u64 - 128;
-
-fn bytes_per_sample(format: WavFormat) -> usize {
-    match format {
-        WavFormat::Int16 => 2,
-        WavFormat::Int24 => 3,
-        WavFormat::Int32 | WavFormat::Float32 => 4,
-    }
-}
-
-/// `x` (full scale ±1.0) as a `bits`-bit integer, rounded and clipped.
-pub fn quantize(x: f32, bits: u32) -> i32 {
-    let full = (1i64 << (bits - 1)) as f64;
-    (f64::from(x) * full).round().clamp(-full, full - 1.0) as i32
 }
 
 impl Node for WavSink {
@@ -307,21 +144,9 @@ impl Node for WavSink {
             }
         }
         if frames == 0 {
-            if let Some(w) = self.writer.take() {
-                w.finalize().map_err(|e| {
-                    NodeError::msg(format!("finishing {}: {e}", self.path.display()))
-                })?;
-            }
-            if let Some(partial) = self.partial.take() {
-                partial.commit().map_err(|e| {
-                    NodeError::msg(format!(
-                        "cannot move the output into {}: {e}",
-                        self.path.display()
-                    ))
-                })?;
-            }
-            if let Some(warning) = self.warning() {
-                eprintln!("sluice: warning: {warning}");
+            self.writer.finish().map_err(node_error)?;
+            if let Some(warning) = self.writer.warning() {
+                eprintln!("sluice: warning: wav_sink {warning}");
             }
             return Ok(Work::Done);
         }
@@ -336,7 +161,7 @@ impl Node for WavSink {
             }
             input.consume(frames);
         }
-        self.write_stage()?;
+        self.writer.write(&self.stage).map_err(node_error)?;
         Ok(Work::Progress)
     }
 
@@ -349,7 +174,7 @@ impl Node for WavSink {
 impl WavSink {
     /// The same sink with a smaller size limit, to test the 4 GiB check without writing 4 GiB.
     fn with_data_limit(mut self, bytes: u64) -> Self {
-        self.data_limit = bytes;
+        self.writer = self.writer.with_data_limit(bytes);
         self
     }
 }
@@ -440,41 +265,8 @@ mod tests {
         let path = std::env::temp_dir().join(format!("sluice-notwav-{}.wav", std::process::id()));
         std::fs::write(&path, b"this is not audio").unwrap();
         let err = WavSource::open(&path).unwrap_err().to_string();
-        assert!(err.contains("is not a readable WAV file"), "{err}");
+        assert!(err.contains("not a valid WAV file: no RIFF tag"), "{err}");
         assert!(err.contains(&path.display().to_string()));
         std::fs::remove_file(&path).unwrap();
-    }
-
-    #[test]
-    fn clipped_and_nan_samples_are_counted_and_reported() {
-        let dir = std::env::temp_dir().join(format!("sluice-wav-clip-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut sink = WavSink::create(&dir.join("c.wav"), 1, 8000, WavFormat::Int16).unwrap();
-        sink.stage = vec![0.5, 1.0, 1.5, -2.0, f32::NAN, -1.0];
-        sink.write_stage().unwrap();
-        assert_eq!((sink.clipped(), sink.not_a_number()), (2, 1));
-        assert_eq!(
-            sink.warning().unwrap(),
-            format!(
-                "wav_sink {}: 2 samples were beyond full scale (±1.0) and clipped; lower the level \
-                 or write format = \"f32\"; 1 samples were NaN, written as 0",
-                dir.join("c.wav").display()
-            )
-        );
-        // Float WAVs hold any level: only NaN is reported.
-        let mut sink = WavSink::create(&dir.join("f.wav"), 1, 8000, WavFormat::Float32).unwrap();
-        sink.stage = vec![1.5, f32::NAN];
-        sink.write_stage().unwrap();
-        assert_eq!((sink.clipped(), sink.not_a_number()), (0, 1));
-        drop(sink);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn quantize_rounds_and_clips() {
-        assert_eq!(quantize(1.0, 16), 32767);
-        assert_eq!(quantize(-1.0, 16), -32768);
-        assert_eq!(quantize(0.5, 16), 16384);
-        assert_eq!(quantize(2.0, 24), 8_388_607);
     }
 }

@@ -55,7 +55,7 @@ pub use error::{NodeError, RuntimeError};
 pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};
 pub use io::{Input, Inputs, Output, Outputs, WorkIo};
 pub use node::{Node, TagPolicy, Work};
-pub use port::{ItemType, PortSpec, Ports};
+pub use port::{InPort, ItemType, OutPort, PortSpec, Ports};
 pub use run::{RunOptions, Scheduler, StopHandle};
 pub use sluice_queue::{Flavor, Item, QueueOptions, Tag, TagValue};
 pub use stats::{NodeStats, RunReport};

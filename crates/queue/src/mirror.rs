@@ -222,6 +222,12 @@ impl MirrorMap {
     pub(crate) fn base(&self) -> *mut u8 {
         self.base
     }
+
+    /// The addresses of both views, `[base, base + 2 · bytes)`.
+    pub(crate) fn address_range(&self) -> std::ops::Range<usize> {
+        let start = self.base as usize;
+        start..start + 2 * self.bytes
+    }
 }
 
 impl Drop for MirrorMap {

@@ -186,6 +186,15 @@ impl<T: Item> Writer<T> {
         self.core().shared.reader_count()
     }
 
+    /// The address range of the ring's memory; see [`Reader::ring_memory`] (with
+    /// [`Flavor::Mirrored`] every reservation lies inside it).
+    pub fn ring_memory(&self) -> std::ops::Range<usize> {
+        match &self.0 {
+            WriterFlavor::Mirrored(w) => w.memory(),
+            WriterFlavor::Copying(w) => w.memory(),
+        }
+    }
+
     /// Attaches `tag` to the stream: every reader attached now receives it (see
     /// [`Reader::take_tags`]). Tag an item before publishing it, so that a reader which sees the
     /// item can always take its tags.
@@ -267,6 +276,19 @@ impl<T: Item> Reader<T> {
     /// Whether the writer has ended the stream (items may remain to be read).
     pub fn is_finished(&self) -> bool {
         self.core().shared.is_finished()
+    }
+
+    /// The address range of the ring's memory, for checking where windows come from (a
+    /// zero-copy test asserts that every window lies inside it). For [`Flavor::Mirrored`] it
+    /// is both views of the double mapping, `[base, base + 2 · capacity · size_of::<T>())`, and
+    /// every window lies inside. For [`Flavor::Copying`] it is the ring's array, and a window
+    /// that wraps lies outside it (in the reader's staging buffer: that is the copy). Read-only
+    /// information: nothing can be accessed through it.
+    pub fn ring_memory(&self) -> std::ops::Range<usize> {
+        match &self.0 {
+            ReaderFlavor::Mirrored(r) => r.memory(),
+            ReaderFlavor::Copying(r) => r.memory(),
+        }
     }
 
     /// Moves to `out` the tags this reader has not taken yet whose absolute index is below

@@ -123,3 +123,26 @@ fn dont_fork_queues_work_like_any_other() {
     w.commit(3);
     assert_eq!(&r.window(3).unwrap()[..3], &[1, 2, 3]);
 }
+
+/// Every window of a mirrored ring lies in `ring_memory`, which spans both views, at every wrap.
+#[test]
+fn mirrored_windows_lie_in_ring_memory() {
+    let (mut w, mut r) = channel::<u32>(1, &QueueOptions::default()).unwrap();
+    let cap = w.capacity();
+    let memory = r.ring_memory();
+    assert_eq!(w.ring_memory(), memory);
+    assert_eq!(memory.len(), 2 * cap * std::mem::size_of::<u32>());
+    let span = cap / 2 + 3;
+    for _ in 0..3 * cap / span {
+        let space = w.reserve(span).unwrap();
+        assert!(space.as_ptr_range().end as usize <= memory.end);
+        assert!(memory.contains(&(space.as_ptr() as usize)));
+        let k = space.len().min(span);
+        w.commit(k);
+        let window = r.window(k).unwrap();
+        let range = window.as_ptr_range();
+        assert!(memory.contains(&(range.start as usize)));
+        assert!(range.end as usize <= memory.end);
+        r.consume(k);
+    }
+}

@@ -35,6 +35,15 @@ pub enum NodeError {
         /// The index asked for.
         index: usize,
     },
+    /// The same port was asked for twice in one call that lends several ports at once
+    /// ([`Inputs::get_many`](crate::Inputs::get_many) and the like).
+    #[error("{kind} port {port} was asked for twice in one call")]
+    RepeatedPort {
+        /// "input" or "output".
+        kind: &'static str,
+        /// The port's name.
+        port: String,
+    },
     /// Reading or writing a file or device failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),

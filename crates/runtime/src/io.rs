@@ -1,8 +1,11 @@
 //! What a node sees when it works: typed inputs and outputs that lend slices of queue memory.
 
+use crate::port::{InPort, OutPort};
 use crate::NodeError;
 use sluice_queue::{Item, QueueError, Reader, RingReader, RingWriter, Tag, TagValue, Wait, Writer};
 use std::any::Any;
+use std::ops::Range;
+use std::slice::GetDisjointMutError;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -48,6 +51,14 @@ impl<T: Item> Input<T> {
     /// here are not propagated by the runtime.
     pub fn take_tags(&self, before: u64, out: &mut Vec<Tag>) {
         self.reader.take_tags(before, out);
+    }
+
+    /// The address range of the upstream queue's memory (see
+    /// [`Reader::ring_memory`](sluice_queue::Reader::ring_memory)): with the default mirrored
+    /// queue every window this input lends lies inside it. For tests and diagnostics that
+    /// check the zero-copy path.
+    pub fn queue_memory(&self) -> Range<usize> {
+        self.reader.ring_memory()
     }
 }
 
@@ -100,11 +111,23 @@ impl<T: Item> Output<T> {
     pub fn capacity(&self) -> usize {
         self.writer.capacity()
     }
+
+    /// The address range of the downstream queue's memory (see
+    /// [`Writer::ring_memory`](sluice_queue::Writer::ring_memory)): with the default mirrored
+    /// queue every reservation lies inside it.
+    pub fn queue_memory(&self) -> Range<usize> {
+        self.writer.ring_memory()
+    }
+}
+
+/// A port the node's view can downcast to its typed `Input<T>` or `Output<T>`.
+pub(crate) trait AnyPort: Send {
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
 /// A type-erased input, as the scheduler holds it.
-pub(crate) trait ErasedInput: Send {
-    fn as_any_mut(&mut self) -> &mut dyn Any;
+pub(crate) trait ErasedInput: AnyPort {
     /// Waits until a window of `n` is available (or the stream ended): true if it is.
     fn wait(&mut self, n: usize, deadline: Instant) -> Result<bool, QueueError>;
     /// Whether a window of `n` (or the end of the stream) is there now.
@@ -116,10 +139,16 @@ pub(crate) trait ErasedInput: Send {
     fn capacity(&self) -> usize;
 }
 
-impl<T: Item> ErasedInput for Input<T> {
+impl<T: Item> AnyPort for Input<T> {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
+}
+
+impl<T: Item> ErasedInput for Input<T> {
     fn wait(&mut self, n: usize, deadline: Instant) -> Result<bool, QueueError> {
         Ok(self.reader.window_with(n, Wait::Until(deadline))?.is_some())
     }
@@ -144,8 +173,7 @@ impl<T: Item> ErasedInput for Input<T> {
 }
 
 /// A type-erased output, as the scheduler holds it.
-pub(crate) trait ErasedOutput: Send {
-    fn as_any_mut(&mut self) -> &mut dyn Any;
+pub(crate) trait ErasedOutput: AnyPort {
     /// Waits until `n` items of room are free: true if they are.
     fn wait(&mut self, n: usize, deadline: Instant) -> Result<bool, QueueError>;
     /// Whether `n` items of room are free now.
@@ -159,10 +187,16 @@ pub(crate) trait ErasedOutput: Send {
     fn capacity(&self) -> usize;
 }
 
-impl<T: Item> ErasedOutput for Output<T> {
+impl<T: Item> AnyPort for Output<T> {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
+}
+
+impl<T: Item> ErasedOutput for Output<T> {
     fn wait(&mut self, n: usize, deadline: Instant) -> Result<bool, QueueError> {
         Ok(self
             .writer
@@ -196,19 +230,24 @@ impl<T: Item> ErasedOutput for Output<T> {
 }
 
 /// A node's inputs during one `work` call.
-pub struct Inputs<'a> {
-    ports: &'a mut [Box<dyn ErasedInput>],
-    names: &'a [crate::PortSpec],
-}
+///
+/// Each method lends typed [`Input`]s for as long as the `Inputs` is borrowed: one by index
+/// ([`Inputs::get`]) or by handle ([`Inputs::port`]), several at once by index
+/// ([`Inputs::get_many`]) or handle ([`Inputs::ports`]), or all of them ([`Inputs::all`]), so
+/// that a node can hold windows of several inputs together, all straight in queue memory.
+pub struct Inputs<'a>(Lent<'a, dyn ErasedInput>);
 
-/// A node's outputs during one `work` call.
-pub struct Outputs<'a> {
-    ports: &'a mut [Box<dyn ErasedOutput>],
-    names: &'a [crate::PortSpec],
-}
+/// A node's outputs during one `work` call; lends typed [`Output`]s as [`Inputs`] lends inputs.
+pub struct Outputs<'a>(Lent<'a, dyn ErasedOutput>);
 
 /// Everything a node works with in one call. Inputs and outputs are separate fields so that a
-/// node can hold a window and a reservation at once.
+/// node can hold windows and reservations at once:
+///
+/// ```ignore
+/// let [a, b] = io.inputs.ports([self.a, self.b])?;
+/// let out = io.outputs.port(self.out);
+/// // windows of `a` and `b` and a reservation of `out`, together
+/// ```
 pub struct WorkIo<'a> {
     /// The node's inputs, by declared index.
     pub inputs: Inputs<'a>,
@@ -224,48 +263,180 @@ impl<'a> WorkIo<'a> {
         output_specs: &'a [crate::PortSpec],
     ) -> Self {
         WorkIo {
-            inputs: Inputs {
+            inputs: Inputs(Lent {
                 ports: inputs,
-                names: input_specs,
-            },
-            outputs: Outputs {
+                specs: input_specs,
+                kind: "input",
+            }),
+            outputs: Outputs(Lent {
                 ports: outputs,
-                names: output_specs,
-            },
+                specs: output_specs,
+                kind: "output",
+            }),
         }
     }
 }
 
-fn wrong_type<T>(spec: Option<&crate::PortSpec>, kind: &'static str, index: usize) -> NodeError {
-    match spec {
-        Some(spec) => NodeError::WrongType {
-            port: spec.name.clone(),
-            declared: spec.item.name(),
-            requested: std::any::type_name::<T>(),
-        },
-        None => NodeError::NoSuchPort { kind, index },
+/// One side's ports (inputs or outputs) with their declarations; the typed lending shared by
+/// [`Inputs`] and [`Outputs`]. `P` below is `Input<T>` or `Output<T>`.
+struct Lent<'a, E: ?Sized> {
+    ports: &'a mut [Box<E>],
+    specs: &'a [crate::PortSpec],
+    kind: &'static str,
+}
+
+impl<E: AnyPort + ?Sized> Lent<'_, E> {
+    /// Why port `index` is not a `P` carrying `item`, if it is not.
+    fn check<P: 'static>(&self, index: usize, item: &'static str) -> Result<(), NodeError> {
+        match (self.ports.get(index), self.specs.get(index)) {
+            (Some(port), _) if port.as_any().is::<P>() => Ok(()),
+            (_, Some(spec)) => Err(NodeError::WrongType {
+                port: spec.name.clone(),
+                declared: spec.item.name(),
+                requested: item,
+            }),
+            (_, None) => Err(NodeError::NoSuchPort {
+                kind: self.kind,
+                index,
+            }),
+        }
     }
+
+    fn one<P: 'static>(&mut self, index: usize, item: &'static str) -> Result<&mut P, NodeError> {
+        self.check::<P>(index, item)?;
+        Ok(downcast(&mut self.ports[index]))
+    }
+
+    fn many<P: 'static, const N: usize>(
+        &mut self,
+        indices: [usize; N],
+        item: &'static str,
+    ) -> Result<[&mut P; N], NodeError> {
+        for index in indices {
+            self.check::<P>(index, item)?;
+        }
+        match self.ports.get_disjoint_mut(indices) {
+            Ok(ports) => Ok(ports.map(|port| downcast(port))),
+            Err(GetDisjointMutError::OverlappingIndices) => {
+                let twice = (1..N)
+                    .find(|&k| indices[..k].contains(&indices[k]))
+                    .map_or(0, |k| indices[k]);
+                Err(NodeError::RepeatedPort {
+                    kind: self.kind,
+                    port: self.specs[twice].name.clone(),
+                })
+            }
+            // Every index was checked above.
+            Err(GetDisjointMutError::IndexOutOfBounds) => Err(NodeError::NoSuchPort {
+                kind: self.kind,
+                index: indices.into_iter().max().unwrap_or(0),
+            }),
+        }
+    }
+
+    fn all<P: 'static>(
+        &mut self,
+        item: &'static str,
+    ) -> Result<impl ExactSizeIterator<Item = &mut P> + '_, NodeError> {
+        for index in 0..self.ports.len() {
+            self.check::<P>(index, item)?;
+        }
+        Ok(self.ports.iter_mut().map(|port| downcast(port)))
+    }
+
+    /// Port `index` as the `P` a handle promises; a handle from another declaration panics.
+    fn handle<P: 'static>(&mut self, index: usize, handle: &dyn std::fmt::Debug) -> &mut P {
+        let kind = self.kind;
+        match self.ports.get_mut(index) {
+            Some(port) if port.as_any().is::<P>() => downcast(port),
+            _ => panic!(
+                "{handle:?} is not one of this node's {kind}s (declared: {}): a handle must come \
+                 from the Ports that the node's ports() returns",
+                port_list(self.specs)
+            ),
+        }
+    }
+}
+
+/// `port` as the `P` it was checked to be.
+fn downcast<P: 'static, E: AnyPort + ?Sized>(port: &mut Box<E>) -> &mut P {
+    match port.as_any_mut().downcast_mut::<P>() {
+        Some(port) => port,
+        None => unreachable!("the port's type was checked before it was lent"),
+    }
+}
+
+fn port_list(specs: &[crate::PortSpec]) -> String {
+    let names: Vec<String> = specs
+        .iter()
+        .map(|s| format!("{}: {}", s.name, s.item.name()))
+        .collect();
+    names.join(", ")
 }
 
 impl Inputs<'_> {
     /// Input `index` as carrying `T` (the type it declared).
     #[inline]
     pub fn get<T: Item>(&mut self, index: usize) -> Result<&mut Input<T>, NodeError> {
-        let spec = self.names.get(index);
-        self.ports
-            .get_mut(index)
-            .and_then(|p| p.as_any_mut().downcast_mut::<Input<T>>())
-            .ok_or_else(|| wrong_type::<T>(spec, "input", index))
+        self.0.one::<Input<T>>(index, std::any::type_name::<T>())
+    }
+
+    /// Inputs `indices`, all carrying `T`, lent together: a node can hold a window of each at
+    /// once. An index given twice is [`NodeError::RepeatedPort`]; a wrong type or index is
+    /// the error [`Inputs::get`] gives.
+    ///
+    /// ```ignore
+    /// let [a, b] = io.inputs.get_many::<f32, 2>([0, 1])?;
+    /// let (Some(x), Some(y)) = (a.window(1)?, b.window(1)?) else { ... };
+    /// ```
+    #[inline]
+    pub fn get_many<T: Item, const N: usize>(
+        &mut self,
+        indices: [usize; N],
+    ) -> Result<[&mut Input<T>; N], NodeError> {
+        self.0
+            .many::<Input<T>, N>(indices, std::any::type_name::<T>())
+    }
+
+    /// Every input, in index order, all carrying `T`, lent together (for a number of inputs
+    /// chosen at run time, e.g. an N-input sum). Allocates nothing; `.collect()` the iterator
+    /// to index it. Fails, before lending any, if some input does not carry `T`.
+    #[inline]
+    pub fn all<T: Item>(
+        &mut self,
+    ) -> Result<impl ExactSizeIterator<Item = &mut Input<T>> + '_, NodeError> {
+        self.0.all::<Input<T>>(std::any::type_name::<T>())
+    }
+
+    /// The input a typed handle names. Its type is the one the port was declared with, so
+    /// this cannot fail for the node's own handles; a handle from another declaration is a
+    /// programming error and panics naming the node's inputs.
+    #[inline]
+    pub fn port<T: Item>(&mut self, port: InPort<T>) -> &mut Input<T> {
+        self.0.handle::<Input<T>>(port.index(), &port)
+    }
+
+    /// The inputs several typed handles name, lent together (see [`Inputs::port`]). A handle
+    /// given twice is [`NodeError::RepeatedPort`].
+    #[inline]
+    pub fn ports<T: Item, const N: usize>(
+        &mut self,
+        ports: [InPort<T>; N],
+    ) -> Result<[&mut Input<T>; N], NodeError> {
+        for port in ports {
+            self.port(port); // panics on a handle from another declaration
+        }
+        self.get_many(ports.map(InPort::index))
     }
 
     /// Number of inputs.
     pub fn len(&self) -> usize {
-        self.ports.len()
+        self.0.ports.len()
     }
 
     /// Whether the node has no inputs.
     pub fn is_empty(&self) -> bool {
-        self.ports.is_empty()
+        self.0.ports.is_empty()
     }
 }
 
@@ -273,20 +444,53 @@ impl Outputs<'_> {
     /// Output `index` as carrying `T` (the type it declared).
     #[inline]
     pub fn get<T: Item>(&mut self, index: usize) -> Result<&mut Output<T>, NodeError> {
-        let spec = self.names.get(index);
-        self.ports
-            .get_mut(index)
-            .and_then(|p| p.as_any_mut().downcast_mut::<Output<T>>())
-            .ok_or_else(|| wrong_type::<T>(spec, "output", index))
+        self.0.one::<Output<T>>(index, std::any::type_name::<T>())
+    }
+
+    /// Outputs `indices`, all carrying `T`, lent together: a node can hold a reservation on
+    /// each at once. Errors as [`Inputs::get_many`].
+    #[inline]
+    pub fn get_many<T: Item, const N: usize>(
+        &mut self,
+        indices: [usize; N],
+    ) -> Result<[&mut Output<T>; N], NodeError> {
+        self.0
+            .many::<Output<T>, N>(indices, std::any::type_name::<T>())
+    }
+
+    /// Every output, in index order, all carrying `T`, lent together; see [`Inputs::all`].
+    #[inline]
+    pub fn all<T: Item>(
+        &mut self,
+    ) -> Result<impl ExactSizeIterator<Item = &mut Output<T>> + '_, NodeError> {
+        self.0.all::<Output<T>>(std::any::type_name::<T>())
+    }
+
+    /// The output a typed handle names; see [`Inputs::port`].
+    #[inline]
+    pub fn port<T: Item>(&mut self, port: OutPort<T>) -> &mut Output<T> {
+        self.0.handle::<Output<T>>(port.index(), &port)
+    }
+
+    /// The outputs several typed handles name, lent together; see [`Inputs::ports`].
+    #[inline]
+    pub fn ports<T: Item, const N: usize>(
+        &mut self,
+        ports: [OutPort<T>; N],
+    ) -> Result<[&mut Output<T>; N], NodeError> {
+        for port in ports {
+            self.port(port); // panics on a handle from another declaration
+        }
+        self.get_many(ports.map(OutPort::index))
     }
 
     /// Number of outputs.
     pub fn len(&self) -> usize {
-        self.ports.len()
+        self.0.ports.len()
     }
 
     /// Whether the node has no outputs.
     pub fn is_empty(&self) -> bool {
-        self.ports.is_empty()
+        self.0.ports.is_empty()
     }
 }

@@ -36,6 +36,59 @@
 //! # let _ = Double;
 //! ```
 //!
+//! A node can also keep typed handles on its ports, handed out when it declares them, and hold
+//! windows of several inputs and a reservation together (no copy to combine streams):
+//!
+//! ```
+//! use sluice_runtime::{InPort, Node, NodeError, OutPort, Ports, Work, WorkIo};
+//!
+//! /// out = a · b, elementwise.
+//! struct Multiply {
+//!     ports: Ports,
+//!     a: InPort<f32>,
+//!     b: InPort<f32>,
+//!     out: OutPort<f32>,
+//! }
+//!
+//! impl Multiply {
+//!     fn new() -> Self {
+//!         let mut ports = Ports::new();
+//!         let (a, b) = (ports.add_input("a"), ports.add_input("b"));
+//!         let out = ports.add_output("out");
+//!         Multiply { ports, a, b, out }
+//!     }
+//! }
+//!
+//! impl Node for Multiply {
+//!     fn ports(&self) -> Ports {
+//!         self.ports.clone() // the declaration the handles came from
+//!     }
+//!     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+//!         let [a, b] = io.inputs.ports([self.a, self.b])?; // both at once
+//!         let out = io.outputs.port(self.out);
+//!         let (x, y) = match (a.window(1)?, b.window(1)?) {
+//!             (Some([]), _) | (_, Some([])) => return Ok(Work::Done),
+//!             (None, _) => return Ok(self.a.need(1)),
+//!             (_, None) => return Ok(self.b.need(1)),
+//!             (Some(x), Some(y)) => (x, y),
+//!         };
+//!         let Some(z) = out.reserve(1)? else { return Ok(self.out.need(1)) };
+//!         let n = x.len().min(y.len()).min(z.len());
+//!         for ((z, x), y) in z[..n].iter_mut().zip(x).zip(y) {
+//!             *z = x * y;
+//!         }
+//!         a.consume(n);
+//!         b.consume(n);
+//!         out.commit(n);
+//!         Ok(Work::Progress)
+//!     }
+//! }
+//! # let _ = Multiply::new();
+//! ```
+//!
+//! [`Inputs::get_many`] and [`Inputs::all`] do the same by index and for a number of inputs
+//! chosen at run time; [`Outputs`] has the same methods.
+//!
 //! Two schedulers run a graph: [`Graph::run`] (threads: by default it measures the nodes and
 //! decides how many, or one per node, or a fixed pool, see [`Scheduler`]; optionally pinned and
 //! with SCHED_FIFO priority) and [`Graph::run_stepped`] (deterministic, on the calling thread).
@@ -55,7 +108,7 @@ pub use error::{NodeError, RuntimeError};
 pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};
 pub use io::{Input, Inputs, Output, Outputs, WorkIo};
 pub use node::{Node, TagPolicy, Work};
-pub use port::{ItemType, PortSpec, Ports};
+pub use port::{InPort, ItemType, OutPort, PortSpec, Ports};
 pub use run::{RunOptions, Scheduler, StopHandle};
 pub use sluice_queue::{Flavor, Item, QueueOptions, Tag, TagValue};
 pub use stats::{NodeStats, RunReport};

@@ -3,6 +3,7 @@
 use crate::io::{ErasedInput, ErasedOutput, Input, Output};
 use sluice_queue::{channel, Item, QueueError, QueueOptions};
 use std::any::TypeId;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// The two ends of a new queue, type-erased.
@@ -107,6 +108,108 @@ pub struct PortSpec {
     pub min_queue: usize,
 }
 
+/// A typed handle on one of a node's input ports: its index and the item type it was declared
+/// with. [`Ports::add_input`] hands it out when the node declares the port, so its `T` is the
+/// declared type by construction; [`Inputs::port`](crate::Inputs::port) turns it into the
+/// port's [`Input<T>`](crate::Input) with no type to get wrong. A node keeps its handles and
+/// returns, from [`Node::ports`](crate::Node::ports), the declaration they came from.
+pub struct InPort<T> {
+    index: usize,
+    _item: PhantomData<fn() -> T>,
+}
+
+/// A typed handle on one of a node's output ports; see [`InPort`]. [`Ports::add_output`] hands
+/// it out, [`Outputs::port`](crate::Outputs::port) turns it into the port's
+/// [`Output<T>`](crate::Output).
+pub struct OutPort<T> {
+    index: usize,
+    _item: PhantomData<fn() -> T>,
+}
+
+impl<T> InPort<T> {
+    /// The port's index among the node's declared inputs (what the index API and
+    /// [`Work::NeedInput`](crate::Work::NeedInput) use).
+    pub const fn index(self) -> usize {
+        self.index
+    }
+
+    /// The outcome "cannot fire until this input holds `items` items":
+    /// [`Work::NeedInput`](crate::Work::NeedInput) on this port.
+    pub const fn need(self, items: usize) -> crate::Work {
+        crate::Work::NeedInput {
+            port: self.index,
+            items,
+        }
+    }
+}
+
+// Handles are copied freely whatever `T` is, so these are written out rather than derived
+// (a derive would ask `T: Copy`, `T: Debug`...).
+impl<T> Clone for InPort<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for InPort<T> {}
+
+impl<T> PartialEq for InPort<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+    }
+}
+
+impl<T> Eq for InPort<T> {}
+
+impl<T> std::fmt::Debug for InPort<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let item = short_type_name(std::any::type_name::<T>());
+        write!(f, "InPort<{item}>({})", self.index)
+    }
+}
+
+impl<T> OutPort<T> {
+    /// The port's index among the node's declared outputs (what the index API and
+    /// [`Work::NeedOutput`](crate::Work::NeedOutput) use).
+    pub const fn index(self) -> usize {
+        self.index
+    }
+
+    /// The outcome "cannot fire until this output has room for `items` items":
+    /// [`Work::NeedOutput`](crate::Work::NeedOutput) on this port.
+    pub const fn need(self, items: usize) -> crate::Work {
+        crate::Work::NeedOutput {
+            port: self.index,
+            items,
+        }
+    }
+}
+
+// Handles are copied freely whatever `T` is, so these are written out rather than derived
+// (a derive would ask `T: Copy`, `T: Debug`...).
+impl<T> Clone for OutPort<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for OutPort<T> {}
+
+impl<T> PartialEq for OutPort<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+    }
+}
+
+impl<T> Eq for OutPort<T> {}
+
+impl<T> std::fmt::Debug for OutPort<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let item = short_type_name(std::any::type_name::<T>());
+        write!(f, "OutPort<{item}>({})", self.index)
+    }
+}
+
 /// A node's declared inputs and outputs, in index order.
 #[derive(Debug, Clone, Default)]
 pub struct Ports {
@@ -130,11 +233,7 @@ impl Ports {
     /// Adds an input named `name` carrying `T` whose node asks for windows of up to `items`
     /// items; its queue gets room for at least two such windows.
     pub fn input_window<T: Item>(mut self, name: &str, items: usize) -> Self {
-        self.inputs.push(PortSpec {
-            name: name.to_string(),
-            item: ItemType::of::<T>(),
-            min_queue: items.saturating_mul(2),
-        });
+        self.add_input_window::<T>(name, items);
         self
     }
 
@@ -146,12 +245,46 @@ impl Ports {
     /// Adds an output named `name` carrying `T` whose node reserves up to `items` items at a
     /// time; its queue gets room for at least two such reservations.
     pub fn output_window<T: Item>(mut self, name: &str, items: usize) -> Self {
+        self.add_output_window::<T>(name, items);
+        self
+    }
+
+    /// Adds an input named `name` carrying `T` and returns its typed handle.
+    pub fn add_input<T: Item>(&mut self, name: &str) -> InPort<T> {
+        self.add_input_window(name, 0)
+    }
+
+    /// Adds an input like [`Ports::input_window`] and returns its typed handle.
+    pub fn add_input_window<T: Item>(&mut self, name: &str, items: usize) -> InPort<T> {
+        let index = self.inputs.len();
+        self.inputs.push(PortSpec {
+            name: name.to_string(),
+            item: ItemType::of::<T>(),
+            min_queue: items.saturating_mul(2),
+        });
+        InPort {
+            index,
+            _item: PhantomData,
+        }
+    }
+
+    /// Adds an output named `name` carrying `T` and returns its typed handle.
+    pub fn add_output<T: Item>(&mut self, name: &str) -> OutPort<T> {
+        self.add_output_window(name, 0)
+    }
+
+    /// Adds an output like [`Ports::output_window`] and returns its typed handle.
+    pub fn add_output_window<T: Item>(&mut self, name: &str, items: usize) -> OutPort<T> {
+        let index = self.outputs.len();
         self.outputs.push(PortSpec {
             name: name.to_string(),
             item: ItemType::of::<T>(),
             min_queue: items.saturating_mul(2),
         });
-        self
+        OutPort {
+            index,
+            _item: PhantomData,
+        }
     }
 
     /// Index of the input called `name`.
@@ -175,5 +308,17 @@ mod tests {
         assert_eq!(short_type_name("num_complex::Complex<f32>"), "c32");
         assert_eq!(short_type_name("num_complex::Complex<i16>"), "Complex<i16>");
         assert_eq!(ItemType::of::<[u8; 3]>().size(), 3);
+    }
+
+    #[test]
+    fn handles_carry_the_declared_index() {
+        let mut ports = Ports::new().input::<u8>("first");
+        let a = ports.add_input::<f32>("a");
+        let out = ports.add_output_window::<f32>("out", 64);
+        assert_eq!((a.index(), out.index()), (1, 0));
+        assert_eq!(ports.inputs[1].item, ItemType::of::<f32>());
+        assert_eq!(ports.outputs[0].min_queue, 128);
+        assert_eq!(format!("{a:?}"), "InPort<f32>(1)");
+        assert_eq!(out.need(5), crate::Work::NeedOutput { port: 0, items: 5 });
     }
 }

@@ -9,6 +9,7 @@ mod fir_crossover;
 mod overlap_save;
 pub mod plot;
 pub mod report;
+mod sum;
 
 use clap::Subcommand;
 
@@ -26,6 +27,8 @@ pub enum BenchCommand {
     /// The asynchronous copy engine vs memcpy/memset and memory bandwidth; `--calibrate`
     /// measures its break-even table.
     Copy(copy::BenchCopyArgs),
+    /// An N-input Sum (windows of every input held at once) vs the same kernel on one input.
+    Sum(sum::BenchSumArgs),
 }
 
 /// Runs one benchmark.
@@ -36,5 +39,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::OverlapSave(args) => overlap_save::run(args),
         BenchCommand::FirCrossover(args) => fir_crossover::run(args),
         BenchCommand::Copy(args) => copy::run(args),
+        BenchCommand::Sum(args) => sum::run(args),
     }
 }

@@ -1,28 +1,40 @@
-//! Plumbing blocks generic over the item type: null source and sink, head, copy.
+//! Plumbing blocks generic over the item type: null source and sink, head, copy. They use the
+//! typed port handles ([`InPort`], [`OutPort`]): the handle's type is the declared one, so no
+//! port lookup in `work` can fail.
 
-use sluice_runtime::{Item, Node, NodeError, Ports, Work, WorkIo};
-use std::marker::PhantomData;
+use sluice_runtime::{InPort, Input, Item, Node, NodeError, OutPort, Output, Ports, Work, WorkIo};
 
 /// Produces zero-valued items forever (bound it with a [`Head`] downstream).
-#[derive(Debug, Default)]
-pub struct NullSource<T>(PhantomData<T>);
+#[derive(Debug)]
+pub struct NullSource<T> {
+    ports: Ports,
+    out: OutPort<T>,
+}
 
-impl<T> NullSource<T> {
+impl<T: Item> NullSource<T> {
     /// A null source.
     pub fn new() -> Self {
-        NullSource(PhantomData)
+        let mut ports = Ports::new();
+        let out = ports.add_output("out");
+        NullSource { ports, out }
+    }
+}
+
+impl<T: Item> Default for NullSource<T> {
+    fn default() -> Self {
+        NullSource::new()
     }
 }
 
 impl<T: Item> Node for NullSource<T> {
     fn ports(&self) -> Ports {
-        Ports::new().output::<T>("out")
+        self.ports.clone()
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
-        let out = io.outputs.get::<T>(0)?;
+        let out = io.outputs.port(self.out);
         let Some(space) = out.reserve(1)? else {
-            return Ok(Work::NeedOutput { port: 0, items: 1 });
+            return Ok(self.out.need(1));
         };
         // The ring's memory is reused: clear what we hand on, so the stream is truly zeros.
         space.fill(T::zeroed());
@@ -33,25 +45,36 @@ impl<T: Item> Node for NullSource<T> {
 }
 
 /// Consumes and discards every item.
-#[derive(Debug, Default)]
-pub struct NullSink<T>(PhantomData<T>);
+#[derive(Debug)]
+pub struct NullSink<T> {
+    ports: Ports,
+    input: InPort<T>,
+}
 
-impl<T> NullSink<T> {
+impl<T: Item> NullSink<T> {
     /// A null sink.
     pub fn new() -> Self {
-        NullSink(PhantomData)
+        let mut ports = Ports::new();
+        let input = ports.add_input("in");
+        NullSink { ports, input }
+    }
+}
+
+impl<T: Item> Default for NullSink<T> {
+    fn default() -> Self {
+        NullSink::new()
     }
 }
 
 impl<T: Item> Node for NullSink<T> {
     fn ports(&self) -> Ports {
-        Ports::new().input::<T>("in")
+        self.ports.clone()
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
-        let input = io.inputs.get::<T>(0)?;
+        let input = io.inputs.port(self.input);
         let Some(window) = input.window(1)? else {
-            return Ok(Work::NeedInput { port: 0, items: 1 });
+            return Ok(self.input.need(1));
         };
         if window.is_empty() {
             return Ok(Work::Done);
@@ -62,20 +85,36 @@ impl<T: Item> Node for NullSink<T> {
     }
 }
 
-/// Passes the first `limit` items through, then ends the stream.
-#[derive(Debug)]
-pub struct Head<T> {
-    left: u64,
-    _items: PhantomData<T>,
+/// One input `in` and one output `out` of the same type: the ports of the 1:1 plumbing blocks.
+#[derive(Debug, Clone)]
+struct InOut<T> {
+    ports: Ports,
+    input: InPort<T>,
+    output: OutPort<T>,
 }
 
-impl<T> Head<T> {
-    /// Passes `limit` items.
-    pub fn new(limit: u64) -> Self {
-        Head {
-            left: limit,
-            _items: PhantomData,
+impl<T: Item> InOut<T> {
+    fn new() -> Self {
+        let mut ports = Ports::new();
+        let input = ports.add_input("in");
+        let output = ports.add_output("out");
+        InOut {
+            ports,
+            input,
+            output,
         }
+    }
+
+    /// [`pass_through`] on these ports.
+    fn pass(&self, io: &mut WorkIo<'_>, limit: u64) -> Result<(Work, usize), NodeError> {
+        let input = io.inputs.port(self.input);
+        let output = io.outputs.port(self.output);
+        move_items(
+            input,
+            output,
+            (self.input.need(1), self.output.need(1)),
+            limit,
+        )
     }
 }
 
@@ -87,14 +126,28 @@ pub(crate) fn pass_through<T: Item>(
 ) -> Result<(Work, usize), NodeError> {
     let input = io.inputs.get::<T>(0)?;
     let output = io.outputs.get::<T>(0)?;
+    let needs = (
+        Work::NeedInput { port: 0, items: 1 },
+        Work::NeedOutput { port: 0, items: 1 },
+    );
+    move_items(input, output, needs, limit)
+}
+
+/// The copy of [`pass_through`]; `needs` are what to answer when input or output is short.
+fn move_items<T: Item>(
+    input: &mut Input<T>,
+    output: &mut Output<T>,
+    (need_input, need_output): (Work, Work),
+    limit: u64,
+) -> Result<(Work, usize), NodeError> {
     let Some(x) = input.window(1)? else {
-        return Ok((Work::NeedInput { port: 0, items: 1 }, 0));
+        return Ok((need_input, 0));
     };
     if x.is_empty() {
         return Ok((Work::Done, 0));
     }
     let Some(y) = output.reserve(1)? else {
-        return Ok((Work::NeedOutput { port: 0, items: 1 }, 0));
+        return Ok((need_output, 0));
     };
     let n = x
         .len()
@@ -106,39 +159,66 @@ pub(crate) fn pass_through<T: Item>(
     Ok((Work::Progress, n))
 }
 
+/// Passes the first `limit` items through, then ends the stream.
+#[derive(Debug)]
+pub struct Head<T> {
+    ports: InOut<T>,
+    left: u64,
+}
+
+impl<T: Item> Head<T> {
+    /// Passes `limit` items.
+    pub fn new(limit: u64) -> Self {
+        Head {
+            ports: InOut::new(),
+            left: limit,
+        }
+    }
+}
+
 impl<T: Item> Node for Head<T> {
     fn ports(&self) -> Ports {
-        Ports::new().input::<T>("in").output::<T>("out")
+        self.ports.ports.clone()
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         if self.left == 0 {
             return Ok(Work::Done);
         }
-        let (work, n) = pass_through::<T>(io, self.left)?;
+        let (work, n) = self.ports.pass(io, self.left)?;
         self.left -= n as u64;
         Ok(if self.left == 0 { Work::Done } else { work })
     }
 }
 
 /// Copies its input to its output (one memcpy per window): the unit of the chain benchmark.
-#[derive(Debug, Default)]
-pub struct Copy<T>(PhantomData<T>);
+#[derive(Debug)]
+pub struct Copy<T> {
+    ports: InOut<T>,
+}
 
-impl<T> Copy<T> {
+impl<T: Item> Copy<T> {
     /// A copy block.
     pub fn new() -> Self {
-        Copy(PhantomData)
+        Copy {
+            ports: InOut::new(),
+        }
+    }
+}
+
+impl<T: Item> Default for Copy<T> {
+    fn default() -> Self {
+        Copy::new()
     }
 }
 
 impl<T: Item> Node for Copy<T> {
     fn ports(&self) -> Ports {
-        Ports::new().input::<T>("in").output::<T>("out")
+        self.ports.ports.clone()
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
-        Ok(pass_through::<T>(io, u64::MAX)?.0)
+        Ok(self.ports.pass(io, u64::MAX)?.0)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Blocks: adapters that hand queue slices to kernels, plus sources, sinks and plumbing.
 
+pub mod arith;
 pub mod basic;
 pub mod corner_turn;
 pub mod file;
@@ -11,6 +12,7 @@ pub mod throttle;
 pub mod vector;
 pub mod wav;
 
+pub use arith::{Add, Sum};
 pub use basic::{Copy, Head, NullSink, NullSource};
 pub use corner_turn::CornerTurn;
 pub use file::{FileSink, FileSource};

@@ -22,6 +22,9 @@ pub enum DspError {
     /// A decimating filter needs a factor of at least 1.
     #[error("decimation factor {0} is invalid (at least 1)")]
     InvalidDecimation(usize),
+    /// A sum needs at least one input.
+    #[error("a sum of {0} inputs is invalid (at least 1)")]
+    NoInputs(usize),
     /// A block-processing call got a window of the wrong length.
     #[error("window holds {got} items, the kernel needs {needed}")]
     WindowTooShort {

@@ -13,6 +13,7 @@ mod fir;
 mod fir_decim;
 mod fir_lanes;
 mod overlap_save;
+mod sum;
 mod taps_file;
 #[cfg(test)]
 mod test_util;
@@ -28,4 +29,5 @@ pub use fft::FftPlanCache;
 pub use fir::Fir;
 pub use fir_decim::FirDecim;
 pub use overlap_save::OverlapSave;
+pub use sum::{add, sum, sum_accumulate, Summable};
 pub use taps_file::{load_taps, load_taps_as, parse_taps_text, Taps, TapsFormat};

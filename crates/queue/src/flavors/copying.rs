@@ -28,6 +28,12 @@ impl<T: Item> Storage<T> {
         })
     }
 
+    /// The addresses of the array.
+    fn memory(&self) -> std::ops::Range<usize> {
+        let start = self.ptr as usize;
+        start..start + self.capacity * std::mem::size_of::<T>()
+    }
+
     /// The two pieces (up to the array end, then from its start) of the run [pos, pos + len).
     fn pieces(&self, pos: u64, len: usize) -> (usize, usize, usize) {
         let start = (pos % self.capacity as u64) as usize;
@@ -93,6 +99,11 @@ impl<T: Item> CopyingWriter<T> {
         }
     }
 
+    /// The addresses of the ring's array (a reservation that wraps is staged in `scratch`).
+    pub(crate) fn memory(&self) -> std::ops::Range<usize> {
+        self.storage.memory()
+    }
+
     pub(crate) fn attach_reader(&self) -> Result<CopyingReader<T>, QueueError> {
         Ok(CopyingReader::new(
             self.core.attach_reader()?,
@@ -116,6 +127,11 @@ impl<T: Item> CopyingReader<T> {
             self.core.duplicate()?,
             Arc::clone(&self.storage),
         ))
+    }
+
+    /// The addresses of the ring's array (a window that wraps is staged in `scratch` instead).
+    pub(crate) fn memory(&self) -> std::ops::Range<usize> {
+        self.storage.memory()
     }
 }
 

@@ -43,6 +43,11 @@ impl<T: Item> MirroredWriter<T> {
         self.core.commit_unpublished(k);
     }
 
+    /// The addresses of the double mapping: every reservation lies inside.
+    pub(crate) fn memory(&self) -> std::ops::Range<usize> {
+        self.map.address_range()
+    }
+
     pub(crate) fn attach_reader(&self) -> Result<MirroredReader<T>, QueueError> {
         Ok(MirroredReader::new(
             self.core.attach_reader()?,
@@ -65,6 +70,11 @@ impl<T: Item> MirroredReader<T> {
             self.core.duplicate()?,
             Arc::clone(&self.map),
         ))
+    }
+
+    /// The addresses of the double mapping: every window lies inside.
+    pub(crate) fn memory(&self) -> std::ops::Range<usize> {
+        self.map.address_range()
     }
 }
 

@@ -168,6 +168,33 @@ impl ForSample for ProbeB {
     }
 }
 
+/// `add` (two inputs, `a` and `b`) and `sum` (`inputs` inputs): elementwise sums of f32 or c32
+/// streams, reading windows of every input at once.
+fn sum_block(p: &mut Params, add: bool) -> Result<Box<dyn Node>, ParamError> {
+    let item = p.opt_str("item")?.unwrap_or_else(|| "c32".to_string());
+    let inputs = if add { 2 } else { p.u64("inputs")? };
+    if !(1..=1024).contains(&inputs) {
+        return Err(ParamError::new(
+            "inputs",
+            format!("must be between 1 and 1024, not {inputs}"),
+        ));
+    }
+    let dsp = |e: crate::kernels::DspError| ParamError::new("inputs", e.to_string());
+    let n = inputs as usize;
+    match (item.as_str(), add) {
+        ("f32", true) => Ok(Box::new(crate::blocks::Add::<f32>::new())),
+        ("c32", true) => Ok(Box::new(crate::blocks::Add::<Complex32>::new())),
+        ("f32", false) => Ok(Box::new(crate::blocks::Sum::<f32>::new(n).map_err(dsp)?)),
+        ("c32", false) => Ok(Box::new(
+            crate::blocks::Sum::<Complex32>::new(n).map_err(dsp)?,
+        )),
+        (other, _) => Err(ParamError::new(
+            "item",
+            format!("unknown sample type '{other}' (use c32 or f32)"),
+        )),
+    }
+}
+
 fn wav_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let path = p.str("path")?;
     Ok(Box::new(
@@ -338,6 +365,37 @@ name = "transpose"
 type = "corner_turn"
 params = { item = "c32", rows = 64, cols = 1024 }"#,
             build: |p| with_item(p, &CornerTurnB),
+        },
+        BlockType {
+            name: "add",
+            help: "Adds two streams item by item, reading both windows in place (ends with the shorter).",
+            ports: "a, b: item -> out: item",
+            params: &[SAMPLE],
+            files: &[],
+            example: r#"[[node]]
+name = "mix"
+type = "add"
+params = { item = "f32" }"#,
+            build: |p| sum_block(p, true),
+        },
+        BlockType {
+            name: "sum",
+            help: "Adds `inputs` streams item by item, reading every window in place (ends with the shortest).",
+            ports: "in0, in1, …: item -> out: item",
+            params: &[
+                SAMPLE,
+                ParamDoc {
+                    name: "inputs",
+                    default: "required",
+                    help: "number of inputs (1-1024)",
+                },
+            ],
+            files: &[],
+            example: r#"[[node]]
+name = "beam"
+type = "sum"
+params = { item = "c32", inputs = 4 }"#,
+            build: |p| sum_block(p, false),
         },
         BlockType {
             name: "signal_source",

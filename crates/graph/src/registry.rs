@@ -128,7 +128,14 @@ impl Registry {
             .map(|b| (edit_distance(name, b.name), b.name))
             .collect();
         close.sort();
-        close.into_iter().map(|(_, n)| n).take(3).collect()
+        // Only the closest: "hed" is head, not also add.
+        let best = close.first().map_or(0, |&(d, _)| d);
+        close
+            .into_iter()
+            .take_while(|&(d, _)| d == best)
+            .map(|(_, n)| n)
+            .take(3)
+            .collect()
     }
 
     /// Every block as text, for `sluice blocks`.

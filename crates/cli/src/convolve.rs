@@ -230,7 +230,7 @@ pub fn write_wav(
 ) -> anyhow::Result<u64> {
     // Written beside the destination and moved onto it at the end: a failed run leaves an
     // existing file untouched.
-    let mut w = WavWriter::create(path, channels.len(), rate, format)?;
+    let mut w = WavWriter::create(path, channels.len(), Some(rate), format)?;
     let frames = channels.first().map_or(0, Vec::len);
     let mut interleaved = Vec::with_capacity(channels.len() * 4096);
     for start in (0..frames).step_by(4096) {

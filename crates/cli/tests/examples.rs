@@ -91,6 +91,8 @@ fn the_examples_run_and_make_what_they_promise() {
     run_example("wav_filter", &dir.0);
     let filtered = hound::WavReader::open(dir.0.join("filtered.wav")).unwrap();
     assert_eq!(filtered.spec().sample_format, hound::SampleFormat::Float);
+    // Neither WAV sink was given a rate: both took the stream's.
+    assert_eq!(filtered.spec().sample_rate, 44100);
     let samples: Vec<f32> = filtered.into_samples::<f32>().map(Result::unwrap).collect();
     assert_eq!(samples.len(), 44100);
     let late_peak = samples[4410..].iter().fold(0f32, |m, s| m.max(s.abs()));

@@ -375,7 +375,11 @@ pub const MAX_WAV_DATA_BYTES: u64 = u32::MAX as u64 - 128;
 /// Writes interleaved `f32` frames as a WAV file, moved onto its path when finished.
 pub struct WavWriter {
     path: PathBuf,
+    /// The open file until the header is written (once the sample rate is known), then the
+    /// encoder writing into it.
+    file: Option<BufWriter<File>>,
     writer: Option<hound::WavWriter<BufWriter<File>>>,
+    spec: hound::WavSpec,
     partial: Option<PartialFile>,
     channels: usize,
     encoding: Encoding,
@@ -396,11 +400,14 @@ impl std::fmt::Debug for WavWriter {
 
 impl WavWriter {
     /// Starts `path` (written beside it until [`WavWriter::finish`]) with `channels` channels
-    /// at `sample_rate` in `encoding` (8/16/24/32-bit integer or 32-bit float).
+    /// at `sample_rate` in `encoding` (8/16/24/32-bit integer or 32-bit float). A `sample_rate`
+    /// of `None` is set later with [`WavWriter::set_sample_rate`], before the first write (a
+    /// sink learns it from the stream's metadata); the file is created now either way, so a
+    /// path that cannot be written is an error here.
     pub fn create(
         path: &Path,
         channels: usize,
-        sample_rate: u32,
+        sample_rate: Option<u32>,
         encoding: Encoding,
     ) -> Result<Self, WavError> {
         let write_err = |what: String| WavError::Write {
@@ -415,7 +422,7 @@ impl WavWriter {
                     "a WAV file needs 1 to 65535 channels, not {channels}"
                 ))
             })?;
-        if sample_rate == 0 {
+        if sample_rate == Some(0) {
             return Err(write_err(
                 "a WAV file needs a sample rate of at least 1 Hz".into(),
             ));
@@ -427,16 +434,18 @@ impl WavWriter {
         };
         let spec = hound::WavSpec {
             channels: channels_u16,
-            sample_rate,
+            sample_rate: sample_rate.unwrap_or(0),
             bits_per_sample: bits,
             sample_format,
         };
         let partial = PartialFile::new(path);
-        let writer = hound::WavWriter::create(partial.temporary(), spec)
+        let file = File::create(partial.temporary())
             .map_err(|e| write_err(format!("cannot create: {e}")))?;
         Ok(WavWriter {
             path: path.to_path_buf(),
-            writer: Some(writer),
+            file: Some(BufWriter::new(file)),
+            writer: None,
+            spec,
             partial: Some(partial),
             channels,
             encoding,
@@ -447,8 +456,52 @@ impl WavWriter {
         })
     }
 
+    /// The sample rate, once known.
+    pub fn sample_rate(&self) -> Option<u32> {
+        (self.spec.sample_rate > 0).then_some(self.spec.sample_rate)
+    }
+
+    /// Sets the sample rate; possible until the first samples are written (the header holds it).
+    pub fn set_sample_rate(&mut self, hz: u32) -> Result<(), WavError> {
+        if self.writer.is_some() || hz == 0 {
+            return Err(WavError::Write {
+                path: self.path.clone(),
+                what: format!("cannot set the sample rate to {hz} Hz after writing began"),
+            });
+        }
+        self.spec.sample_rate = hz;
+        Ok(())
+    }
+
+    /// The encoder, writing the header first if it has not been written.
+    fn encoder(&mut self) -> Result<&mut hound::WavWriter<BufWriter<File>>, WavError> {
+        if self.writer.is_none() {
+            let path = &self.path;
+            if self.spec.sample_rate == 0 {
+                return Err(WavError::Write {
+                    path: path.clone(),
+                    what: "the sample rate is unknown (set it before writing)".into(),
+                });
+            }
+            let file = self
+                .file
+                .take()
+                .expect("the file is open until the header is written");
+            let writer = hound::WavWriter::new(file, self.spec).map_err(|e| WavError::Write {
+                path: path.clone(),
+                what: format!("cannot write the header: {e}"),
+            })?;
+            self.writer = Some(writer);
+        }
+        Ok(self.writer.as_mut().expect("just created"))
+    }
+
     /// Appends interleaved frames (`samples.len()` a multiple of the channel count).
     pub fn write(&mut self, samples: &[f32]) -> Result<(), WavError> {
+        if self.partial.is_none() {
+            return Ok(()); // finished
+        }
+        self.encoder()?;
         let Some(w) = self.writer.as_mut() else {
             return Ok(());
         };
@@ -488,6 +541,11 @@ impl WavWriter {
 
     /// Finalises the header and moves the file onto its path.
     pub fn finish(&mut self) -> Result<(), WavError> {
+        if self.partial.is_none() {
+            return Ok(());
+        }
+        // An empty stream still gets a header.
+        self.encoder()?;
         let path = &self.path;
         if let Some(w) = self.writer.take() {
             w.finalize().map_err(|e| WavError::Write {
@@ -727,7 +785,7 @@ mod tests {
         ] {
             let path = temp(&format!("rw-{encoding:?}"));
             let samples: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.01).sin() * 0.9).collect();
-            let mut w = WavWriter::create(&path, 2, 44100, encoding).unwrap();
+            let mut w = WavWriter::create(&path, 2, Some(44100), encoding).unwrap();
             w.write(&samples).unwrap();
             assert!(
                 !path.exists(),
@@ -750,7 +808,7 @@ mod tests {
             std::fs::remove_file(&path).unwrap();
         }
         let path = temp("clip");
-        let mut w = WavWriter::create(&path, 1, 8000, Encoding::Int(16)).unwrap();
+        let mut w = WavWriter::create(&path, 1, Some(8000), Encoding::Int(16)).unwrap();
         w.write(&[0.5, 1.0, 1.5, -2.0, f32::NAN, -1.0]).unwrap();
         assert_eq!((w.clipped(), w.not_a_number()), (3, 1));
         assert!(w.warning().unwrap().ends_with(

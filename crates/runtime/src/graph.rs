@@ -322,6 +322,8 @@ impl Graph {
                 ports: entry.ports,
                 inputs: connected,
                 outputs: outs,
+                started: false,
+                stopped: false,
             });
         }
         for e in &self.edges {
@@ -358,4 +360,7 @@ pub(crate) struct BuiltNode {
     pub input_peers: Vec<usize>,
     /// The nodes each output feeds.
     pub output_peers: Vec<Vec<usize>>,
+    /// Whether [`Node::init`] has run (and so [`Node::stop`] is owed), and whether `stop` has.
+    pub started: bool,
+    pub stopped: bool,
 }

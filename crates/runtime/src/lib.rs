@@ -98,6 +98,7 @@
 mod error;
 mod graph;
 mod io;
+pub mod metadata;
 mod node;
 pub mod os;
 mod port;

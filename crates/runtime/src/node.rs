@@ -67,4 +67,17 @@ pub trait Node: Send {
     fn tag_policy(&self) -> TagPolicy {
         TagPolicy::ONE_TO_ONE
     }
+
+    /// Called once, on the thread that will run the node, before its first `work`: open a
+    /// device, start a stream, raise the thread's priority. An error stops the graph as an
+    /// error of `work` would.
+    fn init(&mut self) -> Result<(), NodeError> {
+        Ok(())
+    }
+
+    /// Called once when the node ends, whatever ended it (its stream ended, the graph was asked
+    /// to stop, another node failed), on the thread that ran it, if [`Node::init`] ran: release
+    /// devices, close sockets. A sink finishes its output in `work` at end of stream; after a
+    /// failure elsewhere it should leave the output unfinished.
+    fn stop(&mut self) {}
 }

@@ -1,7 +1,7 @@
 //! Signal source: a tone or Gaussian noise, real or complex.
 
 use super::sample::{Gaussian, Sample};
-use sluice_runtime::{Node, NodeError, Ports, Work, WorkIo};
+use sluice_runtime::{metadata, Node, NodeError, Ports, Work, WorkIo};
 
 /// What a [`SignalSource`] generates.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,6 +27,8 @@ pub struct SignalSource<S> {
     step: f64,
     phase: f64,
     rng: Gaussian,
+    /// The sample rate, tagged on the first item (stream metadata) and then cleared.
+    rate_tag: Option<f64>,
     _sample: std::marker::PhantomData<S>,
 }
 
@@ -48,6 +50,7 @@ impl<S: Sample> SignalSource<S> {
             step,
             phase: 0.0,
             rng: Gaussian::new(seed),
+            rate_tag: Some(sample_rate),
             _sample: std::marker::PhantomData,
         })
     }
@@ -82,6 +85,13 @@ impl<S: Sample> Node for SignalSource<S> {
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let out = io.outputs.get::<S>(0)?;
+        if let Some(rate) = self.rate_tag.take() {
+            out.add_tag(
+                out.items_written(),
+                metadata::SAMPLE_RATE,
+                metadata::sample_rate(rate),
+            );
+        }
         let Some(space) = out.reserve(1)? else {
             return Ok(Work::NeedOutput { port: 0, items: 1 });
         };

@@ -3,7 +3,7 @@
 //! float in, 16/24/32-bit integer and 32-bit float out.
 
 use crate::wav::{Encoding, WavError, WavReader, WavWriter};
-use sluice_runtime::{Node, NodeError, Ports, TagPolicy, Work, WorkIo};
+use sluice_runtime::{metadata, Node, NodeError, Ports, TagPolicy, TagValue, Work, WorkIo};
 use std::path::Path;
 
 /// Frames decoded or encoded per work call.
@@ -18,6 +18,8 @@ fn node_error(e: WavError) -> NodeError {
 pub struct WavSource {
     reader: WavReader,
     stage: Vec<f32>,
+    /// Whether the first item of each channel has been tagged with the file's sample rate.
+    tagged: bool,
 }
 
 impl WavSource {
@@ -28,6 +30,7 @@ impl WavSource {
         Ok(WavSource {
             reader,
             stage: Vec::with_capacity(CHUNK * channels),
+            tagged: false,
         })
     }
 
@@ -49,6 +52,16 @@ impl Node for WavSource {
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let channels = self.channels();
+        if !self.tagged {
+            // Stream metadata: every channel carries the file's sample rate from its first item.
+            self.tagged = true;
+            let rate = metadata::sample_rate(f64::from(self.sample_rate()));
+            for c in 0..channels {
+                io.outputs
+                    .get::<f32>(c)?
+                    .add_tag(0, metadata::SAMPLE_RATE, rate.clone());
+            }
+        }
         let mut frames = CHUNK;
         for c in 0..channels {
             match io.outputs.get::<f32>(c)?.reserve(1)? {
@@ -105,19 +118,30 @@ impl WavFormat {
 /// and only then is the file moved onto its path: an existing file there is untouched unless
 /// the graph finishes. Samples clipped to full scale and NaN samples are counted and reported
 /// at the end.
+///
+/// The file's sample rate is the one given, or else the stream's own (its
+/// [`metadata::SAMPLE_RATE`] tag on the first item, which WAV and signal sources set and
+/// decimators rescale), or else 48 kHz with a warning.
 #[derive(Debug)]
 pub struct WavSink {
     writer: WavWriter,
     channels: usize,
     stage: Vec<f32>,
+    /// The rate the user gave, if any (to compare with what the stream says).
+    given_rate: Option<u32>,
+    tags: Vec<sluice_runtime::Tag>,
 }
 
+/// The rate a WAV sink falls back to when neither the graph nor the stream gives one.
+const FALLBACK_RATE: u32 = 48_000;
+
 impl WavSink {
-    /// Creates `path` for `channels` channels at `sample_rate` Hz in `format`.
+    /// Creates `path` for `channels` channels in `format`, at `sample_rate` Hz or, with `None`,
+    /// at the rate the stream's metadata gives.
     pub fn create(
         path: &Path,
         channels: usize,
-        sample_rate: u32,
+        sample_rate: Option<u32>,
         format: WavFormat,
     ) -> Result<Self, NodeError> {
         let writer = WavWriter::create(path, channels, sample_rate, format.encoding())
@@ -126,7 +150,51 @@ impl WavSink {
             writer,
             channels,
             stage: Vec::with_capacity(CHUNK * channels),
+            given_rate: sample_rate,
+            tags: Vec::new(),
         })
+    }
+
+    /// Reads the sample rate tags on the window about to be written (first channel).
+    fn read_rate_tags(&mut self, io: &mut WorkIo<'_>, frames: usize) -> Result<(), NodeError> {
+        let input = io.inputs.get::<f32>(0)?;
+        self.tags.clear();
+        input.take_tags(input.items_read() + frames as u64, &mut self.tags);
+        for tag in &self.tags {
+            if &*tag.key != metadata::SAMPLE_RATE {
+                continue;
+            }
+            let hz = match tag.value {
+                TagValue::F64(hz) => hz,
+                TagValue::U64(hz) => hz as f64,
+                TagValue::I64(hz) => hz as f64,
+                _ => continue,
+            };
+            if !(1.0..=f64::from(u32::MAX)).contains(&hz) {
+                continue;
+            }
+            let hz = hz.round() as u32;
+            match (self.writer.sample_rate(), self.given_rate) {
+                (None, _) => self.writer.set_sample_rate(hz).map_err(node_error)?,
+                (Some(rate), Some(_)) if rate != hz => eprintln!(
+                    "sluice: warning: wav_sink: the stream says {hz} Hz but the file is written at the {rate} Hz given"
+                ),
+                (Some(rate), None) if rate != hz => eprintln!(
+                    "sluice: warning: wav_sink: the stream changes to {hz} Hz at item {}; a WAV file has one rate ({rate} Hz)",
+                    tag.index
+                ),
+                _ => {}
+            }
+        }
+        if self.writer.sample_rate().is_none() {
+            eprintln!(
+                "sluice: warning: wav_sink: neither the graph nor the stream gives a sample rate; writing {FALLBACK_RATE} Hz"
+            );
+            self.writer
+                .set_sample_rate(FALLBACK_RATE)
+                .map_err(node_error)?;
+        }
+        Ok(())
     }
 }
 
@@ -143,6 +211,7 @@ impl Node for WavSink {
                 Some(w) => frames = frames.min(w.len()),
             }
         }
+        self.read_rate_tags(io, frames)?;
         if frames == 0 {
             self.writer.finish().map_err(node_error)?;
             if let Some(warning) = self.writer.warning() {
@@ -191,7 +260,7 @@ mod tests {
         let src = g
             .add("src", VectorSource::new(vec![0.25f32; 10_000]))
             .unwrap();
-        let sink = super::WavSink::create(&path, 1, 48000, super::WavFormat::Float32)
+        let sink = super::WavSink::create(&path, 1, Some(48000), super::WavFormat::Float32)
             .unwrap()
             .with_data_limit(4000);
         let sink = g.add("wav", sink).unwrap();
@@ -223,7 +292,10 @@ mod tests {
             .unwrap();
         let r = g.add("r", VectorSource::new(right.clone())).unwrap();
         let sink = g
-            .add("wav", WavSink::create(&path, 2, 48000, format).unwrap())
+            .add(
+                "wav",
+                WavSink::create(&path, 2, Some(48000), format).unwrap(),
+            )
             .unwrap();
         g.connect(l, "out", sink, "in0").unwrap();
         g.connect(r, "out", sink, "in1").unwrap();
@@ -248,6 +320,41 @@ mod tests {
                 .map(|(a, b)| (a - b).abs())
                 .fold(0.0, f32::max);
             assert!(err <= tolerance, "{format:?}: error {err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Stream metadata: the file's rate travels with the samples, is halved by a decimator, and
+    /// labels the output WAV when the sink is given no rate.
+    #[test]
+    fn the_output_wav_carries_the_streams_sample_rate() {
+        let dir = std::env::temp_dir().join(format!("sluice-wav-rate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("in.wav");
+        let mut w = WavWriter::create(&input, 1, Some(44100), Encoding::Int(16)).unwrap();
+        w.write(&vec![0.25; 4410]).unwrap();
+        w.finish().unwrap();
+        for (decimation, rate, frames) in [(1, 44100, 4410), (2, 22050, 2205)] {
+            let output = dir.join(format!("out{decimation}.wav"));
+            let mut g = Graph::new();
+            let src = g.add("src", WavSource::open(&input).unwrap()).unwrap();
+            let keep = g
+                .add(
+                    "keep",
+                    crate::blocks::KeepOneInN::<f32>::new(decimation).unwrap(),
+                )
+                .unwrap();
+            let sink = g
+                .add(
+                    "sink",
+                    WavSink::create(&output, 1, None, WavFormat::Float32).unwrap(),
+                )
+                .unwrap();
+            g.connect(src, "out0", keep, "in").unwrap();
+            g.connect(keep, "out", sink, "in0").unwrap();
+            g.run_stepped().unwrap();
+            let back = WavReader::open(&output).unwrap().info();
+            assert_eq!((back.sample_rate, back.frames), (rate, Some(frames)));
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -212,14 +212,16 @@ fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         ));
     }
     let channels = channels as usize;
-    let rate = p.u64_or("sample_rate", 48000)?;
-    if rate == 0 || rate > u64::from(u32::MAX) {
-        return Err(ParamError::new(
-            "sample_rate",
-            format!("must be between 1 and {} Hz, not {rate}", u32::MAX),
-        ));
+    let rate = p.opt_u64("sample_rate")?;
+    if let Some(rate) = rate {
+        if rate == 0 || rate > u64::from(u32::MAX) {
+            return Err(ParamError::new(
+                "sample_rate",
+                format!("must be between 1 and {} Hz, not {rate}", u32::MAX),
+            ));
+        }
     }
-    let rate = rate as u32;
+    let rate = rate.map(|r| r as u32);
     let format = match p.opt_str("format")?.as_deref().unwrap_or("f32") {
         "i16" => WavFormat::Int16,
         "i24" => WavFormat::Int24,
@@ -532,8 +534,8 @@ params = { path = "speech.wav" }"#,
                 },
                 ParamDoc {
                     name: "sample_rate",
-                    default: "48000",
-                    help: "sample rate in Hz",
+                    default: "stream's",
+                    help: "sample rate in Hz; by default the stream's own (its rx_rate tag), else 48000",
                 },
                 ParamDoc {
                     name: "format",

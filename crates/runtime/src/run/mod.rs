@@ -96,6 +96,10 @@ impl BuiltNode {
     /// returned as [`RuntimeError::NodePanicked`]; an error as [`RuntimeError::NodeFailed`]. The
     /// caller then stops the graph and ends this node (its outputs end, its inputs detach).
     pub(crate) fn step(&mut self, tags: &mut Vec<Tag>) -> Result<Work, RuntimeError> {
+        if !self.started {
+            self.started = true;
+            self.init()?;
+        }
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             let mut io = WorkIo::new(
                 &mut self.inputs,
@@ -236,9 +240,12 @@ impl BuiltNode {
             for tag in buf.iter() {
                 let index = (u128::from(tag.index) * u128::from(interpolation)
                     / u128::from(decimation.max(1))) as u64;
+                let value =
+                    crate::metadata::rescaled(&tag.key, &tag.value, interpolation, decimation);
                 for output in &self.outputs {
                     output.add_tag(Tag {
                         index,
+                        value: value.clone(),
                         ..tag.clone()
                     });
                 }
@@ -290,8 +297,35 @@ impl BuiltNode {
         }
     }
 
-    /// Ends the node: records item counts, ends its output streams, detaches its inputs.
+    /// Runs the node's [`Node::init`](crate::Node::init) hook, on the thread that will run it.
+    fn init(&mut self) -> Result<(), RuntimeError> {
+        match catch_unwind(AssertUnwindSafe(|| self.node.init())) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(source)) => Err(RuntimeError::NodeFailed {
+                node: self.name.clone(),
+                source,
+            }),
+            Err(panic) => Err(RuntimeError::NodePanicked {
+                node: self.name.clone(),
+                message: panic_message(panic.as_ref()),
+            }),
+        }
+    }
+
+    /// Ends the node: runs its [`Node::stop`](crate::Node::stop) hook once (if it was started),
+    /// records item counts, ends its output streams, detaches its inputs.
     pub(crate) fn finish(&mut self, stats: &mut NodeStats) {
+        if self.started && !self.stopped {
+            self.stopped = true;
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.node.stop())) {
+                // The node is ending anyway; say so rather than lose it.
+                eprintln!(
+                    "sluice: warning: node '{}' panicked in its stop hook: {}",
+                    self.name,
+                    panic_message(panic.as_ref())
+                );
+            }
+        }
         stats.items_in = self.inputs.iter().map(|i| i.items_read()).sum();
         stats.items_out = self.outputs.iter().map(|o| o.items_written()).sum();
         self.outputs.clear();

@@ -9,13 +9,7 @@ use std::time::Instant;
 use sluice_conv::{Convolver, ConvolverConfig, IrMatrix, Partitioning, Scheduling};
 
 fn cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid clock id and a valid out-pointer to a local.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    sluice_os::process_cpu_time().as_secs_f64()
 }
 
 fn main() {

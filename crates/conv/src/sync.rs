@@ -88,46 +88,12 @@ pub(crate) fn reached(value: u32, target: u32) -> bool {
 
 /// Sleeps while `*word == expected` and `mask` matches a waker's mask (Linux futex).
 pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, mask: u32) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: FUTEX_WAIT_BITSET reads the aligned u32 behind `word`, which outlives the call;
-    // a null timeout means no timeout; spurious returns are handled by every caller's loop.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            mask,
-        );
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = mask;
-        if word.load(Ordering::SeqCst) == expected {
-            std::thread::yield_now();
-        }
-    }
+    sluice_os::futex_wait_bitset(word, expected, mask);
 }
 
 /// Wakes every waiter on `word` whose wait mask intersects `mask`: one system call.
 pub(crate) fn futex_wake(word: &AtomicU32, mask: u32) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: FUTEX_WAKE_BITSET only uses the address of `word` as a key.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE_BITSET | libc::FUTEX_PRIVATE_FLAG,
-            i32::MAX,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            mask,
-        );
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (word, mask);
+    sluice_os::futex_wake_bitset(word, mask);
 }
 
 /// Asks for SCHED_FIFO at `priority` for the calling thread. Returns whether it was granted.
@@ -137,63 +103,21 @@ pub(crate) fn futex_wake(word: &AtomicU32, mask: u32) {
 /// nice values, so shorter periods still win under contention). That is always permitted and
 /// keeps results correct; only deadline guarantees are lost.
 pub(crate) fn set_realtime(priority: i32, fallback_nice: i32) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        let param = libc::sched_param {
-            sched_priority: priority.clamp(1, 99),
-        };
-        // SAFETY: plain FFI call on the calling thread with a valid, initialised param.
-        let rc =
-            unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
-        if rc == 0 {
-            return true;
-        }
-        set_nice(fallback_nice);
-        false
+    if sluice_os::set_fifo_priority(priority.clamp(1, 99)).is_ok() {
+        return true;
     }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (priority, fallback_nice);
-        false
-    }
+    set_nice(fallback_nice);
+    false
 }
 
 /// Raises the calling thread's nice value by `nice` (never lowers it, which needs privileges).
 pub(crate) fn set_nice(nice: i32) {
-    #[cfg(target_os = "linux")]
-    if nice > 0 {
-        // SAFETY: gettid has no preconditions; setpriority on our own thread id only changes
-        // this thread's nice value.
-        unsafe {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            let cur = libc::getpriority(libc::PRIO_PROCESS, tid);
-            libc::setpriority(libc::PRIO_PROCESS, tid, (cur + nice).min(19));
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = nice;
+    sluice_os::raise_nice(nice);
 }
 
 /// Pins the calling thread to `core`. Returns whether the kernel accepted it.
 pub(crate) fn pin_to_core(core: usize) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        if core >= libc::CPU_SETSIZE as usize {
-            return false;
-        }
-        // SAFETY: cpu_set_t is plain data, zeroed is its empty set; CPU_SET stays in bounds
-        // (checked above); sched_setaffinity(0, ..) applies to the calling thread.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(core, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = core;
-        false
-    }
+    sluice_os::pin_current_thread(core).is_ok()
 }
 
 /// Waits (spin, then futex) until `done` reaches `target`; `waiting` is the sleep flag the

@@ -135,16 +135,7 @@ impl std::fmt::Debug for Engine {
 
 /// Pins the calling thread to `cpu`; whether the OS agreed.
 fn pin_to(cpu: usize) -> bool {
-    if cpu >= libc::CPU_SETSIZE as usize {
-        return false;
-    }
-    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it (index checked
-    // above); sched_setaffinity reads `size_of::<cpu_set_t>()` bytes of it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
+    sluice_os::pin_current_thread(cpu).is_ok()
 }
 
 impl Engine {

@@ -186,51 +186,30 @@ fn make_noise() -> Vec<f32> {
     (0..NOISE_LEN).map(|_| r.next() * 0.1).collect()
 }
 
-/// Thin wrappers over the clock and scheduling calls.
+/// The clock and scheduling calls, from `sluice-os`.
 mod os {
-    /// Nanoseconds on `clock`.
-    pub fn now_ns(clock: libc::clockid_t) -> i64 {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec; the clocks used here always exist on Linux.
-        unsafe { libc::clock_gettime(clock, &mut ts) };
-        ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    /// Nanoseconds on the monotonic clock.
+    pub fn monotonic_ns() -> i64 {
+        sluice_os::monotonic_ns()
     }
 
-    /// Sleeps until `deadline_ns` on CLOCK_MONOTONIC (absolute), retrying on EINTR.
+    /// Nanoseconds of CPU time used by the process.
+    pub fn process_cpu_ns() -> i64 {
+        sluice_os::process_cpu_time().as_nanos() as i64
+    }
+
+    /// Sleeps until `deadline_ns` on the monotonic clock (absolute).
     pub fn sleep_until(deadline_ns: i64) {
-        let ts = libc::timespec {
-            tv_sec: deadline_ns / 1_000_000_000,
-            tv_nsec: deadline_ns % 1_000_000_000,
-        };
-        loop {
-            // SAFETY: `ts` is a valid timespec; a null remainder is allowed with TIMER_ABSTIME.
-            let rc = unsafe {
-                libc::clock_nanosleep(
-                    libc::CLOCK_MONOTONIC,
-                    libc::TIMER_ABSTIME,
-                    &ts,
-                    std::ptr::null_mut(),
-                )
-            };
-            if rc != libc::EINTR {
-                break;
-            }
-        }
+        sluice_os::sleep_until_monotonic_ns(deadline_ns);
     }
 
     /// Sets the calling thread to SCHED_FIFO `priority` (true if granted), or back to
     /// SCHED_OTHER when `priority` is `None`.
     pub fn set_current_thread_fifo(priority: Option<i32>) -> bool {
-        let (policy, p) = match priority {
-            Some(p) => (libc::SCHED_FIFO, p),
-            None => (libc::SCHED_OTHER, 0),
-        };
-        let param = libc::sched_param { sched_priority: p };
-        // SAFETY: pthread_self() is the calling thread, alive for the call; `param` is valid.
-        unsafe { libc::pthread_setschedparam(libc::pthread_self(), policy, &param) == 0 }
+        match priority {
+            Some(p) => sluice_os::set_fifo_priority(p).is_ok(),
+            None => sluice_os::set_normal_priority().is_ok(),
+        }
     }
 }
 
@@ -376,21 +355,21 @@ fn run_realtime(p: &Params, rig: &mut Rig, stop_on_late: bool) -> anyhow::Result
     let mut ins: Vec<&[f32]> = Vec::with_capacity(channels);
     let mut outs: Vec<&mut [f32]> = rig.out_bufs.iter_mut().map(Vec::as_mut_slice).collect();
     let (mut cpu0, mut wall0, mut late0, mut waits0) = (0, 0, 0, 0);
-    let mut next = os::now_ns(libc::CLOCK_MONOTONIC) + period;
+    let mut next = os::monotonic_ns() + period;
     let mut result = Ok(());
     for i in 0..warmup + measured {
         if i == warmup {
             let st = rig.conv.stats();
             late0 = st.late_periods;
             waits0 = st.waits;
-            cpu0 = os::now_ns(libc::CLOCK_PROCESS_CPUTIME_ID);
-            wall0 = os::now_ns(libc::CLOCK_MONOTONIC);
+            cpu0 = os::process_cpu_ns();
+            wall0 = os::monotonic_ns();
         }
         os::sleep_until(next);
-        let t0 = os::now_ns(libc::CLOCK_MONOTONIC);
+        let t0 = os::monotonic_ns();
         fill_inputs(&mut ins, noise, rig.block_index, p.block, channels);
         let res = rig.conv.process(&ins, &mut outs);
-        let t1 = os::now_ns(libc::CLOCK_MONOTONIC);
+        let t1 = os::monotonic_ns();
         rig.block_index += 1;
         let deadline = next + period;
         next += period;
@@ -425,8 +404,8 @@ fn run_realtime(p: &Params, rig: &mut Rig, stop_on_late: bool) -> anyhow::Result
             break;
         }
     }
-    let cpu = os::now_ns(libc::CLOCK_PROCESS_CPUTIME_ID) - cpu0;
-    let wall = os::now_ns(libc::CLOCK_MONOTONIC) - wall0;
+    let cpu = os::process_cpu_ns() - cpu0;
+    let wall = os::monotonic_ns() - wall0;
     if r.driver_fifo {
         os::set_current_thread_fifo(None);
     }
@@ -530,25 +509,25 @@ impl Report {
 fn offline(p: &Params, rep: &mut Report, ir: &[f32], channels: usize) -> anyhow::Result<()> {
     let mut rig = Rig::new(p, channels, ir, LatePolicy::Wait)?;
     let chunk = 64;
-    let warm_end = os::now_ns(libc::CLOCK_MONOTONIC) + (p.seconds * 0.1e9) as i64;
-    while os::now_ns(libc::CLOCK_MONOTONIC) < warm_end {
+    let warm_end = os::monotonic_ns() + (p.seconds * 0.1e9) as i64;
+    while os::monotonic_ns() < warm_end {
         rig.run_blocks(&p.noise, p.block, chunk)?;
     }
     let late0 = rig.conv.stats().late_periods;
-    let cpu0 = os::now_ns(libc::CLOCK_PROCESS_CPUTIME_ID);
-    let wall0 = os::now_ns(libc::CLOCK_MONOTONIC);
+    let cpu0 = os::process_cpu_ns();
+    let wall0 = os::monotonic_ns();
     let end = wall0 + (p.seconds * 1e9) as i64;
     let mut blocks = 0;
     let mut wall;
     loop {
         rig.run_blocks(&p.noise, p.block, chunk)?;
         blocks += chunk;
-        wall = os::now_ns(libc::CLOCK_MONOTONIC) - wall0;
+        wall = os::monotonic_ns() - wall0;
         if wall0 + wall >= end {
             break;
         }
     }
-    let cpu = os::now_ns(libc::CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+    let cpu = os::process_cpu_ns() - cpu0;
     let stats = rig.conv.stats();
     let late = stats.late_periods - late0;
     let audio_s = (blocks * p.block) as f64 / f64::from(p.rate);

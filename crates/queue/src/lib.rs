@@ -49,7 +49,7 @@ mod tag;
 pub use contract::{RingReader, RingWriter, Wait};
 pub use error::QueueError;
 pub use queue::{channel, Flavor, QueueOptions, Reader, Writer};
-pub use tag::{Tag, TagValue};
+pub use tag::{pmt, Tag, TagValue, Uniform};
 
 /// Items a queue can carry: plain old data that may cross threads.
 pub trait Item: bytemuck::Pod + Send + Sync + 'static {}

@@ -40,6 +40,11 @@
 //!   whatever the element type, so elements are not aligned; a reader skips as many pad bytes
 //!   as the pad count says.
 //! * Bytes `0x3b` (comment) and other type bytes are not values; GNU Radio refuses them too.
+//! * GNU Radio 3.10 writes the empty tuple as `0c 00000000` but its own `deserialize` throws on
+//!   it (`to_tuple` of an empty list); sluice reads it as `Tuple(vec![])`. Do not send empty
+//!   tuples to GNU Radio.
+//! * GNU Radio reads a uniform vector's pad count and pad bytes and data even past the end of
+//!   its input; sluice requires every byte to be there.
 //!
 //! Limits, checked on both sides: a symbol has at most 65535 bytes (its length is a `u16`;
 //! GNU Radio's own reader refuses symbols over 1024 bytes), a count fits in a `u32`, and values

@@ -61,6 +61,9 @@ use thiserror::Error;
 /// `n` deep). It bounds the stack both use.
 pub const MAX_DEPTH: usize = 256;
 
+/// The most elements a reader reserves room for before it has read them.
+const PREALLOCATE: usize = 64;
+
 /// Type bytes (GNU Radio's `PST_*`).
 mod pst {
     pub const TRUE: u8 = 0x00;
@@ -449,7 +452,9 @@ impl<'a> Reader<'a> {
                 };
                 // Every element takes at least its type byte.
                 let n = self.count(what, 1)?;
-                let mut items = Vec::with_capacity(n);
+                // Grow with what is actually read: nested counts each checked only against
+                // the bytes left would otherwise reserve that much at every level.
+                let mut items = Vec::with_capacity(n.min(PREALLOCATE));
                 for _ in 0..n {
                     items.push(self.value(depth + 1)?);
                 }
@@ -874,6 +879,27 @@ mod tests {
         );
         let ok = (1..MAX_DEPTH).fold(TagValue::Null, |v, _| TagValue::Vector(vec![v]));
         assert_eq!(from_bytes(&to_bytes(&ok).unwrap()).unwrap(), ok);
+    }
+
+    #[test]
+    fn nested_counts_do_not_reserve_memory_they_have_no_bytes_for() {
+        // 200 nested vectors, each claiming every byte left as elements, then 1 MiB of Nulls:
+        // the innermost vector is whole, its parent runs out. Reserving each claimed count up
+        // front would ask for 200 × 1 MiB × size_of::<TagValue>() bytes.
+        let nulls = 1 << 20;
+        let mut bytes = Vec::new();
+        for level in (0..200u32).rev() {
+            bytes.push(0x08);
+            bytes.extend_from_slice(&(5 * level + nulls).to_be_bytes());
+        }
+        bytes.resize(bytes.len() + nulls as usize, 0x06);
+        assert!(matches!(
+            decode(&bytes),
+            Err(PmtError::Truncated {
+                what: "type byte",
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -29,6 +29,9 @@
 //! that it parked (see `park.rs` for the protocol and why no wake-up is lost), so the steady
 //! state makes no system call.
 //!
+//! **Tags** ([`Tag`]: absolute item index, key, [`TagValue`], source) travel beside the items;
+//! [`pmt`] is their byte encoding for networks, GNU Radio's PMT serialization byte for byte.
+//!
 //! **Capacity** is rounded up so that the ring is a whole number of pages (or 2 MiB huge pages)
 //! *and* of items: for an item of `s` bytes and pages of `P` bytes, the byte size is a multiple
 //! of `lcm(P, s)`. With 4 KiB pages that is 4096 items for 1- or 3-byte items, 1024 for 4-byte
@@ -49,7 +52,7 @@ mod tag;
 pub use contract::{RingReader, RingWriter, Wait};
 pub use error::QueueError;
 pub use queue::{channel, Flavor, QueueOptions, Reader, Writer};
-pub use tag::{Tag, TagValue};
+pub use tag::{pmt, Tag, TagValue, Uniform};
 
 /// Items a queue can carry: plain old data that may cross threads.
 pub trait Item: bytemuck::Pod + Send + Sync + 'static {}

@@ -1,23 +1,13 @@
 //! Stream tags: key/value pairs attached to absolute item indices, travelling beside the items.
 
+pub mod pmt;
+mod value;
+
 use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// The value of a stream tag.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TagValue {
-    /// A flag.
-    Bool(bool),
-    /// A signed integer (sequence numbers, counts).
-    I64(i64),
-    /// An unsigned integer.
-    U64(u64),
-    /// A real number (frequencies, gains, time stamps in seconds).
-    F64(f64),
-    /// Text.
-    Str(Arc<str>),
-}
+pub use value::{TagValue, Uniform};
 
 /// A key/value pair attached to the item at absolute index `index` of a stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,15 +18,27 @@ pub struct Tag {
     pub key: Arc<str>,
     /// The tag's value.
     pub value: TagValue,
+    /// The block that made the tag, if it says (GNU Radio's `srcid`: a symbol, or `PMT_F`
+    /// when absent). Propagation through nodes keeps it.
+    pub source: Option<Arc<str>>,
 }
 
 impl Tag {
-    /// A tag at `index` with `key` and `value`.
+    /// A tag at `index` with `key` and `value`, from no named source.
     pub fn new(index: u64, key: &str, value: TagValue) -> Self {
         Tag {
             index,
             key: key.into(),
             value,
+            source: None,
+        }
+    }
+
+    /// A tag at `index` with `key` and `value`, made by `source` (e.g. a block's name).
+    pub fn with_source(index: u64, key: &str, value: TagValue, source: &str) -> Self {
+        Tag {
+            source: Some(source.into()),
+            ..Tag::new(index, key, value)
         }
     }
 }

@@ -107,6 +107,11 @@ impl<T: Item> Output<T> {
         self.writer.add_tag(Tag::new(index, key, value));
     }
 
+    /// Attaches `tag` (index, key, value and source as given) to the output stream.
+    pub fn push_tag(&self, tag: Tag) {
+        self.writer.add_tag(tag);
+    }
+
     /// The queue's capacity in items: the largest reservation this output can ever give.
     pub fn capacity(&self) -> usize {
         self.writer.capacity()

@@ -111,7 +111,7 @@ pub use io::{Input, Inputs, Output, Outputs, WorkIo};
 pub use node::{Node, TagPolicy, Work};
 pub use port::{InPort, ItemType, OutPort, PortSpec, Ports};
 pub use run::{RunOptions, Scheduler, StopHandle};
-pub use sluice_queue::{Flavor, Item, QueueOptions, Tag, TagValue};
+pub use sluice_queue::{Flavor, Item, QueueOptions, Tag, TagValue, Uniform};
 pub use stats::{NodeStats, RunReport};
 
 /// The README's examples, compiled and run as doctests so that they stay true.

@@ -16,6 +16,8 @@ struct Source {
     total: u64,
     chunk: usize,
     tag_at: Option<u64>,
+    /// A tag pushed as given (with its source) when its item is written.
+    extra_tag: Option<Tag>,
 }
 
 impl Source {
@@ -25,6 +27,7 @@ impl Source {
             total,
             chunk: usize::MAX,
             tag_at: None,
+            extra_tag: None,
         }
     }
 }
@@ -53,6 +56,12 @@ impl Node for Source {
             .filter(|&at| at >= self.next && at < self.next + n as u64)
         {
             out.add_tag(at, "mark", TagValue::U64(at));
+        }
+        if let Some(tag) = self
+            .extra_tag
+            .take_if(|t| t.index >= self.next && t.index < self.next + n as u64)
+        {
+            out.push_tag(tag);
         }
         out.commit(n);
         self.next += n as u64;
@@ -262,6 +271,31 @@ fn tags_reach_downstream_before_their_items() {
             vec![Tag::new(999, "mark", TagValue::U64(999))],
             "{label}"
         );
+    }
+}
+
+/// A tag's source and a structured value (GNU Radio's `rx_time` tuple, a dict, bytes) pass
+/// through a node unchanged.
+#[test]
+fn tag_source_and_structured_values_survive_propagation() {
+    let value = TagValue::dict([
+        ("rx_time", TagValue::rx_time(1_700_000_000, 0.5)),
+        ("payload", TagValue::bytes(&[1, 2, 3])),
+    ]);
+    let tag = Tag::with_source(10, "burst", value, "usrp_source0");
+    for (label, opts) in schedulers() {
+        let mut g = Graph::new();
+        let mut source = Source::new(100);
+        source.extra_tag = Some(tag.clone());
+        let src = g.add("src", source).unwrap();
+        let pass = g.add("pass", Pass::default()).unwrap();
+        let (snk, (items, tags)) = sink(7);
+        let snk = g.add("sink", snk).unwrap();
+        g.connect(src, "out", pass, "in").unwrap();
+        g.connect(pass, "out", snk, "in").unwrap();
+        run_bounded(g, opts, Duration::from_secs(20)).unwrap();
+        assert_eq!(items.lock().unwrap().len(), 100, "{label}");
+        assert_eq!(*tags.lock().unwrap(), vec![tag.clone()], "{label}");
     }
 }
 

@@ -39,6 +39,12 @@ impl<T: Item> VectorSource<T> {
         self
     }
 
+    /// Attaches `tags` as given (with their sources) to the stream.
+    pub fn with_tags(mut self, tags: impl IntoIterator<Item = Tag>) -> Self {
+        self.tags.extend(tags);
+        self
+    }
+
     /// Hands out at most `items` per work call.
     pub fn max_chunk(mut self, items: usize) -> Self {
         self.max_chunk = items.max(1);
@@ -78,7 +84,7 @@ impl<T: Item> Node for VectorSource<T> {
             .iter()
             .filter(|t| t.index >= self.sent && t.index < end)
         {
-            out.add_tag(tag.index, &tag.key, tag.value.clone());
+            out.push_tag(tag.clone());
         }
         out.commit(n);
         self.sent = end;

@@ -859,6 +859,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "100,000-deep and megabyte inputs take minutes under Miri; plain code, no unsafe"
+    )]
     fn nesting_is_bounded_both_ways() {
         let deep = (0..MAX_DEPTH).fold(TagValue::Null, |v, _| TagValue::Vector(vec![v]));
         assert!(matches!(
@@ -882,6 +886,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "100,000-deep and megabyte inputs take minutes under Miri; plain code, no unsafe"
+    )]
     fn nested_counts_do_not_reserve_memory_they_have_no_bytes_for() {
         // 200 nested vectors, each claiming every byte left as elements, then 1 MiB of Nulls:
         // the innermost vector is whole, its parent runs out. Reserving each claimed count up

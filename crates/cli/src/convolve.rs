@@ -13,14 +13,15 @@
 //!   (left in → left out, left in → right out, right in → left out, right in → right out);
 //! - a 1-channel input with an N-channel IR gives N outputs (mono in, e.g. stereo reverb out).
 
-use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _};
 use clap::ValueEnum;
 use sluice_conv::{
-    Convolver, ConvolverConfig, IrMatrix, LatePolicy, Level, Partitioning, Scheduling,
+    convolve_offline_with_progress, ConvolverConfig, IrMatrix, LatePolicy, Level, Partitioning,
+    Scheduling,
 };
+use sluice_dsp::kernels::resample_ir;
 use sluice_dsp::wav::{Encoding, WavReader, WavWriter};
 
 /// Arguments of `sluice convolve`.
@@ -244,89 +245,6 @@ pub fn write_wav(
     Ok(w.clipped())
 }
 
-/// Zero crossings on each side of the resampling kernel.
-const SINC_ZEROS: usize = 48;
-/// Kernel table entries per zero crossing (linearly interpolated between).
-const SINC_OVERSAMPLE: usize = 512;
-/// Kaiser window shape: about 90 dB stop-band attenuation.
-const KAISER_BETA: f64 = 9.0;
-/// Cutoff as a fraction of the lower Nyquist frequency (the transition band ends near it).
-const ROLLOFF: f64 = 0.95;
-
-/// The modified Bessel function of the first kind, order 0 (power series).
-fn bessel_i0(x: f64) -> f64 {
-    let (mut sum, mut term, q) = (1.0, 1.0, x * x / 4.0);
-    for k in 1..64 {
-        term *= q / (k * k) as f64;
-        sum += term;
-        if term < sum * 1e-17 {
-            break;
-        }
-    }
-    sum
-}
-
-/// Band-limited resampling of `x` from `from` Hz to `to` Hz with a Kaiser-windowed sinc
-/// (48 zero crossings per side, ~90 dB stop band, pass band to 0.95 × the lower Nyquist minus
-/// the transition band). Keeps the waveform: a sine keeps its amplitude. The output has
-/// `ceil(len × to / from)` samples.
-pub fn resample(x: &[f32], from: u32, to: u32) -> Vec<f32> {
-    if from == to || x.is_empty() {
-        return x.to_vec();
-    }
-    let step = f64::from(from) / f64::from(to); // input samples per output sample
-    let fc = ROLLOFF * (1.0f64).min(1.0 / step); // cutoff, in cycles per 2 input samples
-    let norm = bessel_i0(KAISER_BETA);
-    let table: Vec<f64> = (0..=SINC_ZEROS * SINC_OVERSAMPLE + 1)
-        .map(|i| {
-            let u = i as f64 / SINC_OVERSAMPLE as f64;
-            let r = u / SINC_ZEROS as f64;
-            if r >= 1.0 {
-                return 0.0;
-            }
-            let sinc = if u == 0.0 {
-                1.0
-            } else {
-                (PI * u).sin() / (PI * u)
-            };
-            sinc * bessel_i0(KAISER_BETA * (1.0 - r * r).sqrt()) / norm
-        })
-        .collect();
-    let kernel = |u: f64| {
-        let p = u.abs() * SINC_OVERSAMPLE as f64;
-        let i = p as usize;
-        if i >= SINC_ZEROS * SINC_OVERSAMPLE {
-            return 0.0;
-        }
-        let f = p - i as f64;
-        table[i] * (1.0 - f) + table[i + 1] * f
-    };
-    let half = SINC_ZEROS as f64 / fc; // kernel half-width in input samples
-    let out_len = (x.len() as u64 * u64::from(to)).div_ceil(u64::from(from)) as usize;
-    (0..out_len)
-        .map(|n| {
-            let t = n as f64 * step;
-            let k0 = (t - half).ceil().max(0.0) as usize;
-            let k1 = ((t + half).floor() as usize).min(x.len() - 1);
-            let acc: f64 = (k0..=k1)
-                .map(|k| f64::from(x[k]) * kernel(fc * (t - k as f64)))
-                .sum();
-            (acc * fc) as f32
-        })
-        .collect()
-}
-
-/// Resamples an impulse response from `from` Hz to `to` Hz keeping its frequency response:
-/// the waveform is resampled and scaled by `from / to` (an impulse stays of unit DC gain).
-pub fn resample_ir(ir: &[f32], from: u32, to: u32) -> Vec<f32> {
-    let gain = (f64::from(from) / f64::from(to)) as f32;
-    let mut y = resample(ir, from, to);
-    if from != to {
-        y.iter_mut().for_each(|v| *v *= gain);
-    }
-    y
-}
-
 /// Engine settings for [`convolve`].
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
@@ -367,34 +285,12 @@ pub fn convolve(
         late_policy: LatePolicy::Wait,
         max_ir_len: opts.max_ir_len,
     };
-    let mut conv = Convolver::new(config, &matrix)?;
-    let b = opts.block;
-    let nout = matrix.outputs();
+    let inputs: Vec<&[f32]> = input.iter().map(Vec::as_slice).collect();
+    let mut out = convolve_offline_with_progress(&matrix, &inputs, &config, &mut progress)?;
+    // The engine's tail is as long as its longest IR; this one's, as the IR given.
     let out_len = frames + ir_len - 1;
-    let latency = conv.latency();
-    let mut out: Vec<Vec<f32>> = vec![Vec::with_capacity(out_len + b); nout];
-    let mut in_bufs = vec![vec![0.0f32; b]; input.len()];
-    let mut out_bufs = vec![vec![0.0f32; b]; nout];
-    let mut skip = latency;
-    let mut pos = 0;
-    while out[0].len() < out_len {
-        for (buf, x) in in_bufs.iter_mut().zip(input) {
-            let rest = x.get(pos..).unwrap_or(&[]);
-            let n = rest.len().min(b);
-            buf[..n].copy_from_slice(&rest[..n]);
-            buf[n..].fill(0.0);
-        }
-        let ins: Vec<&[f32]> = in_bufs.iter().map(Vec::as_slice).collect();
-        let mut outs: Vec<&mut [f32]> = out_bufs.iter_mut().map(Vec::as_mut_slice).collect();
-        conv.process(&ins, &mut outs)?;
-        let from = skip.min(b);
-        skip -= from;
-        for (o, buf) in out.iter_mut().zip(&out_bufs) {
-            let take = (b - from).min(out_len - o.len());
-            o.extend_from_slice(&buf[from..from + take]);
-        }
-        pos += b;
-        progress(out[0].len() as u64);
+    for o in &mut out {
+        o.truncate(out_len);
     }
     if mix != 1.0 {
         for (o, y) in out.iter_mut().enumerate() {
@@ -794,46 +690,6 @@ mod tests {
         );
         let mut silent = vec![vec![0.0f32; 4]];
         assert_eq!(normalize(&mut silent, -1.0), None);
-    }
-
-    #[test]
-    fn resampler_keeps_a_sine() {
-        for (from, to) in [
-            (48000, 44100),
-            (44100, 48000),
-            (48000, 96000),
-            (96000, 44100),
-        ] {
-            let f = 1000.0;
-            let x: Vec<f32> = (0..from as usize / 10)
-                .map(|n| (2.0 * PI * f * n as f64 / f64::from(from)).sin() as f32)
-                .collect();
-            let y = resample(&x, from, to);
-            assert_eq!(y.len(), (x.len() * to as usize).div_ceil(from as usize));
-            // Away from the edges (the kernel's half-width) the sine must be exact to ~1e-4.
-            let margin = 200;
-            let err = y[margin..y.len() - margin]
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| {
-                    let n = (i + margin) as f64;
-                    (f64::from(v) - (2.0 * PI * f * n / f64::from(to)).sin()).abs()
-                })
-                .fold(0.0, f64::max);
-            assert!(err < 2e-4, "{from} -> {to}: max error {err}");
-        }
-        assert_eq!(resample(&[1.0, 2.0], 48000, 48000), vec![1.0, 2.0]);
-    }
-
-    #[test]
-    fn resampled_ir_keeps_its_gain() {
-        let mut ir = vec![0.0f32; 2000];
-        ir[1000] = 1.0;
-        for (from, to) in [(48000, 44100), (44100, 48000)] {
-            let y = resample_ir(&ir, from, to);
-            let dc: f64 = y.iter().map(|&v| f64::from(v)).sum();
-            assert!((dc - 1.0).abs() < 1e-3, "{from} -> {to}: DC gain {dc}");
-        }
     }
 
     #[test]

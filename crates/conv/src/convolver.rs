@@ -516,6 +516,17 @@ pub fn convolve_offline(
     inputs: &[&[f32]],
     config: &ConvolverConfig,
 ) -> Result<Vec<Vec<f32>>, ConvError> {
+    convolve_offline_with_progress(irs, inputs, config, |_| {})
+}
+
+/// [`convolve_offline`], calling `progress` after each block with the number of input frames
+/// processed so far (for a progress bar over long files).
+pub fn convolve_offline_with_progress(
+    irs: &IrMatrix,
+    inputs: &[&[f32]],
+    config: &ConvolverConfig,
+    mut progress: impl FnMut(u64),
+) -> Result<Vec<Vec<f32>>, ConvError> {
     let mut conv = Convolver::new(config.clone(), irs)?;
     if inputs.len() != irs.inputs() {
         return Err(ConvError::ChannelCount {
@@ -555,6 +566,7 @@ pub fn convolve_offline(
             o.extend_from_slice(y);
         }
         pos += b;
+        progress(pos.min(total) as u64);
     }
     for o in &mut out {
         o.drain(..lat);

@@ -57,7 +57,7 @@ impl Window {
 }
 
 /// Modified Bessel function of the first kind, order 0 (power series).
-fn bessel_i0(x: f64) -> f64 {
+pub(crate) fn bessel_i0(x: f64) -> f64 {
     let (mut sum, mut term, q) = (1.0, 1.0, x * x / 4.0);
     for k in 1..200 {
         term *= q / (k * k) as f64;

@@ -13,6 +13,7 @@ mod fir;
 mod fir_decim;
 mod fir_lanes;
 mod overlap_save;
+mod resample;
 mod sum;
 mod taps_file;
 #[cfg(test)]
@@ -29,5 +30,6 @@ pub use fft::FftPlanCache;
 pub use fir::Fir;
 pub use fir_decim::FirDecim;
 pub use overlap_save::OverlapSave;
+pub use resample::{resample, resample_ir};
 pub use sum::{add, sum, sum_accumulate, Summable};
 pub use taps_file::{load_taps, load_taps_as, parse_taps_text, Taps, TapsFormat};

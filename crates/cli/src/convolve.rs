@@ -18,8 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context as _};
 use clap::ValueEnum;
 use sluice_conv::{
-    convolve_offline_with_progress, ConvolverConfig, IrMatrix, LatePolicy, Level, Partitioning,
-    Scheduling,
+    convolve_offline_with_progress, ConvolverConfig, IrMatrix, LatePolicy, Partitioning, Scheduling,
 };
 use sluice_dsp::kernels::resample_ir;
 use sluice_dsp::wav::{Encoding, WavReader, WavWriter};
@@ -57,7 +56,7 @@ pub struct ConvolveArgs {
     pub block: usize,
     /// Partitioning of the IR: auto, uniform, tuned, or explicit levels SIZExCOUNT,...
     /// (e.g. `1024x4,8192x30`; the first size must be the block size).
-    #[arg(long, default_value = "auto", value_parser = parse_partitioning)]
+    #[arg(long, default_value = "auto", value_parser = sluice_conv::parse_partitioning)]
     pub partitioning: Partitioning,
     /// Engine scheduling: `single` runs every partition level in the calling thread, `threaded`
     /// gives each larger level its own worker thread. Offline, `single` was as fast as
@@ -188,27 +187,6 @@ impl Layout {
         }
         Ok(m)
     }
-}
-
-/// Parses `--partitioning`: `auto`, `uniform`, `tuned`, or `SIZExCOUNT,...`.
-pub fn parse_partitioning(s: &str) -> Result<Partitioning, String> {
-    match s {
-        "auto" => return Ok(Partitioning::Auto),
-        "uniform" => return Ok(Partitioning::Uniform),
-        "tuned" => return Ok(Partitioning::Tuned { cache: None }),
-        _ => {}
-    }
-    let bad = || {
-        format!("'{s}' is not a partitioning: use auto, uniform, tuned or SIZExCOUNT,... (e.g. 64x16,1024x8)")
-    };
-    let mut levels = Vec::new();
-    for part in s.split(',') {
-        let (size, count) = part.trim().split_once('x').ok_or_else(bad)?;
-        let size = size.trim().parse().map_err(|_| bad())?;
-        let count = count.trim().parse().map_err(|_| bad())?;
-        levels.push(Level { size, count });
-    }
-    Ok(Partitioning::Explicit(levels))
 }
 
 /// Reads a WAV file into per-channel `f32` samples; errors name the file and what is wrong.
@@ -803,25 +781,6 @@ mod tests {
         assert!(error_of(a).contains("--normalize"));
         for e in [&e, &error_of(args(d, "in.wav", "silent.wav"))] {
             assert!(!e.contains('\n'), "one line: {e}");
-        }
-    }
-
-    #[test]
-    fn partitioning_parses() {
-        assert_eq!(parse_partitioning("auto"), Ok(Partitioning::Auto));
-        assert_eq!(parse_partitioning("uniform"), Ok(Partitioning::Uniform));
-        assert_eq!(
-            parse_partitioning("64x4, 256x8"),
-            Ok(Partitioning::Explicit(vec![
-                Level { size: 64, count: 4 },
-                Level {
-                    size: 256,
-                    count: 8
-                }
-            ]))
-        );
-        for bad in ["", "fast", "64", "64x", "x4", "64x4,"] {
-            assert!(parse_partitioning(bad).is_err(), "{bad}");
         }
     }
 }

@@ -51,7 +51,7 @@ pub use convolver::{
 };
 pub use error::ConvError;
 pub use ir::IrMatrix;
-pub use partition::{Level, Partitioning, MAX_LEVEL_SIZE};
+pub use partition::{parse_partitioning, Level, Partitioning, MAX_LEVEL_SIZE};
 pub use rfft::SplitRealFft;
 pub use tune::{measure_level_costs, LevelTiming};
 

@@ -51,6 +51,36 @@ pub enum Partitioning {
     },
 }
 
+/// Parses a partitioning as a command line writes it: `auto`, `uniform`, `tuned`, or explicit
+/// levels `SIZExCOUNT,...` (e.g. `64x16,1024x8`).
+pub fn parse_partitioning(s: &str) -> Result<Partitioning, String> {
+    match s {
+        "auto" => return Ok(Partitioning::Auto),
+        "uniform" => return Ok(Partitioning::Uniform),
+        "tuned" => return Ok(Partitioning::Tuned { cache: None }),
+        _ => {}
+    }
+    let bad = || {
+        format!("'{s}' is not a partitioning: use auto, uniform, tuned or SIZExCOUNT,... (e.g. 64x16,1024x8)")
+    };
+    let mut levels = Vec::new();
+    for part in s.split(',') {
+        let (size, count) = part.trim().split_once('x').ok_or_else(bad)?;
+        let size = size.trim().parse().map_err(|_| bad())?;
+        let count = count.trim().parse().map_err(|_| bad())?;
+        levels.push(Level { size, count });
+    }
+    Ok(Partitioning::Explicit(levels))
+}
+
+impl std::str::FromStr for Partitioning {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_partitioning(s)
+    }
+}
+
 /// Shape information the cost model needs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Shape {
@@ -330,6 +360,25 @@ pub(crate) fn cache_store(path: &Path, key: &str, levels: &[Level]) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn partitionings_parse_as_written_on_a_command_line() {
+        assert_eq!(parse_partitioning("auto"), Ok(Partitioning::Auto));
+        assert_eq!("uniform".parse(), Ok(Partitioning::Uniform));
+        assert_eq!(
+            parse_partitioning("64x4, 256x8"),
+            Ok(Partitioning::Explicit(vec![
+                Level { size: 64, count: 4 },
+                Level {
+                    size: 256,
+                    count: 8
+                }
+            ]))
+        );
+        for bad in ["", "fast", "64", "64x", "x4", "64x4,"] {
+            assert!(parse_partitioning(bad).is_err(), "{bad}");
+        }
+    }
+
     use super::*;
 
     fn shape() -> Shape {

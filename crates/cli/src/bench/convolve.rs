@@ -36,7 +36,7 @@ use clap::ValueEnum;
 use sluice_conv::{Convolver, ConvolverConfig, IrMatrix, LatePolicy, Partitioning, Scheduling};
 
 use super::report::{machine_description, median, Table};
-use crate::convolve::parse_partitioning;
+use sluice_conv::parse_partitioning;
 
 /// SCHED_FIFO priority of the driver thread; the engine's level-1 worker gets one less.
 const DRIVER_PRIORITY: i32 = 80;

@@ -1,6 +1,5 @@
 //! The `sluice` command: run process-network graphs, convolve audio, benchmark.
 
-mod bench;
 mod convolve;
 mod run_cmd;
 
@@ -26,7 +25,7 @@ enum Command {
     Convolve(convolve::ConvolveArgs),
     /// Run a benchmark; each compares with its baseline or peer in the same run.
     #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(sluice_bench::BenchCommand),
 }
 
 /// Arguments of `sluice blocks`.
@@ -67,7 +66,7 @@ fn main() {
         Command::Blocks(args) => blocks(args),
         Command::Graph(args) => run_cmd::graph(args),
         Command::Convolve(args) => convolve::run(args),
-        Command::Bench(cmd) => bench::run(cmd),
+        Command::Bench(cmd) => sluice_bench::run(cmd),
     };
     if let Err(err) = result {
         eprintln!("sluice: error: {err:#}");

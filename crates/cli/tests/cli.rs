@@ -409,3 +409,38 @@ fn convolve_reads_wavs_with_odd_chunks_streaming_sizes_and_f64_data() {
         .fold(0.0, f64::max);
     assert!(err < 1e-6, "{err}");
 }
+
+/// Every list option's default in `--help` is written as it must be typed: comma-separated.
+#[test]
+fn help_shows_list_defaults_as_they_are_typed() {
+    for bench in [
+        "chain",
+        "sum",
+        "fir-crossover",
+        "overlap-save",
+        "copy",
+        "convolve",
+    ] {
+        let (ok, stdout, stderr) = sluice(&["bench", bench, "--help"]);
+        assert!(ok, "{stderr}");
+        for line in stdout.lines().filter(|l| l.contains("[default: ")) {
+            let default = line
+                .split("[default: ")
+                .nth(1)
+                .unwrap()
+                .trim_end_matches(']');
+            // A list clap printed itself: plain values separated by single spaces. (Defaults
+            // described in words, "1 GiB; 64 MiB with --quick", are prose.)
+            let tokens: Vec<&str> = default.split(' ').collect();
+            let plain = |t: &str| {
+                !t.is_empty()
+                    && t.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+            };
+            assert!(
+                tokens.len() == 1 || !tokens.iter().all(|t| plain(t)),
+                "bench {bench}: a list default shown with spaces cannot be typed back: {line}"
+            );
+        }
+    }
+}

@@ -13,8 +13,8 @@ use sluice_copy::{
 
 use super::figures::{engine, touched};
 use super::BenchCopyArgs;
-use crate::bench::plot::{self, Series};
-use crate::bench::report::{median, Table};
+use crate::plot::{self, Series};
+use crate::report::{median, Table};
 
 /// CPU time of the calling thread, in seconds.
 fn thread_cpu() -> f64 {

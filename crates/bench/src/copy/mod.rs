@@ -15,9 +15,6 @@ mod calibrate;
 mod figures;
 
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use anyhow::Context;
 
 use super::report::machine_description;
 
@@ -31,11 +28,11 @@ pub struct BenchCopyArgs {
     /// With --calibrate: print the table but do not store it.
     #[arg(long)]
     pub no_store: bool,
-    /// Output directory for CSV, JSON and PNG files (default: a new `sluice-bench-copy-<time>`).
+    /// Output directory for CSV, JSON and PNG files (default: target/bench/copy).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Sizes in MiB of the overlap and large-copy figures (large uses those ≥ 32).
-    #[arg(long, value_delimiter = ',', default_values_t = vec![1, 4, 16, 64, 256, 1024])]
+    #[arg(long, value_delimiter = ',', default_value = "1,4,16,64,256,1024")]
     pub sizes: Vec<usize>,
     /// Trials per point (the median is reported).
     #[arg(long, default_value_t = 5)]
@@ -57,18 +54,12 @@ pub struct BenchCopyArgs {
 /// Runs the benchmark or the calibration.
 pub fn run(args: BenchCopyArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
-    let out = match &args.out {
-        Some(p) => p.clone(),
-        None => {
-            let secs = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            PathBuf::from(format!("sluice-bench-copy-{secs}"))
-        }
-    };
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("target/bench/copy"));
     println!("# bench copy on {}", machine_description());
-    println!("# writing into {}", out.display());
+    let out = crate::report::results_dir(&out)?;
     if args.calibrate {
         calibrate::run(&args, &out)
     } else {

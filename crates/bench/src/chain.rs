@@ -310,8 +310,7 @@ pub fn run(args: BenchChainArgs) -> anyhow::Result<()> {
         }
     }
     print!("{}", table.render());
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    crate::report::results_dir(&args.out)?;
     let stem = format!("chain-{:?}", args.kernel).to_lowercase();
     table.write_csv(&args.out.join(format!("{stem}.csv")))?;
     table.write_json(&args.out.join(format!("{stem}.json")), "chain")?;

@@ -47,10 +47,18 @@ use super::report::{machine_description, median, Table};
 #[derive(clap::Args, Debug)]
 pub struct BenchOverlapSaveArgs {
     /// FFT sizes (powers of two).
-    #[arg(long, value_delimiter = ',', default_values_t = (4..=16).map(|e| 1usize << e).collect::<Vec<_>>())]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "16,32,64,128,256,512,1024,2048,4096,8192,16384,32768,65536"
+    )]
     pub sizes: Vec<usize>,
     /// Filter lengths as percentages of the FFT size (0 means a 1-tap filter).
-    #[arg(long, value_delimiter = ',', default_values_t = vec![0, 10, 20, 30, 40, 50, 60, 70, 80, 90])]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0,10,20,30,40,50,60,70,80,90"
+    )]
     pub overlaps: Vec<usize>,
     /// Input bytes streamed per point and variant, over all trials [default: 1 GiB; 64 MiB with --quick].
     #[arg(long)]
@@ -79,8 +87,9 @@ pub struct BenchOverlapSaveArgs {
     /// Complex samples per filter for --compare-gnuradio.
     #[arg(long, default_value_t = 100_000_000)]
     pub gr_samples: u64,
-    /// The GNU Radio script.
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/gr_fft_filter.py"))]
+    /// The GNU Radio script (relative to the current directory: run from the repository root,
+    /// or give its path).
+    #[arg(long, default_value = "scripts/gr_fft_filter.py")]
     pub gr_script: PathBuf,
 }
 
@@ -429,8 +438,7 @@ pub fn run(args: BenchOverlapSaveArgs) -> anyhow::Result<()> {
     print!("\n{}", t.render());
     let summary = summarise(&points);
     print!("\n{}", summary.render());
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
+    crate::report::results_dir(&args.out)?;
     let write = |table: &Table, name: &str| -> anyhow::Result<()> {
         let csv = args.out.join(format!("{name}.csv"));
         table
@@ -573,6 +581,12 @@ fn run_gr_script(
     } else {
         "python3"
     };
+    if !args.gr_script.exists() {
+        bail!(
+            "{} not found: run from the repository root or pass --gr-script PATH",
+            args.gr_script.display()
+        );
+    }
     let mut cmd = Command::new(python);
     cmd.arg(&args.gr_script)
         .args(["--samples", &args.gr_samples.to_string()])
@@ -707,8 +721,7 @@ fn compare_gnuradio(args: &BenchOverlapSaveArgs) -> anyhow::Result<()> {
          a thread per node and with one thread"
     );
     print!("{}", t.render());
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
+    crate::report::results_dir(&args.out)?;
     let csv = args.out.join("gnuradio-compare.csv");
     t.write_csv(&csv)
         .with_context(|| format!("writing {}", csv.display()))?;

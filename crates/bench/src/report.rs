@@ -164,3 +164,14 @@ mod tests {
         assert_eq!(lines, vec!["n  value", "-  -----", "1   10.5"]);
     }
 }
+
+/// Creates a benchmark's output directory and says where it is (as an absolute path, so a run
+/// from any directory shows where its files went), before the measurements start.
+pub fn results_dir(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        anyhow::anyhow!("cannot create the results directory {}: {e}", dir.display())
+    })?;
+    let full = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    println!("# results go to {} (--out to choose)", full.display());
+    Ok(full)
+}

@@ -734,8 +734,7 @@ pub fn run(args: BenchConvolveArgs) -> anyhow::Result<()> {
             }
         }
     }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
+    crate::report::results_dir(&args.out)?;
     let mut text = String::new();
     for (name, table) in [
         ("offline", &rep.offline),

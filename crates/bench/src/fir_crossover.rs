@@ -19,7 +19,11 @@ use super::report::{machine_description, median, Table};
 #[derive(clap::Args, Debug)]
 pub struct BenchFirCrossoverArgs {
     /// Filter lengths to measure.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512])]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "4,8,12,16,24,32,48,64,96,128,192,256,384,512"
+    )]
     pub taps: Vec<usize>,
     /// Milliseconds per trial and variant.
     #[arg(long, default_value_t = 150)]
@@ -142,8 +146,7 @@ pub fn run(args: BenchFirCrossoverArgs) -> anyhow::Result<()> {
         Some(l) => println!("overlap-save wins from {l} taps on (every longer length measured)"),
         None => println!("direct form wins at the longest length measured"),
     }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
+    crate::report::results_dir(&args.out)?;
     let csv = args.out.join("fir-crossover.csv");
     table
         .write_csv(&csv)

@@ -231,8 +231,7 @@ pub fn run(args: BenchSumArgs) -> anyhow::Result<()> {
             if ratio >= 0.9 { "met" } else { "NOT met" }
         );
     }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    crate::report::results_dir(&args.out)?;
     table.write_csv(&args.out.join("sum.csv"))?;
     table.write_json(&args.out.join("sum.json"), "sum")?;
     let points = |pick: fn(&(f64, f64)) -> f64| -> Vec<(f64, f64)> {

@@ -14,8 +14,8 @@ use sluice_copy::{
 use sluice_dsp::kernels::{Fir, RealTaps};
 
 use super::BenchCopyArgs;
-use crate::bench::plot::{self, Series};
-use crate::bench::report::{median, Table};
+use crate::plot::{self, Series};
+use crate::report::{median, Table};
 
 const MIB: usize = 1 << 20;
 
@@ -583,10 +583,7 @@ pub(super) fn run(args: &BenchCopyArgs, out: &Path) -> anyhow::Result<()> {
         worst <= 1.0,
     );
 
-    println!(
-        "\n# summary ({})",
-        crate::bench::report::machine_description()
-    );
+    println!("\n# summary ({})", crate::report::machine_description());
     print!("{}", summary.render());
     write(&summary, out, "copy-summary")?;
     println!("wrote CSV, JSON and PNG files into {}", out.display());

@@ -133,6 +133,17 @@ impl Table {
     }
 }
 
+/// Creates a benchmark's output directory and says where it is (as an absolute path, so a run
+/// from any directory shows where its files went), before the measurements start.
+pub fn results_dir(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        anyhow::anyhow!("cannot create the results directory {}: {e}", dir.display())
+    })?;
+    let full = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    println!("# results go to {} (--out to choose)", full.display());
+    Ok(full)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,15 +174,4 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines, vec!["n  value", "-  -----", "1   10.5"]);
     }
-}
-
-/// Creates a benchmark's output directory and says where it is (as an absolute path, so a run
-/// from any directory shows where its files went), before the measurements start.
-pub fn results_dir(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        anyhow::anyhow!("cannot create the results directory {}: {e}", dir.display())
-    })?;
-    let full = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    println!("# results go to {} (--out to choose)", full.display());
-    Ok(full)
 }

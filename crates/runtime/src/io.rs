@@ -139,7 +139,8 @@ pub(crate) trait ErasedInput: AnyPort {
     fn ready(&mut self, n: usize) -> Result<bool, QueueError>;
     fn items_read(&self) -> u64;
     fn items_written(&self) -> u64;
-    fn take_tags(&self, out: &mut Vec<Tag>);
+    /// Moves the tags on items before absolute index `before` to `out`.
+    fn take_tags(&self, before: u64, out: &mut Vec<Tag>);
     fn queue(&self) -> &str;
     fn capacity(&self) -> usize;
 }
@@ -166,8 +167,8 @@ impl<T: Item> ErasedInput for Input<T> {
     fn items_written(&self) -> u64 {
         self.reader.items_written()
     }
-    fn take_tags(&self, out: &mut Vec<Tag>) {
-        self.reader.take_tags(self.reader.items_read(), out);
+    fn take_tags(&self, before: u64, out: &mut Vec<Tag>) {
+        self.reader.take_tags(before, out);
     }
     fn queue(&self) -> &str {
         &self.queue

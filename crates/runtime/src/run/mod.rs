@@ -226,8 +226,25 @@ impl BuiltNode {
 
     /// Moves tags on consumed input items to the outputs, rescaled by the node's policy.
     pub(crate) fn propagate_tags(&mut self, buf: &mut Vec<Tag>) {
+        // A tag travels with its item: it goes on once the item is consumed, or once the output
+        // the item maps to has been produced, whichever is first (a FIR produces outputs from
+        // input it keeps as history, and its first outputs must not overtake the tags).
+        let produced = self.outputs.iter().map(|o| o.items_written()).min();
+        let mapped = match (self.policy, produced) {
+            (
+                TagPolicy::Ratio {
+                    interpolation,
+                    decimation,
+                },
+                Some(written),
+            ) => {
+                let interpolation = u128::from(interpolation.max(1));
+                (u128::from(written) * u128::from(decimation)).div_ceil(interpolation) as u64
+            }
+            _ => 0,
+        };
         for input in &self.inputs {
-            input.take_tags(buf);
+            input.take_tags(input.items_read().max(mapped), buf);
         }
         if buf.is_empty() {
             return;

@@ -28,7 +28,7 @@
 use crate::params::Params;
 use crate::registry::{FileAccess, Registry};
 use serde::Deserialize;
-use sluice_runtime::{Flavor, Graph, NodeId, QueueOptions, RuntimeError};
+use sluice_runtime::{Flavor, Graph, QueueOptions, RuntimeError};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -392,14 +392,14 @@ pub fn load_with(
         let (to_node, to_port) =
             split_end(&edge.to).map_err(|m| error(Some(edge.to.span()), None, m))?;
         let label = format!("edge {} -> {}", edge.from.get_ref(), edge.to.get_ref());
-        let from = node_named(&graph, from_node).ok_or_else(|| {
+        let from = graph.node_id(from_node).ok_or_else(|| {
             error(
                 Some(edge.from.span()),
                 None,
                 format!("{label}: no node named '{from_node}'"),
             )
         })?;
-        let to = node_named(&graph, to_node).ok_or_else(|| {
+        let to = graph.node_id(to_node).ok_or_else(|| {
             error(
                 Some(edge.to.span()),
                 None,
@@ -467,10 +467,6 @@ fn joined(message: &str) -> String {
     } else {
         format!(": {message}")
     }
-}
-
-fn node_named(graph: &Graph, name: &str) -> Option<NodeId> {
-    graph.node_id(name)
 }
 
 /// Applies `--set` overrides to the parsed nodes; an override naming no node is an error.

@@ -281,7 +281,6 @@ const FFT_PARAMS: [ParamDoc; 10] = [
     TAPS_PARAMS[8],
 ];
 
-/// The DSP block types.
 /// The filter blocks.
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![

@@ -92,6 +92,20 @@ pub enum RuntimeError {
         /// Downstream item type.
         to_type: &'static str,
     },
+    /// The two ends of a connection carry vectors of different lengths.
+    #[error("cannot connect {from} (vectors of {from_vlen} {item}) to {to} (vectors of {to_vlen} {item}): the vector lengths (vlen) differ")]
+    VlenMismatch {
+        /// Upstream end, as `node.port`.
+        from: String,
+        /// Upstream items per vector.
+        from_vlen: usize,
+        /// Downstream end, as `node.port`.
+        to: String,
+        /// Downstream items per vector.
+        to_vlen: usize,
+        /// The item type both carry.
+        item: &'static str,
+    },
     /// An input port was connected twice.
     #[error("input {node}.{port} is already connected (an input takes one stream; use a second port or an adder)")]
     InputTaken {

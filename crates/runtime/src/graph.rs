@@ -152,6 +152,19 @@ impl Graph {
                 to_type: to_type.name(),
             });
         }
+        let (from_vlen, to_vlen) = (
+            src.ports.outputs[out_index].vlen,
+            dst.ports.inputs[in_index].vlen,
+        );
+        if from_vlen != to_vlen {
+            return Err(RuntimeError::VlenMismatch {
+                from: format!("{}.{out}", src.name),
+                from_vlen,
+                to: format!("{}.{inp}", dst.name),
+                to_vlen,
+                item: from_type.name(),
+            });
+        }
         if self.edges.iter().any(|e| e.to == (to.0, in_index)) {
             return Err(RuntimeError::InputTaken {
                 node: dst.name.clone(),

@@ -89,6 +89,12 @@
 //! [`Inputs::get_many`] and [`Inputs::all`] do the same by index and for a number of inputs
 //! chosen at run time; [`Outputs`] has the same methods.
 //!
+//! A block that fires at fixed rates (read a window of `w`, consume `c` per input; produce `p`
+//! per output) can instead declare them and let the runtime do the waiting and bookkeeping:
+//! implement [`FixedRate`] and add it as [`Rated`]. A port may carry vectors of a length chosen
+//! at run time ([`PortSpec::vlen`], [`Ports::add_input_vectors`]); connected ports must agree
+//! on it.
+//!
 //! Two schedulers run a graph: [`Graph::run`] (threads: by default it measures the nodes and
 //! decides how many, or one per node, or a fixed pool, see [`Scheduler`]; optionally pinned and
 //! with SCHED_FIFO priority) and [`Graph::run_stepped`] (deterministic, on the calling thread).
@@ -102,6 +108,7 @@ pub mod metadata;
 mod node;
 pub mod os;
 mod port;
+mod rule;
 mod run;
 mod stats;
 
@@ -110,6 +117,7 @@ pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};
 pub use io::{Input, Inputs, Output, Outputs, WorkIo};
 pub use node::{Node, TagPolicy, Work};
 pub use port::{InPort, ItemType, OutPort, PortSpec, Ports};
+pub use rule::{FixedRate, InputRate, Rated};
 pub use run::{RunOptions, Scheduler, StopHandle};
 pub use sluice_queue::{Flavor, Item, QueueOptions, Tag, TagValue, Uniform};
 pub use stats::{NodeStats, RunReport};

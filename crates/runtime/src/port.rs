@@ -106,6 +106,11 @@ pub struct PortSpec {
     /// reservation its node asks for, times two so that one window can fill while another is
     /// processed. The graph sizes the queue to at least this.
     pub min_queue: usize,
+    /// Items per vector: 1 for a plain stream; `n` when the port carries vectors of `n` items
+    /// (an FFT frame, one sample of each of `n` channels), laid out one after another in the
+    /// queue. Connected ports must agree on it; windows, reservations and item counts stay in
+    /// items, and a node moves whole vectors.
+    pub vlen: usize,
 }
 
 /// A typed handle on one of a node's input ports: its index and the item type it was declared
@@ -249,6 +254,34 @@ impl Ports {
         self
     }
 
+    /// Adds an input named `name` carrying vectors of `vlen` items of `T` (see
+    /// [`PortSpec::vlen`]) whose node asks for windows of up to `items` items, and returns its
+    /// typed handle. `vlen` 0 is taken as 1.
+    pub fn add_input_vectors<T: Item>(
+        &mut self,
+        name: &str,
+        vlen: usize,
+        items: usize,
+    ) -> InPort<T> {
+        let port = self.add_input_window(name, items);
+        self.inputs[port.index].vlen = vlen.max(1);
+        port
+    }
+
+    /// Adds an output named `name` carrying vectors of `vlen` items of `T` (see
+    /// [`PortSpec::vlen`]) whose node reserves up to `items` items at a time, and returns its
+    /// typed handle. `vlen` 0 is taken as 1.
+    pub fn add_output_vectors<T: Item>(
+        &mut self,
+        name: &str,
+        vlen: usize,
+        items: usize,
+    ) -> OutPort<T> {
+        let port = self.add_output_window(name, items);
+        self.outputs[port.index].vlen = vlen.max(1);
+        port
+    }
+
     /// Adds an input named `name` carrying `T` and returns its typed handle.
     pub fn add_input<T: Item>(&mut self, name: &str) -> InPort<T> {
         self.add_input_window(name, 0)
@@ -261,6 +294,7 @@ impl Ports {
             name: name.to_string(),
             item: ItemType::of::<T>(),
             min_queue: items.saturating_mul(2),
+            vlen: 1,
         });
         InPort {
             index,
@@ -280,6 +314,7 @@ impl Ports {
             name: name.to_string(),
             item: ItemType::of::<T>(),
             min_queue: items.saturating_mul(2),
+            vlen: 1,
         });
         OutPort {
             index,
@@ -320,5 +355,9 @@ mod tests {
         assert_eq!(ports.outputs[0].min_queue, 128);
         assert_eq!(format!("{a:?}"), "InPort<f32>(1)");
         assert_eq!(out.need(5), crate::Work::NeedOutput { port: 0, items: 5 });
+        assert_eq!(ports.inputs[1].vlen, 1);
+        let frames = ports.add_output_vectors::<f32>("frames", 1024, 2048);
+        assert_eq!(ports.outputs[frames.index()].vlen, 1024);
+        assert_eq!(ports.outputs[frames.index()].min_queue, 4096);
     }
 }

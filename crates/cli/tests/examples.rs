@@ -54,6 +54,7 @@ fn every_example_is_documented_and_listed_here() {
     assert_eq!(
         names,
         [
+            "channels",
             "corner_turn",
             "decimate",
             "default",
@@ -116,6 +117,14 @@ fn the_examples_run_and_make_what_they_promise() {
         stderr.contains("probe transposed: 13107200 items"),
         "{stderr}"
     );
+
+    let (_, stderr) = run_example("channels", &dir.0);
+    assert!(
+        stderr.contains("probe 333 channels: 329670 items"),
+        "{stderr}"
+    );
+    let rms = probe_rms(&stderr, "333 channels");
+    assert!((-8.0..-6.4).contains(&rms), "{rms} dBFS");
 
     let (_, stderr) = run_example("default", &dir.0);
     let rms = probe_rms(&stderr, "lowpass output");

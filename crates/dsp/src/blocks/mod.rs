@@ -2,6 +2,7 @@
 
 pub mod arith;
 pub mod basic;
+pub mod channels;
 pub mod corner_turn;
 pub mod file;
 pub mod keep;
@@ -14,6 +15,7 @@ pub mod wav;
 
 pub use arith::{Add, Sum};
 pub use basic::{Copy, Head, NullSink, NullSource};
+pub use channels::{ChannelFirFilter, StreamToVector, VectorToStream};
 pub use corner_turn::CornerTurn;
 pub use file::{FileSink, FileSource};
 pub use keep::KeepOneInN;

@@ -1,7 +1,7 @@
 //! Registry entries of the DSP blocks: FIR (direct or overlap-save, chosen by length) and the
 //! overlap-save FFT filter, with taps from a list, a file or a built-in design.
 
-use crate::blocks::{FftFilter, FirFilter};
+use crate::blocks::{ChannelFirFilter, FftFilter, FirFilter};
 use crate::kernels::{
     bandpass, complex_bandpass, fft_size_for_taps, load_taps, lowpass, prefer_overlap_save,
     ComplexTaps, RealTaps, Taps, Window,
@@ -9,7 +9,7 @@ use crate::kernels::{
 use num_complex::Complex32;
 use sluice_graph::memory::ensure_fits;
 use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
-use sluice_runtime::Node;
+use sluice_runtime::{Node, Rated};
 use std::path::Path;
 
 const TAPS_PARAMS: [ParamDoc; 9] = [
@@ -144,12 +144,25 @@ fn taps_from(p: &mut Params) -> Result<Taps, ParamError> {
     }
 }
 
+/// The most channels one `fir` node carries.
+const MAX_CHANNELS: u64 = 1 << 16;
+
 fn fir(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let item = p.opt_str("item")?.unwrap_or_else(|| "c32".to_string());
     let decimation = p.u64_or("decimation", 1)? as usize;
+    let channels = p.u64_or("channels", 1)?;
+    if !(1..=MAX_CHANNELS).contains(&channels) {
+        return Err(ParamError::new(
+            "channels",
+            format!("must be between 1 and {MAX_CHANNELS}, not {channels}"),
+        ));
+    }
     let method = p.opt_str("method")?.unwrap_or_else(|| "auto".to_string());
     let fft_size = p.opt_u64("fft_size")?.map(|n| n as usize);
     let taps = taps_from(p)?;
+    if channels > 1 {
+        return channel_fir(&item, &method, channels as usize, decimation, taps);
+    }
     let node_err = |param: &'static str| {
         move |e: sluice_runtime::NodeError| ParamError::new(param, e.to_string())
     };
@@ -210,6 +223,47 @@ fn fir(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     }
 }
 
+/// `fir` with `channels` > 1: one direct-form filter per channel over vector items.
+fn channel_fir(
+    item: &str,
+    method: &str,
+    channels: usize,
+    decimation: usize,
+    taps: Taps,
+) -> Result<Box<dyn Node>, ParamError> {
+    if !matches!(method, "auto" | "direct") {
+        return Err(ParamError::new(
+            "method",
+            format!("'{method}' is not available with channels > 1 (use direct)"),
+        ));
+    }
+    let Taps::Real(taps) = taps else {
+        return Err(ParamError::new(
+            "channels",
+            "channels > 1 needs real taps (complex taps filter one channel only)",
+        ));
+    };
+    // The taps, and an input window of `taps` frames in a queue twice that size.
+    ensure_fits(
+        "channels",
+        taps.len() as u128 * channels as u128 * 8 * 4,
+        &format!("{channels} channels of {}-tap history", taps.len()),
+    )?;
+    let err = |e: sluice_runtime::NodeError| ParamError::new("decimation", e.to_string());
+    match item {
+        "c32" => Ok(Box::new(Rated::new(
+            ChannelFirFilter::<Complex32>::new(&taps, channels, decimation).map_err(err)?,
+        ))),
+        "f32" => Ok(Box::new(Rated::new(
+            ChannelFirFilter::<f32>::new(&taps, channels, decimation).map_err(err)?,
+        ))),
+        other => Err(ParamError::new(
+            "item",
+            format!("unknown item type '{other}' (use c32 or f32)"),
+        )),
+    }
+}
+
 fn fft_filter(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let fft_size = p.opt_u64("fft_size")?.map(|n| n as usize);
     let taps = taps_from(p)?;
@@ -232,7 +286,7 @@ fn ensure_overlap_save_fits(n: usize, size_given: bool) -> Result<(), ParamError
     )
 }
 
-const FIR_PARAMS: [ParamDoc; 13] = [
+const FIR_PARAMS: [ParamDoc; 14] = [
     ParamDoc {
         name: "item",
         default: "c32",
@@ -242,6 +296,11 @@ const FIR_PARAMS: [ParamDoc; 13] = [
         name: "decimation",
         default: "1",
         help: "keep one output in this many",
+    },
+    ParamDoc {
+        name: "channels",
+        default: "1",
+        help: "channels in one node: vector items of this many samples, each channel filtered alone (direct form, real taps)",
     },
     ParamDoc {
         name: "method",
@@ -286,8 +345,8 @@ pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType {
             name: "fir",
-            help: "FIR filter (optionally decimating); direct form or overlap-save by length.",
-            ports: "in: item -> out: item",
+            help: "FIR filter (optionally decimating, optionally many channels in one node); direct form or overlap-save by length.",
+            ports: "in: item[channels] -> out: item[channels]",
             params: &FIR_PARAMS,
             files: &[],
             example: r#"[[node]]

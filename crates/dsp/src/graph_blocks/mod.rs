@@ -6,11 +6,12 @@ mod filters;
 
 use crate::blocks::{
     Copy, FileSink, FileSource, Head, KeepOneInN, NullSink, NullSource, Probe, Sample,
-    SignalSource, Throttle, WavFormat, WavSink, WavSource, Waveform,
+    SignalSource, StreamToVector, Throttle, VectorToStream, WavFormat, WavSink, WavSource,
+    Waveform,
 };
 use num_complex::Complex32;
 use sluice_graph::{BlockType, FileAccess, FileParam, ParamDoc, ParamError, Params, Registry};
-use sluice_runtime::{Item, Node, NodeError};
+use sluice_runtime::{Item, Node, NodeError, Ports, Rated, TagPolicy, Work, WorkIo};
 use std::path::Path;
 
 const ITEM: ParamDoc = ParamDoc {
@@ -23,6 +24,65 @@ const SAMPLE: ParamDoc = ParamDoc {
     default: "c32",
     help: "sample type: c32 (complex f32) or f32",
 };
+
+const VLEN: ParamDoc = ParamDoc {
+    name: "vlen",
+    default: "1",
+    help: "items per vector: the stream carries vectors of this many items",
+};
+
+/// The most items per vector: far beyond an FFT frame or a channel count, and small enough that
+/// a typo cannot ask for a queue of terabytes.
+const MAX_VLEN: u64 = 1 << 24;
+
+/// The `vlen` parameter (default 1), checked.
+fn vlen(p: &mut Params) -> Result<usize, ParamError> {
+    let vlen = p.u64_or("vlen", 1)?;
+    if !(1..=MAX_VLEN).contains(&vlen) {
+        return Err(ParamError::new(
+            "vlen",
+            format!("must be between 1 and {MAX_VLEN}, not {vlen}"),
+        ));
+    }
+    Ok(vlen as usize)
+}
+
+/// A block that moves items without looking at them (file source and sink, null source and
+/// sink), declared as carrying vectors of `vlen` items on every port.
+struct Vectors {
+    node: Box<dyn Node>,
+    vlen: usize,
+}
+
+impl Node for Vectors {
+    fn ports(&self) -> Ports {
+        let mut ports = self.node.ports();
+        for spec in ports.inputs.iter_mut().chain(&mut ports.outputs) {
+            spec.vlen = self.vlen;
+        }
+        ports
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        self.node.work(io)
+    }
+    fn tag_policy(&self) -> TagPolicy {
+        self.node.tag_policy()
+    }
+    fn init(&mut self) -> Result<(), NodeError> {
+        self.node.init()
+    }
+    fn stop(&mut self) {
+        self.node.stop()
+    }
+}
+
+/// `node`, carrying vectors of `vlen` items.
+fn vectors(node: Box<dyn Node>, vlen: usize) -> Box<dyn Node> {
+    match vlen {
+        1 => node,
+        vlen => Box::new(Vectors { node, vlen }),
+    }
+}
 
 /// Builds a block generic over its item type.
 trait ForItem {
@@ -66,14 +126,28 @@ fn node_err(param: &str) -> impl Fn(NodeError) -> ParamError + '_ {
 
 struct NullSourceB;
 impl ForItem for NullSourceB {
-    fn build<T: Item>(&self, _: &mut Params) -> Result<Box<dyn Node>, ParamError> {
-        Ok(Box::new(NullSource::<T>::new()))
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        Ok(vectors(Box::new(NullSource::<T>::new()), vlen(p)?))
     }
 }
 struct NullSinkB;
 impl ForItem for NullSinkB {
-    fn build<T: Item>(&self, _: &mut Params) -> Result<Box<dyn Node>, ParamError> {
-        Ok(Box::new(NullSink::<T>::new()))
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        Ok(vectors(Box::new(NullSink::<T>::new()), vlen(p)?))
+    }
+}
+struct StreamToVectorB;
+impl ForItem for StreamToVectorB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let n = vlen(p)?;
+        Ok(Box::new(Rated::new(StreamToVector::<T>::new(n))))
+    }
+}
+struct VectorToStreamB;
+impl ForItem for VectorToStreamB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let n = vlen(p)?;
+        Ok(Box::new(Rated::new(VectorToStream::<T>::new(n))))
     }
 }
 struct HeadB;
@@ -122,18 +196,26 @@ impl ForItem for FileSourceB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         let path = p.str("path")?;
         let repeat = p.bool_or("repeat", false)?;
-        Ok(Box::new(
-            FileSource::<T>::open(Path::new(&path), repeat).map_err(node_err("path"))?,
-        ))
+        let source = FileSource::<T>::open(Path::new(&path), repeat).map_err(node_err("path"))?;
+        let n = vlen(p)?;
+        let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+        let items = bytes / std::mem::size_of::<T>() as u64;
+        if !items.is_multiple_of(n as u64) {
+            return Err(ParamError::new(
+                "vlen",
+                format!("{path} holds {items} items, not a whole number of {n}-item vectors"),
+            ));
+        }
+        Ok(vectors(Box::new(source), n))
     }
 }
 struct FileSinkB;
 impl ForItem for FileSinkB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         let path = p.str("path")?;
-        Ok(Box::new(
-            FileSink::<T>::create(Path::new(&path)).map_err(node_err("path"))?,
-        ))
+        let n = vlen(p)?; // checked before the sink creates anything
+        let sink = FileSink::<T>::create(Path::new(&path)).map_err(node_err("path"))?;
+        Ok(vectors(Box::new(sink), n))
     }
 }
 struct SignalB;
@@ -254,8 +336,8 @@ pub fn register(registry: &mut Registry) {
         BlockType {
             name: "null_source",
             help: "Endless zero-valued items (bound it with head).",
-            ports: "out: item",
-            params: &[ITEM],
+            ports: "out: item[vlen]",
+            params: &[ITEM, VLEN],
             files: &[],
             example: r#"[[node]]
 name = "zeros"
@@ -266,8 +348,8 @@ params = { item = "f32" }"#,
         BlockType {
             name: "null_sink",
             help: "Discards everything it receives.",
-            ports: "in: item",
-            params: &[ITEM],
+            ports: "in: item[vlen]",
+            params: &[ITEM, VLEN],
             files: &[],
             example: r#"[[node]]
 name = "discard"
@@ -369,6 +451,30 @@ params = { item = "c32", rows = 64, cols = 1024 }"#,
             build: |p| with_item(p, &CornerTurnB),
         },
         BlockType {
+            name: "stream_to_vector",
+            help: "Groups every vlen items into one vector (a partial vector at the end is dropped).",
+            ports: "in: item -> out: item[vlen]",
+            params: &[ITEM, VLEN],
+            files: &[],
+            example: r#"[[node]]
+name = "frames"
+type = "stream_to_vector"
+params = { item = "c32", vlen = 1024 }"#,
+            build: |p| with_item(p, &StreamToVectorB),
+        },
+        BlockType {
+            name: "vector_to_stream",
+            help: "Splits vectors of vlen items back into a stream.",
+            ports: "in: item[vlen] -> out: item",
+            params: &[ITEM, VLEN],
+            files: &[],
+            example: r#"[[node]]
+name = "samples"
+type = "vector_to_stream"
+params = { item = "c32", vlen = 1024 }"#,
+            build: |p| with_item(p, &VectorToStreamB),
+        },
+        BlockType {
             name: "add",
             help: "Adds two streams item by item, reading both windows in place (ends with the shorter).",
             ports: "a, b: item -> out: item",
@@ -460,9 +566,10 @@ params = { item = "f32", label = "output" }"#,
         BlockType {
             name: "file_source",
             help: "Reads raw little-endian items (GNU Radio's file format).",
-            ports: "out: item",
+            ports: "out: item[vlen]",
             params: &[
                 ITEM,
+                VLEN,
                 ParamDoc {
                     name: "path",
                     default: "required",
@@ -484,9 +591,10 @@ params = { item = "c32", path = "capture.c32" }"#,
         BlockType {
             name: "file_sink",
             help: "Writes raw little-endian items (GNU Radio's file format).",
-            ports: "in: item",
+            ports: "in: item[vlen]",
             params: &[
                 ITEM,
+                VLEN,
                 ParamDoc {
                     name: "path",
                     default: "required",

@@ -69,7 +69,40 @@ fn main() {
         Command::Bench(cmd) => sluice_bench::run(cmd),
     };
     if let Err(err) = result {
-        eprintln!("sluice: error: {err:#}");
+        eprintln!("sluice: error: {}", one_line(&err));
         std::process::exit(1);
+    }
+}
+
+/// The error and its causes on one line, each cause once: many errors already quote their
+/// cause (`x.wav: cannot read: No such file…`), and repeating it would say it twice.
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = err.to_string();
+    for cause in err.chain().skip(1) {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_that_quotes_its_cause_says_it_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let wav = sluice_dsp::wav::WavError::Io {
+            path: "x.wav".into(),
+            source: io,
+        };
+        let err = anyhow::Error::new(wav).context("reading the input");
+        assert_eq!(
+            one_line(&err),
+            "reading the input: x.wav: cannot read: entity not found"
+        );
     }
 }

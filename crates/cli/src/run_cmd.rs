@@ -2,8 +2,10 @@
 
 use clap::Args;
 use sluice_graph::{LoadedGraph, Override};
-use sluice_runtime::{RunOptions, Scheduler, StopHandle};
+use sluice_runtime::{Progress, RunOptions, Scheduler, StopHandle};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The graph `sluice run` runs when given no file (examples/default.toml).
@@ -45,6 +47,9 @@ pub struct RunArgs {
     /// Seconds with every node blocked and nothing moving before the run stops as a deadlock.
     #[arg(long, default_value_t = 1.0)]
     pub deadlock_timeout: f64,
+    /// Do not show the progress line (it is shown only on a terminal, and not with --stepped).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Arguments of `sluice graph`.
@@ -102,6 +107,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let report = if args.stepped {
         graph.run_stepped_with(&stop).map_err(located)?
     } else {
+        let progress = Progress::new();
+        let _line = (!args.quiet).then(|| ProgressLine::start(progress.clone()));
         let opts = RunOptions {
             scheduler: match (args.threads, args.thread_per_node) {
                 (Some(n), _) => Scheduler::Pooled(n as usize),
@@ -112,6 +119,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             realtime_priority: args.rt_priority,
             deadlock_timeout: Duration::from_secs_f64(args.deadlock_timeout.max(0.05)),
             stop: Some(stop.clone()),
+            progress: Some(progress),
         };
         graph.run(&opts).map_err(located)?
     };
@@ -145,6 +153,89 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The progress line of `sluice run`: a bar when some node knows how many items it will
+/// produce (a `head`, a file source), else a count. Drawn on stderr only when it is a terminal;
+/// cleared when dropped.
+struct ProgressLine {
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Steps of the bar (per mille, so that a long run moves it smoothly).
+const BAR_STEPS: u64 = 1000;
+
+impl ProgressLine {
+    fn start(progress: Progress) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = done.clone();
+        let thread = std::thread::Builder::new()
+            .name("progress".into())
+            .spawn(move || {
+                let bar = indicatif::ProgressBar::with_draw_target(
+                    Some(BAR_STEPS),
+                    indicatif::ProgressDrawTarget::stderr(),
+                );
+                let mut bounded = None;
+                while !flag.load(Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_millis(200));
+                    let (message, fraction) = progress_message(&progress);
+                    if bounded != Some(fraction.is_some()) {
+                        bounded = Some(fraction.is_some());
+                        bar.set_style(progress_style(fraction.is_some()));
+                    }
+                    if let Some(f) = fraction {
+                        bar.set_position((f * BAR_STEPS as f64) as u64);
+                    }
+                    bar.set_message(message);
+                    bar.tick();
+                }
+                bar.finish_and_clear();
+            })
+            .ok();
+        ProgressLine { done, thread }
+    }
+}
+
+impl Drop for ProgressLine {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn progress_style(bounded: bool) -> indicatif::ProgressStyle {
+    let template = if bounded {
+        "{spinner} [{bar:24}] {percent:>3}% {elapsed} eta {eta} {msg}"
+    } else {
+        "{spinner} {elapsed} {msg}"
+    };
+    indicatif::ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> ")
+}
+
+/// What the progress line says now, and how far the run is (0 to 1) when some node knows its
+/// length: the bounded node furthest along, since the graph ends at its tightest bound.
+fn progress_message(progress: &Progress) -> (String, Option<f64>) {
+    match progress.leading() {
+        Some((node, fraction)) => (
+            format!(
+                "{} {}/{}",
+                node.name,
+                node.items_out,
+                node.length.unwrap_or(0)
+            ),
+            Some(fraction),
+        ),
+        None => {
+            let moved: u64 = progress.snapshot().iter().map(|n| n.items_out).sum();
+            (format!("{moved} items produced"), None)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +249,25 @@ mod tests {
             .run_stepped()
             .unwrap();
         assert_eq!(report.node("probe").unwrap().items_in, 200_000);
+    }
+
+    #[test]
+    fn the_progress_line_follows_the_bounded_node_furthest_along() {
+        let text = DEFAULT_GRAPH.replace("20_000_000", "300_000");
+        let registry = sluice_dsp::graph_blocks::standard_registry();
+        let graph = sluice_graph::load_str(&text, "default", &registry).unwrap();
+        let progress = Progress::new();
+        assert_eq!(
+            progress_message(&progress),
+            ("0 items produced".into(), None)
+        );
+        let opts = RunOptions {
+            progress: Some(progress.clone()),
+            ..RunOptions::default()
+        };
+        graph.run(&opts).unwrap();
+        let (message, fraction) = progress_message(&progress);
+        assert_eq!(message, "head 300000/300000");
+        assert_eq!(fraction, Some(1.0));
     }
 }

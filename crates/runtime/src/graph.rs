@@ -337,6 +337,7 @@ impl Graph {
                 outputs: outs,
                 started: false,
                 stopped: false,
+                progress: None,
             });
         }
         for e in &self.edges {
@@ -376,4 +377,6 @@ pub(crate) struct BuiltNode {
     /// Whether [`Node::init`] has run (and so [`Node::stop`] is owed), and whether `stop` has.
     pub started: bool,
     pub stopped: bool,
+    /// Where the node's live counts go, when someone watches the run.
+    pub progress: Option<std::sync::Arc<crate::progress::NodeProgress>>,
 }

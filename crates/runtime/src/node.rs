@@ -80,4 +80,11 @@ pub trait Node: Send {
     /// devices, close sockets. A sink finishes its output in `work` at end of stream; after a
     /// failure elsewhere it should leave the output unfinished.
     fn stop(&mut self) {}
+
+    /// Items this node will produce in all, if it knows in advance (a `head`, a file source
+    /// that does not repeat): a progress display shows how far a run has come from it. `None`
+    /// (the default) for nodes that run as long as their input or until stopped.
+    fn length(&self) -> Option<u64> {
+        None
+    }
 }

@@ -163,6 +163,7 @@ fn move_items<T: Item>(
 #[derive(Debug)]
 pub struct Head<T> {
     ports: InOut<T>,
+    limit: u64,
     left: u64,
 }
 
@@ -171,6 +172,7 @@ impl<T: Item> Head<T> {
     pub fn new(limit: u64) -> Self {
         Head {
             ports: InOut::new(),
+            limit,
             left: limit,
         }
     }
@@ -188,6 +190,10 @@ impl<T: Item> Node for Head<T> {
         let (work, n) = self.ports.pass(io, self.left)?;
         self.left -= n as u64;
         Ok(if self.left == 0 { Work::Done } else { work })
+    }
+
+    fn length(&self) -> Option<u64> {
+        Some(self.limit)
     }
 }
 

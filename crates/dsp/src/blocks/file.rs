@@ -59,6 +59,11 @@ impl<T: Item> Node for FileSource<T> {
         Ports::new().output::<T>("out")
     }
 
+    fn length(&self) -> Option<u64> {
+        let bytes = self.file.metadata().ok()?.len();
+        (!self.repeat).then(|| bytes / std::mem::size_of::<T>() as u64)
+    }
+
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let out = io.outputs.get::<T>(0)?;
         let Some(space) = out.reserve(1)? else {

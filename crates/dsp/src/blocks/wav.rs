@@ -50,6 +50,11 @@ impl Node for WavSource {
         (0..self.channels()).fold(Ports::new(), |p, c| p.output::<f32>(&format!("out{c}")))
     }
 
+    fn length(&self) -> Option<u64> {
+        let info = self.reader.info();
+        info.frames.map(|frames| frames * info.channels as u64)
+    }
+
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let channels = self.channels();
         if !self.tagged {

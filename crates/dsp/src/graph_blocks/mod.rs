@@ -74,6 +74,9 @@ impl Node for Vectors {
     fn stop(&mut self) {
         self.node.stop()
     }
+    fn length(&self) -> Option<u64> {
+        self.node.length()
+    }
 }
 
 /// `node`, carrying vectors of `vlen` items.

@@ -76,6 +76,8 @@ pub struct RunOptions {
     pub deadlock_timeout: Duration,
     /// A handle through which the run can be asked to stop gracefully (see [`StopHandle`]).
     pub stop: Option<StopHandle>,
+    /// A view of the run's item counts for a progress display on another thread.
+    pub progress: Option<crate::Progress>,
 }
 
 impl Default for RunOptions {
@@ -86,6 +88,7 @@ impl Default for RunOptions {
             realtime_priority: None,
             deadlock_timeout: Duration::from_secs(1),
             stop: None,
+            progress: None,
         }
     }
 }
@@ -112,6 +115,11 @@ impl BuiltNode {
         self.propagate_tags(tags);
         for output in &mut self.outputs {
             output.publish();
+        }
+        if let Some(progress) = &self.progress {
+            let read = self.inputs.iter().map(|i| i.items_read()).sum();
+            let written = self.outputs.iter().map(|o| o.items_written()).sum();
+            progress.record(read, written);
         }
         match outcome {
             Ok(Ok(work)) => Ok(work),

@@ -202,8 +202,11 @@ fn spawn_group(ctl: &Arc<Control>, unit: usize, group: Vec<Member>, pin: bool) {
 }
 
 /// Runs `nodes` as `opts.scheduler` says and waits for the end.
-pub(crate) fn run(nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport, RuntimeError> {
+pub(crate) fn run(mut nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunReport, RuntimeError> {
     let start = Instant::now();
+    if let Some(progress) = &opts.progress {
+        progress.attach(&mut nodes);
+    }
     let count = nodes.len();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (groups, max_threads) = match opts.scheduler {

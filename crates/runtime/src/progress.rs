@@ -1,0 +1,101 @@
+//! How far a running graph has come, readable from another thread (a progress line).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// A view of a running graph's item counts, for a progress display on another thread. Give a
+/// clone to [`RunOptions::progress`](crate::RunOptions::progress) and call
+/// [`Progress::snapshot`] while the graph runs. The runtime updates the counts after every
+/// `work` call (two relaxed stores per node).
+#[derive(Debug, Clone, Default)]
+pub struct Progress(Arc<OnceLock<Vec<Arc<NodeProgress>>>>);
+
+/// One node's live counts.
+#[derive(Debug)]
+pub(crate) struct NodeProgress {
+    name: String,
+    length: Option<u64>,
+    items_in: AtomicU64,
+    items_out: AtomicU64,
+}
+
+impl NodeProgress {
+    pub(crate) fn record(&self, items_in: u64, items_out: u64) {
+        self.items_in.store(items_in, Ordering::Relaxed);
+        self.items_out.store(items_out, Ordering::Relaxed);
+    }
+}
+
+/// One node's counts at the time of a [`Progress::snapshot`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeCounts {
+    /// The node's name.
+    pub name: String,
+    /// Items it will produce in all, if it knows ([`Node::length`](crate::Node::length)).
+    pub length: Option<u64>,
+    /// Items consumed so far, summed over its inputs.
+    pub items_in: u64,
+    /// Items produced so far, summed over its outputs.
+    pub items_out: u64,
+}
+
+impl NodeCounts {
+    /// How much of its known length the node has produced, 0 to 1.
+    pub fn fraction(&self) -> Option<f64> {
+        self.length
+            .map(|len| (self.items_out as f64 / len.max(1) as f64).min(1.0))
+    }
+}
+
+impl Progress {
+    /// A view that fills in when a run using it starts.
+    pub fn new() -> Self {
+        Progress::default()
+    }
+
+    /// Every node's counts now, in the order the nodes were added; empty before the run
+    /// started.
+    pub fn snapshot(&self) -> Vec<NodeCounts> {
+        self.0.get().map_or_else(Vec::new, |nodes| {
+            nodes
+                .iter()
+                .map(|n| NodeCounts {
+                    name: n.name.clone(),
+                    length: n.length,
+                    items_in: n.items_in.load(Ordering::Relaxed),
+                    items_out: n.items_out.load(Ordering::Relaxed),
+                })
+                .collect()
+        })
+    }
+
+    /// The node with a known length that is furthest along, with its fraction: a graph ends at
+    /// its tightest bound (a `head`, the end of a file), and that node reaches 100 % first.
+    /// `None` for a graph with no bounded node (it runs until stopped).
+    pub fn leading(&self) -> Option<(NodeCounts, f64)> {
+        self.snapshot()
+            .into_iter()
+            .filter_map(|n| n.fraction().map(|f| (n, f)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// Registers the run's nodes (once; a second run with the same view is not tracked).
+    pub(crate) fn attach(&self, nodes: &mut [crate::graph::BuiltNode]) {
+        let slots: Vec<Arc<NodeProgress>> = nodes
+            .iter()
+            .map(|n| {
+                Arc::new(NodeProgress {
+                    name: n.name.clone(),
+                    length: n.node.length(),
+                    items_in: AtomicU64::new(0),
+                    items_out: AtomicU64::new(0),
+                })
+            })
+            .collect();
+        if self.0.set(slots.clone()).is_ok() {
+            for (node, slot) in nodes.iter_mut().zip(slots) {
+                node.progress = Some(slot);
+            }
+        }
+    }
+}

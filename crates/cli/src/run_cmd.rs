@@ -126,6 +126,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     for w in &report.warnings {
         eprintln!("sluice: warning: {w}");
     }
+    for node in &report.nodes {
+        for w in &node.warnings {
+            let at = source.locate_node(&node.name);
+            eprintln!("sluice: warning: {at}node '{}': {w}", node.name);
+        }
+    }
     let moved: u64 = report.nodes.iter().map(|n| n.items_out).sum();
     eprintln!(
         "sluice: {} nodes finished in {:.3} s, {} items produced in all",

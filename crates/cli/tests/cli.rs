@@ -444,3 +444,37 @@ fn help_shows_list_defaults_as_they_are_typed() {
         }
     }
 }
+
+/// A WAV sink that clipped samples says so once the run ends, naming the node and its line; the
+/// run still succeeds and the file is written.
+#[test]
+fn node_warnings_are_reported_with_the_node_and_its_line() {
+    let dir = TempDir::new("warnings");
+    let graph = dir.0.join("g.toml");
+    std::fs::write(
+        &graph,
+        "[[node]]\nname = \"loud\"\ntype = \"signal_source\"\n\
+         params = { item = \"f32\", amplitude = 2.0, sample_rate = 8000 }\n\n\
+         [[node]]\nname = \"head\"\ntype = \"head\"\nparams = { item = \"f32\", items = 8000 }\n\n\
+         [[node]]\nname = \"save\"\ntype = \"wav_sink\"\nparams = { path = \"loud.wav\", format = \"i16\" }\n\n\
+         [[edge]]\nfrom = \"loud.out\"\nto = \"head.in\"\n\n\
+         [[edge]]\nfrom = \"head.out\"\nto = \"save.in0\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["run", "g.toml"])
+        .current_dir(&dir.0)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let warning = stderr
+        .lines()
+        .find(|l| l.starts_with("sluice: warning: g.toml:12: node 'save': "))
+        .unwrap_or_else(|| panic!("no warning naming the node: {stderr}"));
+    assert!(
+        warning.contains("samples were beyond full scale"),
+        "{warning}"
+    );
+    assert!(dir.0.join("loud.wav").exists());
+}

@@ -167,6 +167,14 @@ pub struct GraphSource {
 }
 
 impl GraphSource {
+    /// `origin:line: ` for node `name` (just `origin: ` for a name the file does not declare).
+    pub fn locate_node(&self, name: &str) -> String {
+        match self.node_lines.get(name) {
+            Some(line) => format!("{}:{line}: ", self.origin),
+            None => format!("{}: ", self.origin),
+        }
+    }
+
     /// `origin:line: ` for the node a run-time error names (empty if it names none).
     pub fn locate(&self, err: &RuntimeError) -> String {
         let node = match err {
@@ -175,10 +183,7 @@ impl GraphSource {
             | RuntimeError::Spawn { node, .. } => node,
             _ => return format!("{}: ", self.origin),
         };
-        match self.node_lines.get(node) {
-            Some(line) => format!("{}:{line}: ", self.origin),
-            None => format!("{}: ", self.origin),
-        }
+        self.locate_node(node)
     }
 }
 

@@ -87,4 +87,12 @@ pub trait Node: Send {
     fn length(&self) -> Option<u64> {
         None
     }
+
+    /// What the user should know that did not stop the node (samples clipped, a rate a file
+    /// could not follow), in words. The runtime asks once, when the node ends, and reports them
+    /// in [`NodeStats::warnings`](crate::NodeStats::warnings) under the node's name, so that a
+    /// front end can say where they come from rather than the node printing them.
+    fn warnings(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -18,6 +18,8 @@ pub struct NodeStats {
     pub busy: Duration,
     /// Time spent blocked waiting for input or output room.
     pub waiting: Duration,
+    /// What the node reported when it ended ([`Node::warnings`](crate::Node::warnings)).
+    pub warnings: Vec<String>,
 }
 
 /// The outcome of a finished run.

@@ -135,6 +135,8 @@ pub struct WavSink {
     /// The rate the user gave, if any (to compare with what the stream says).
     given_rate: Option<u32>,
     tags: Vec<sluice_runtime::Tag>,
+    /// What the user should hear about when the run ends (see [`Node::warnings`]).
+    warnings: Vec<String>,
 }
 
 /// The rate a WAV sink falls back to when neither the graph nor the stream gives one.
@@ -157,6 +159,7 @@ impl WavSink {
             stage: Vec::with_capacity(CHUNK * channels),
             given_rate: sample_rate,
             tags: Vec::new(),
+            warnings: Vec::new(),
         })
     }
 
@@ -181,20 +184,20 @@ impl WavSink {
             let hz = hz.round() as u32;
             match (self.writer.sample_rate(), self.given_rate) {
                 (None, _) => self.writer.set_sample_rate(hz).map_err(node_error)?,
-                (Some(rate), Some(_)) if rate != hz => eprintln!(
-                    "sluice: warning: wav_sink: the stream says {hz} Hz but the file is written at the {rate} Hz given"
-                ),
-                (Some(rate), None) if rate != hz => eprintln!(
-                    "sluice: warning: wav_sink: the stream changes to {hz} Hz at item {}; a WAV file has one rate ({rate} Hz)",
+                (Some(rate), Some(_)) if rate != hz => self.warnings.push(format!(
+                    "the stream says {hz} Hz but the file is written at the {rate} Hz given"
+                )),
+                (Some(rate), None) if rate != hz => self.warnings.push(format!(
+                    "the stream changes to {hz} Hz at item {}; a WAV file has one rate ({rate} Hz)",
                     tag.index
-                ),
+                )),
                 _ => {}
             }
         }
         if self.writer.sample_rate().is_none() {
-            eprintln!(
-                "sluice: warning: wav_sink: neither the graph nor the stream gives a sample rate; writing {FALLBACK_RATE} Hz"
-            );
+            self.warnings.push(format!(
+                "neither the graph nor the stream gives a sample rate; writing {FALLBACK_RATE} Hz"
+            ));
             self.writer
                 .set_sample_rate(FALLBACK_RATE)
                 .map_err(node_error)?;
@@ -208,6 +211,10 @@ impl Node for WavSink {
         (0..self.channels).fold(Ports::new(), |p, c| p.input::<f32>(&format!("in{c}")))
     }
 
+    fn warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let mut frames = CHUNK;
         for c in 0..self.channels {
@@ -219,9 +226,7 @@ impl Node for WavSink {
         self.read_rate_tags(io, frames)?;
         if frames == 0 {
             self.writer.finish().map_err(node_error)?;
-            if let Some(warning) = self.writer.warning() {
-                eprintln!("sluice: warning: wav_sink {warning}");
-            }
+            self.warnings.extend(self.writer.warning());
             return Ok(Work::Done);
         }
         self.stage.clear();

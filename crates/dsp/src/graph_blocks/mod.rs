@@ -77,6 +77,9 @@ impl Node for Vectors {
     fn length(&self) -> Option<u64> {
         self.node.length()
     }
+    fn warnings(&mut self) -> Vec<String> {
+        self.node.warnings()
+    }
 }
 
 /// `node`, carrying vectors of `vlen` items.

@@ -351,6 +351,9 @@ impl BuiltNode {
                 );
             }
         }
+        if let Ok(warnings) = catch_unwind(AssertUnwindSafe(|| self.node.warnings())) {
+            stats.warnings.extend(warnings);
+        }
         stats.items_in = self.inputs.iter().map(|i| i.items_read()).sum();
         stats.items_out = self.outputs.iter().map(|o| o.items_written()).sum();
         self.outputs.clear();

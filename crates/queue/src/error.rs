@@ -48,11 +48,11 @@ pub enum QueueError {
 }
 
 impl QueueError {
-    /// An [`QueueError::Os`] from the current `errno`.
-    pub(crate) fn last_os(call: &'static str) -> Self {
+    /// A failed system call as [`QueueError::Os`], naming the call.
+    pub(crate) fn os(call: &'static str, err: rustix::io::Errno) -> Self {
         QueueError::Os {
             call,
-            message: std::io::Error::last_os_error().to_string(),
+            message: std::io::Error::from(err).to_string(),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! bytes starting anywhere in the first half is then contiguous in virtual memory.
 
 use crate::QueueError;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use rustix::{fs, mm};
 
 /// Size of a huge page on x86-64 Linux (the default hugetlbfs size).
 const HUGE_PAGE: usize = 2 << 20;
@@ -39,13 +39,7 @@ unsafe impl Sync for MirrorMap {}
 
 /// The system page size.
 pub(crate) fn page_size() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
-    }
+    rustix::param::page_size()
 }
 
 fn gcd(a: usize, b: usize) -> usize {
@@ -81,30 +75,27 @@ fn reserve_aligned(total: usize, align: usize) -> Result<*mut u8, QueueError> {
     })?;
     // SAFETY: an anonymous PROT_NONE reservation at an address of the kernel's choosing.
     let raw = unsafe {
-        libc::mmap(
+        mm::mmap_anonymous(
             std::ptr::null_mut(),
             padded,
-            libc::PROT_NONE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
+            mm::ProtFlags::empty(),
+            mm::MapFlags::PRIVATE | mm::MapFlags::NORESERVE,
         )
-    };
-    if raw == libc::MAP_FAILED {
-        return Err(QueueError::last_os("mmap (reserve)"));
     }
+    .map_err(|e| QueueError::os("mmap (reserve)", e))?;
     let raw = raw.cast::<u8>();
     let head = raw.align_offset(align);
     let tail = padded - head - total;
     // SAFETY: head ≤ align and head + total + tail = padded, so both trimmed ranges lie inside
     // the reservation just made, which nothing else uses; both start on page boundaries (the
     // reservation, `align` and `total` are page multiples).
+    // Trimming only returns address space: a failure would leave it reserved, not unsound.
     unsafe {
         if head > 0 {
-            libc::munmap(raw.cast(), head);
+            let _ = mm::munmap(raw.cast(), head);
         }
         if tail > 0 {
-            libc::munmap(raw.add(head + total).cast(), tail);
+            let _ = mm::munmap(raw.add(head + total).cast(), tail);
         }
         Ok(raw.add(head))
     }
@@ -131,21 +122,13 @@ impl MirrorMap {
         if opts.huge_pages && configured_huge_pages() == 0 {
             return Err(QueueError::NoHugePages { configured: 0 });
         }
-        let mut flags = libc::MFD_CLOEXEC;
+        let mut flags = fs::MemfdFlags::CLOEXEC;
         if opts.huge_pages {
-            flags |= libc::MFD_HUGETLB;
+            flags |= fs::MemfdFlags::HUGETLB;
         }
-        // SAFETY: the name is a valid NUL-terminated string; flags are valid memfd flags.
-        let raw = unsafe { libc::memfd_create(c"sluice-queue".as_ptr(), flags) };
-        if raw < 0 {
-            return Err(QueueError::last_os("memfd_create"));
-        }
-        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: ftruncate on a descriptor we own; no memory is passed.
-        if unsafe { libc::ftruncate(fd.as_raw_fd(), bytes as libc::off_t) } != 0 {
-            return Err(QueueError::last_os("ftruncate"));
-        }
+        let fd = fs::memfd_create(c"sluice-queue", flags)
+            .map_err(|e| QueueError::os("memfd_create", e))?;
+        fs::ftruncate(&fd, bytes as u64).map_err(|e| QueueError::os("ftruncate", e))?;
         let granule = if opts.huge_pages {
             HUGE_PAGE
         } else {
@@ -163,33 +146,28 @@ impl MirrorMap {
             // SAFETY: `base + half * bytes .. + bytes` lies inside the reservation we own, so
             // MAP_FIXED replaces only our placeholder. The fd is at least `bytes` long.
             let view = unsafe {
-                libc::mmap(
+                mm::mmap(
                     map.base.add(half * bytes).cast(),
                     bytes,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED | libc::MAP_FIXED,
-                    fd.as_raw_fd(),
+                    mm::ProtFlags::READ | mm::ProtFlags::WRITE,
+                    mm::MapFlags::SHARED | mm::MapFlags::FIXED,
+                    &fd,
                     0,
                 )
             };
-            if view == libc::MAP_FAILED {
-                let err = std::io::Error::last_os_error();
-                if opts.huge_pages && err.raw_os_error() == Some(libc::ENOMEM) {
+            if let Err(err) = view {
+                if opts.huge_pages && err == rustix::io::Errno::NOMEM {
                     return Err(QueueError::NoHugePages {
                         configured: configured_huge_pages(),
                     });
                 }
-                return Err(QueueError::Os {
-                    call: "mmap (mirror view)",
-                    message: err.to_string(),
-                });
+                return Err(QueueError::os("mmap (mirror view)", err));
             }
         }
         if opts.dont_fork {
             // SAFETY: madvise on a range we mapped; it only changes fork behaviour.
-            if unsafe { libc::madvise(map.base.cast(), total, libc::MADV_DONTFORK) } != 0 {
-                return Err(QueueError::last_os("madvise(MADV_DONTFORK)"));
-            }
+            unsafe { mm::madvise(map.base.cast(), total, mm::Advice::LinuxDontFork) }
+                .map_err(|e| QueueError::os("madvise(MADV_DONTFORK)", e))?;
         }
         map.verify()?;
         drop(fd);
@@ -235,7 +213,7 @@ impl Drop for MirrorMap {
         // SAFETY: we own the whole 2 * bytes range, and no slice into it outlives the map
         // (writers and readers hold an Arc to it).
         unsafe {
-            libc::munmap(self.base.cast(), 2 * self.bytes);
+            let _ = mm::munmap(self.base.cast(), 2 * self.bytes);
         }
     }
 }

@@ -157,41 +157,9 @@ impl Event {
     }
 }
 
+// The real futex: sluice-os's rustix wrappers (process-private, a wake releases every waiter).
 #[cfg(not(loom))]
-fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<std::time::Duration>) {
-    let ts = timeout.map(|d| libc::timespec {
-        tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
-        tv_nsec: d.subsec_nanos() as libc::c_long,
-    });
-    let ts_ptr = ts
-        .as_ref()
-        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `word` is a live, aligned u32 for the duration of the call; the kernel only reads
-    // it. `ts_ptr` is null or points at a timespec that outlives the call. A spurious or
-    // interrupted return is harmless: every caller re-checks its condition.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            ts_ptr,
-        );
-    }
-}
-
-#[cfg(not(loom))]
-fn futex_wake_all(word: &AtomicU32) {
-    // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE does not access memory beyond it.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            i32::MAX,
-        );
-    }
-}
+use sluice_os::{futex_wait, futex_wake_all};
 
 /// The futex as loom sees it: `wait` sleeps only while the word still holds `expected`, checked
 /// under the same lock that `wake_all` takes, which is exactly the kernel's guarantee (the

@@ -352,6 +352,11 @@ impl<T: Item> Node for TcpSink<T> {
             let read = input.items_read();
             let avail = input.window(1)?.map_or(0, |w| w.len());
             if let Err(e) = self.pump_rx(read + avail as u64) {
+                if self.end_sent.is_some_and(|end| end == self.acked) {
+                    // The peer acknowledged the END and closed: the stream is delivered.
+                    self.session = None;
+                    return Ok(Work::Done);
+                }
                 self.lose(e)?;
                 return Ok(Work::Progress);
             }

@@ -36,7 +36,12 @@ const COMMON: &[ParamDoc] = &[
     ParamDoc {
         name: "timeout",
         default: "60.0",
-        help: "seconds to wait for a connection (first, or again after a loss) before failing",
+        help: "seconds to wait for the first connection before failing",
+    },
+    ParamDoc {
+        name: "resume_timeout",
+        default: "60.0",
+        help: "seconds to wait for a new connection after a loss (0: fail at once, no resume)",
     },
 ];
 
@@ -47,6 +52,7 @@ const SINK_PARAMS: &[ParamDoc] = &[
     COMMON[3],
     COMMON[4],
     COMMON[5],
+    COMMON[6],
     ParamDoc {
         name: "crc",
         default: "false",
@@ -66,6 +72,7 @@ const SOURCE_PARAMS: &[ParamDoc] = &[
     COMMON[3],
     COMMON[4],
     COMMON[5],
+    COMMON[6],
     ParamDoc {
         name: "max_frame",
         default: "67108864",
@@ -96,6 +103,7 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
         heartbeat: seconds(p, "heartbeat", d.heartbeat.as_secs_f64())?,
         peer_timeout: seconds(p, "peer_timeout", d.peer_timeout.as_secs_f64())?,
         connect_timeout: seconds(p, "timeout", d.connect_timeout.as_secs_f64())?,
+        resume_timeout: seconds(p, "resume_timeout", d.resume_timeout.as_secs_f64())?,
         ..d
     };
     if sink {

@@ -19,9 +19,12 @@ pub struct TcpOptions {
     /// Both: a peer from which nothing (not even a heartbeat) came for this long while this
     /// end waits on it is declared silent and the connection is dropped.
     pub peer_timeout: Duration,
-    /// Both: how long to wait for a connection (the first, or a new one after a loss) before
-    /// the block fails. Zero fails at once when a connection is lost.
+    /// Both: how long to wait for the first connection before the block fails.
     pub connect_timeout: Duration,
+    /// Both: how long to wait for a new connection after one was lost (the peer stopped
+    /// mid-frame, went silent, or closed early) before the block fails with the loss's cause.
+    /// Zero fails at once: no resume.
+    pub resume_timeout: Duration,
     /// Receiver: frames whose length field exceeds this are refused, unread.
     pub max_frame: u32,
 }
@@ -35,6 +38,7 @@ impl Default for TcpOptions {
             heartbeat: Duration::from_secs(1),
             peer_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(60),
+            resume_timeout: Duration::from_secs(60),
             max_frame: crate::wire::DEFAULT_MAX_FRAME,
         }
     }

@@ -105,7 +105,7 @@ impl<T: Item> TcpSink<T> {
                     .send_control(&wire::error(&cause.to_string()), CONTROL_WAIT);
             }
         }
-        if cause.is_fatal() || self.opts.connect_timeout.is_zero() {
+        if cause.is_fatal() || self.opts.resume_timeout.is_zero() {
             return Err(cause.into());
         }
         if self.lost.is_none() {
@@ -116,9 +116,12 @@ impl<T: Item> TcpSink<T> {
 
     /// Tries to connect (or accept), waiting a little: true once connected and HELLO is sent.
     fn establish(&mut self) -> Result<bool, NodeError> {
-        let started = self.lost.as_ref().map_or(self.waiting_since, |(t, _)| *t);
+        let (started, limit) = match &self.lost {
+            Some((t, _)) => (*t, self.opts.resume_timeout),
+            None => (self.waiting_since, self.opts.connect_timeout),
+        };
         let elapsed = started.elapsed();
-        if elapsed > self.opts.connect_timeout {
+        if elapsed > limit {
             let secs = elapsed.as_secs_f64();
             return Err(match self.lost.take() {
                 Some((_, cause)) => NetError::Lost {

@@ -58,6 +58,7 @@ pub struct TcpSource<T> {
     done: bool,
     backoff: Backoff,
     metadata: Vec<Tag>,
+    failing: Option<NodeError>,
     _items: PhantomData<T>,
 }
 
@@ -81,6 +82,7 @@ impl<T: Item> TcpSource<T> {
             done: false,
             backoff: Backoff::new(),
             metadata: Vec::new(),
+            failing: None,
             _items: PhantomData,
         })
     }
@@ -104,7 +106,7 @@ impl<T: Item> TcpSource<T> {
             }
         }
         self.acked = received;
-        if cause.is_fatal() || self.opts.connect_timeout.is_zero() {
+        if cause.is_fatal() || self.opts.resume_timeout.is_zero() {
             return Err(cause.into());
         }
         if self.lost.is_none() {
@@ -114,9 +116,12 @@ impl<T: Item> TcpSource<T> {
     }
 
     fn establish(&mut self, received: u64) -> Result<bool, NodeError> {
-        let started = self.lost.as_ref().map_or(self.waiting_since, |(t, _)| *t);
+        let (started, limit) = match &self.lost {
+            Some((t, _)) => (*t, self.opts.resume_timeout),
+            None => (self.waiting_since, self.opts.connect_timeout),
+        };
         let elapsed = started.elapsed();
-        if elapsed > self.opts.connect_timeout {
+        if elapsed > limit {
             let secs = elapsed.as_secs_f64();
             return Err(match self.lost.take() {
                 Some((_, cause)) => NetError::Lost {
@@ -349,6 +354,35 @@ impl<T: Item> Node for TcpSource<T> {
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let out = io.outputs.get::<T>(0)?;
+        if self.failing.is_none() {
+            match self.receive(out) {
+                Err(e) => {
+                    self.session = None;
+                    self.failing = Some(e);
+                }
+                ok => return ok,
+            }
+        }
+        // Failing: first let downstream take every item already received (the queue is
+        // drained when all of it is free again), then report the error.
+        let capacity = out.capacity();
+        if out.reserve(capacity)?.is_some() {
+            return Err(self.failing.take().expect("set above"));
+        }
+        Ok(Work::NeedOutput {
+            port: 0,
+            items: capacity,
+        })
+    }
+
+    fn stop(&mut self) {
+        self.session = None;
+    }
+}
+
+impl<T: Item> TcpSource<T> {
+    /// The receiving `work`; an error ends the stream once downstream has what arrived.
+    fn receive(&mut self, out: &mut Output<T>) -> Result<Work, NodeError> {
         if self.done {
             return Ok(Work::Done);
         }
@@ -416,9 +450,5 @@ impl<T: Item> Node for TcpSource<T> {
                 Ok(Work::Progress)
             }
         }
-    }
-
-    fn stop(&mut self) {
-        self.session = None;
     }
 }

@@ -15,7 +15,10 @@ use std::time::Duration;
 /// Relays connections from its listener to `target`; connection `i` is cut after
 /// `cuts[i]` bytes from the client (later ones are relayed whole). Returns its address and the
 /// count of connections cut.
-fn cutting_relay(target: std::net::SocketAddr, cuts: Vec<usize>) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+fn cutting_relay(
+    target: std::net::SocketAddr,
+    cuts: Vec<usize>,
+) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let cut_count = Arc::new(AtomicUsize::new(0));
@@ -23,7 +26,9 @@ fn cutting_relay(target: std::net::SocketAddr, cuts: Vec<usize>) -> (std::net::S
     std::thread::spawn(move || {
         for (i, client) in listener.incoming().enumerate() {
             let Ok(client) = client else { return };
-            let Ok(server) = TcpStream::connect(target) else { return };
+            let Ok(server) = TcpStream::connect(target) else {
+                return;
+            };
             let limit = cuts.get(i).copied();
             let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
             // Server → client, whole.
@@ -46,7 +51,9 @@ fn cutting_relay(target: std::net::SocketAddr, cuts: Vec<usize>) -> (std::net::S
                     Some(l) => buf.len().min(l - total),
                     None => buf.len(),
                 };
-                let Ok(n) = from.read(&mut buf[..want.max(1)]) else { break };
+                let Ok(n) = from.read(&mut buf[..want.max(1)]) else {
+                    break;
+                };
                 if n == 0 || to.write_all(&buf[..n]).is_err() {
                     break;
                 }
@@ -77,22 +84,39 @@ fn resume_through_cuts(seed: u64, crc: bool) {
         crc,
         frame_bytes: 256 << 10,
         retention_bytes: 4 << 20,
-        connect_timeout: Duration::from_secs(20),
+        resume_timeout: Duration::from_secs(20),
         ..TcpOptions::default()
     };
     let make = |i: u64| i.wrapping_mul(0x9e3779b97f4a7c15);
     let (rx, addr, seen) = receiver::<u64>(make, opts.clone());
     let (relay, cut) = cutting_relay(addr, cuts.clone());
-    let tags: Vec<_> = (0..count).step_by(333_333).map(|i| rate_tag(i, i as f64)).collect();
-    let tx = sender(Counter::new(count, make, tags.clone()), &format!("tcp://{relay}"), opts);
+    let tags: Vec<_> = (0..count)
+        .step_by(333_333)
+        .map(|i| rate_tag(i, i as f64))
+        .collect();
+    let tx = sender(
+        Counter::new(count, make, tags.clone()),
+        &format!("tcp://{relay}"),
+        opts,
+    );
     let rx = spawn(rx);
     let tx = spawn(tx);
     tx.join().unwrap().unwrap();
     rx.join().unwrap().unwrap();
     let seen = seen.lock().unwrap();
-    assert_eq!(cut.load(Ordering::SeqCst), cuts.len(), "every planned cut happened");
-    assert_eq!(seen.first_bad, None, "an item arrived out of place (cuts {cuts:?})");
-    assert_eq!(seen.items, count, "items lost or duplicated (cuts {cuts:?})");
+    assert_eq!(
+        cut.load(Ordering::SeqCst),
+        cuts.len(),
+        "every planned cut happened"
+    );
+    assert_eq!(
+        seen.first_bad, None,
+        "an item arrived out of place (cuts {cuts:?})"
+    );
+    assert_eq!(
+        seen.items, count,
+        "items lost or duplicated (cuts {cuts:?})"
+    );
     assert_eq!(seen.tags, tags, "tags lost or duplicated (cuts {cuts:?})");
 }
 

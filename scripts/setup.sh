@@ -7,6 +7,7 @@
 # - Debian packages: the peers the benchmarks compare with (GNU Radio, zita-convolver) and the
 #   tools the scripts use (a C++ compiler for the zita harness, perf, valgrind).
 # - The nightly toolchain's Miri and rust-src, for `cargo +nightly miri test` (CI runs it).
+# - cargo-fuzz, for the fuzz targets in fuzz/ (CI runs net_receive).
 # Never called from inside `cargo test`: parallel tests would fight over apt's lock.
 set -euo pipefail
 
@@ -39,4 +40,7 @@ if ! rustup component list --toolchain nightly --installed | grep -q '^miri'; th
   rustup component add miri rust-src --toolchain nightly
 fi
 cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+  cargo install cargo-fuzz            # fuzz/: the sluice-net receive state machine
+fi
 echo "setup: done"

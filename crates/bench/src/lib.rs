@@ -6,6 +6,7 @@ mod chain_nodes;
 mod convolve;
 mod copy;
 mod fir_crossover;
+mod net;
 mod overlap_save;
 pub mod plot;
 pub mod report;
@@ -27,6 +28,8 @@ pub enum BenchCommand {
     /// The asynchronous copy engine vs memcpy/memset and memory bandwidth; `--calibrate`
     /// measures its break-even table.
     Copy(copy::BenchCopyArgs),
+    /// sluice's TCP stream (tcp_sink -> tcp_source) vs a raw TCP write/read loop on loopback.
+    Net(net::BenchNetArgs),
     /// An N-input Sum (windows of every input held at once) vs the same kernel on one input.
     Sum(sum::BenchSumArgs),
 }
@@ -40,5 +43,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::FirCrossover(args) => fir_crossover::run(args),
         BenchCommand::Copy(args) => copy::run(args),
         BenchCommand::Sum(args) => sum::run(args),
+        BenchCommand::Net(args) => net::run(args),
     }
 }

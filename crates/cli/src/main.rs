@@ -38,8 +38,15 @@ struct BlocksArgs {
     json: bool,
 }
 
+/// The block types graph files may use: the standard blocks and the network endpoints.
+pub(crate) fn registry() -> sluice_graph::Registry {
+    let mut registry = sluice_dsp::graph_blocks::standard_registry();
+    sluice_net::graph_blocks::register(&mut registry);
+    registry
+}
+
 fn blocks(args: BlocksArgs) -> anyhow::Result<()> {
-    let registry = sluice_dsp::graph_blocks::standard_registry();
+    let registry = registry();
     match (args.name, args.json) {
         (_, true) => println!("{}", registry.to_json()),
         (Some(name), false) => match registry.describe_one(&name) {

@@ -74,7 +74,7 @@ fn load(graph: Option<&PathBuf>, overrides: &[Override]) -> anyhow::Result<Loade
             "built-in default graph".to_string(),
         ),
     };
-    let registry = sluice_dsp::graph_blocks::standard_registry();
+    let registry = crate::registry();
     Ok(sluice_graph::load_with(
         &text, &origin, &registry, overrides,
     )?)

@@ -1,0 +1,332 @@
+//! One TCP connection: a non-blocking socket, vectored sends and plain receives through
+//! rustix, bounded waits with `poll`, and a keeper thread that sends HEARTBEATs whenever the
+//! node's thread has sent nothing for a heartbeat period (the node may be parked by the
+//! scheduler, waiting on its queue, for any length of time).
+
+use crate::wire;
+use crate::NetError;
+use rustix::event::{poll, PollFd, PollFlags};
+use rustix::net::{RecvFlags, SendAncillaryBuffer, SendFlags};
+use std::io::{IoSlice, IoSliceMut};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Where a block's connection comes from: it connects, or it listens and accepts.
+#[derive(Debug)]
+pub enum Endpoint {
+    /// `tcp://host:port`: connect (and reconnect) to this address.
+    Connect(String),
+    /// `tcp-listen://host:port`: accept connections on this listener.
+    Listen(TcpListener),
+}
+
+impl Endpoint {
+    /// Parses `tcp://host:port` (connect) or `tcp-listen://host:port` (listen: binds now, so
+    /// that port 0 gets its number at once; see [`Endpoint::local_addr`]).
+    pub fn parse(url: &str) -> Result<Endpoint, NetError> {
+        let bad = |why: &str| {
+            NetError::Config(format!(
+                "bad URL '{url}': {why} (use tcp://host:port to connect or tcp-listen://host:port to listen)"
+            ))
+        };
+        if let Some(addr) = url.strip_prefix("tcp-listen://") {
+            if addr.is_empty() {
+                return Err(bad("no address"));
+            }
+            let listener = TcpListener::bind(addr).map_err(|e| {
+                NetError::Config(format!("cannot listen on {addr} (from '{url}'): {e}"))
+            })?;
+            listener
+                .set_nonblocking(true)
+                .map_err(|e| NetError::Config(format!("cannot listen on {addr}: {e}")))?;
+            Ok(Endpoint::Listen(listener))
+        } else if let Some(addr) = url.strip_prefix("tcp://") {
+            if !addr.contains(':') {
+                return Err(bad("no port"));
+            }
+            Ok(Endpoint::Connect(addr.to_string()))
+        } else {
+            Err(bad("unknown scheme"))
+        }
+    }
+
+    /// The address a listening endpoint is bound to (its port, when it asked for port 0).
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        match self {
+            Endpoint::Listen(l) => l.local_addr().ok(),
+            Endpoint::Connect(_) => None,
+        }
+    }
+
+    /// The peer's address as messages name it before a connection exists.
+    pub fn describe(&self) -> String {
+        match self {
+            Endpoint::Connect(a) => a.clone(),
+            Endpoint::Listen(l) => match l.local_addr() {
+                Ok(a) => format!("(listening on {a})"),
+                Err(_) => "(listening)".to_string(),
+            },
+        }
+    }
+
+    /// Tries to get a connection, waiting at most `wait`: `Ok(None)` if none came.
+    pub fn establish(&self, wait: Duration, offset: u64) -> Result<Option<TcpStream>, NetError> {
+        match self {
+            Endpoint::Listen(l) => {
+                match l.accept() {
+                    Ok((s, _)) => return Ok(Some(s)),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(io_err(&self.describe(), offset, "accept", &e)),
+                }
+                wait_fd(l, PollFlags::IN, wait);
+                match l.accept() {
+                    Ok((s, _)) => Ok(Some(s)),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+                    Err(e) => Err(io_err(&self.describe(), offset, "accept", &e)),
+                }
+            }
+            Endpoint::Connect(addr) => {
+                let start = Instant::now();
+                let addrs: Vec<SocketAddr> = match addr.to_socket_addrs() {
+                    Ok(a) => a.collect(),
+                    Err(e) => return Err(io_err(addr, offset, "resolve", &e)),
+                };
+                for a in addrs {
+                    match TcpStream::connect_timeout(&a, wait.max(Duration::from_millis(10))) {
+                        Ok(s) => return Ok(Some(s)),
+                        Err(_) => continue,
+                    }
+                }
+                // Refused or unreachable: the peer is not there yet. Do not retry in a loop.
+                if let Some(rest) = wait.checked_sub(start.elapsed()) {
+                    std::thread::sleep(rest.min(Duration::from_millis(20)));
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+pub(crate) fn io_err(peer: &str, offset: u64, what: &'static str, e: &std::io::Error) -> NetError {
+    NetError::Io {
+        peer: peer.to_string(),
+        offset,
+        what,
+        message: e.to_string(),
+    }
+}
+
+/// Waits until `fd` is ready for `flags` or `wait` passes.
+pub(crate) fn wait_fd(fd: impl std::os::fd::AsFd, flags: PollFlags, wait: Duration) {
+    let mut fds = [PollFd::new(&fd, flags)];
+    let ts = rustix::time::Timespec {
+        tv_sec: wait.as_secs() as i64,
+        tv_nsec: i64::from(wait.subsec_nanos()),
+    };
+    // An interrupted or failed poll only ends the wait early; the caller looks again.
+    let _ = poll(&mut fds, Some(&ts));
+}
+
+/// What the node's thread and the keeper share about sending.
+#[derive(Debug)]
+struct Tx {
+    /// A frame is partly written: nothing else may go out until it is complete.
+    mid_frame: bool,
+    /// When bytes last went out.
+    last: Instant,
+}
+
+/// A live connection.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    stream: Arc<TcpStream>,
+    /// The peer's address, for messages.
+    pub peer: String,
+    tx: Arc<Mutex<Tx>>,
+    keeper_stop: Arc<AtomicBool>,
+    keeper: Option<JoinHandle<()>>,
+    /// When bytes last came in.
+    pub last_rx: Instant,
+}
+
+/// The result of a non-blocking receive.
+pub(crate) enum Recv {
+    /// This many bytes arrived.
+    Got(usize),
+    /// None now.
+    WouldBlock,
+    /// The peer closed its side.
+    Eof,
+}
+
+impl Conn {
+    /// Sets up `stream` (non-blocking, no Nagle delay) and starts its heartbeat keeper.
+    pub fn new(stream: TcpStream, heartbeat: Duration) -> std::io::Result<Conn> {
+        stream.set_nonblocking(true)?;
+        stream.set_nodelay(true)?;
+        let peer = stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| "(unknown peer)".to_string());
+        let stream = Arc::new(stream);
+        let tx = Arc::new(Mutex::new(Tx {
+            mid_frame: false,
+            last: Instant::now(),
+        }));
+        let keeper_stop = Arc::new(AtomicBool::new(false));
+        let keeper = {
+            let (stream, tx, stop) = (stream.clone(), tx.clone(), keeper_stop.clone());
+            std::thread::Builder::new()
+                .name("sluice-net-heartbeat".into())
+                .spawn(move || keep(&stream, &tx, &stop, heartbeat))?
+        };
+        Ok(Conn {
+            stream,
+            peer,
+            tx,
+            keeper_stop,
+            keeper: Some(keeper),
+            last_rx: Instant::now(),
+        })
+    }
+
+    /// Receives into `buf` without blocking.
+    pub fn recv(&mut self, buf: &mut [u8]) -> std::io::Result<Recv> {
+        let len = buf.len();
+        match rustix::net::recv(&*self.stream, buf, RecvFlags::DONTWAIT) {
+            Ok((0, _)) if len > 0 => Ok(Recv::Eof),
+            Ok((n, _)) => {
+                self.last_rx = Instant::now();
+                Ok(Recv::Got(n))
+            }
+            Err(rustix::io::Errno::AGAIN) => Ok(Recv::WouldBlock),
+            Err(rustix::io::Errno::INTR) => Ok(Recv::WouldBlock),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Receives into several buffers at once (`readv`) without blocking.
+    pub fn recv_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> std::io::Result<Recv> {
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        match rustix::io::readv(&*self.stream, bufs) {
+            Ok(0) if total > 0 => Ok(Recv::Eof),
+            Ok(n) => {
+                self.last_rx = Instant::now();
+                Ok(Recv::Got(n))
+            }
+            Err(rustix::io::Errno::AGAIN) | Err(rustix::io::Errno::INTR) => Ok(Recv::WouldBlock),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Sends what it can of `iov` (one `sendmsg`, no SIGPIPE) without blocking: the bytes
+    /// sent (0 if the socket is full). `frame_done_at` is the total of `iov`: when all of it
+    /// went out the frame is complete; otherwise the keeper holds its heartbeats back.
+    pub fn send_vectored(&self, iov: &[IoSlice<'_>]) -> std::io::Result<usize> {
+        let total: usize = iov.iter().map(|s| s.len()).sum();
+        let mut tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut control = SendAncillaryBuffer::default();
+        let sent = match rustix::net::sendmsg(
+            &*self.stream,
+            iov,
+            &mut control,
+            SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
+        ) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::AGAIN) | Err(rustix::io::Errno::INTR) => 0,
+            Err(e) => return Err(e.into()),
+        };
+        if sent > 0 {
+            tx.last = Instant::now();
+        }
+        tx.mid_frame = sent < total;
+        Ok(sent)
+    }
+
+    /// Sends a whole small control frame, waiting (at most `limit`) for room if the socket is
+    /// full. Must not be called while a frame of [`Conn::send_vectored`] is incomplete.
+    pub fn send_control(&self, frame: &[u8], limit: Duration) -> std::io::Result<()> {
+        let deadline = Instant::now() + limit;
+        let mut tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
+        send_all(&self.stream, frame, deadline)?;
+        tx.last = Instant::now();
+        Ok(())
+    }
+
+    /// Waits until the socket is readable (or writable too, with `write`), at most `wait`.
+    pub fn wait(&self, write: bool, wait: Duration) {
+        let flags = if write {
+            PollFlags::IN | PollFlags::OUT
+        } else {
+            PollFlags::IN
+        };
+        wait_fd(&*self.stream, flags, wait);
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.keeper_stop.store(true, Ordering::Release);
+        if let Some(k) = self.keeper.take() {
+            k.thread().unpark();
+            let _ = k.join();
+        }
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// Writes all of `bytes`, polling for room until `deadline`.
+fn send_all(stream: &TcpStream, mut bytes: &[u8], deadline: Instant) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match rustix::net::send(stream, bytes, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::AGAIN) | Err(rustix::io::Errno::INTR) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the peer takes no bytes (send buffer full)",
+                    ));
+                }
+                wait_fd(stream, PollFlags::OUT, deadline - now);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// The keeper: every quarter period, if nothing went out for a whole period and no frame is
+/// half-written, sends a HEARTBEAT. A heartbeat that cannot go out within a period (the peer
+/// takes nothing) ends the connection: the node's next call sees the error.
+fn keep(stream: &TcpStream, tx: &Mutex<Tx>, stop: &AtomicBool, period: Duration) {
+    let tick = (period / 4).max(Duration::from_millis(5));
+    let beat = wire::heartbeat();
+    while !stop.load(Ordering::Acquire) {
+        std::thread::park_timeout(tick);
+        if stop.load(Ordering::Acquire) {
+            return;
+        }
+        let mut tx = tx.lock().unwrap_or_else(PoisonError::into_inner);
+        if tx.mid_frame || tx.last.elapsed() < period {
+            continue;
+        }
+        // A heartbeat that does not even start to go out is simply skipped (the socket is
+        // full, so the peer hears our data); one that started must be completed.
+        match rustix::net::send(stream, &beat, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
+            Ok(n) if n == beat.len() => tx.last = Instant::now(),
+            Ok(n) => {
+                if send_all(stream, &beat[n..], Instant::now() + period).is_err() {
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                tx.last = Instant::now();
+            }
+            Err(rustix::io::Errno::AGAIN) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return,
+        }
+    }
+}

@@ -1,0 +1,630 @@
+//! The receive state machine: fed arbitrary chunks of a connection's bytes, it says what it
+//! needs next and reports frames, so that it runs (and is fuzzed) without a socket.
+//!
+//! It asks for two kinds of bytes ([`Need`]): *control* bytes (headers, tags, control frame
+//! bodies), which the caller puts into the decoder's small buffer ([`Decoder::control_space`],
+//! then [`Decoder::control_filled`]), and *payload* bytes, which the caller puts wherever the
+//! items belong — the receiving queue's reservation — and then shows to the decoder
+//! ([`Decoder::payload_filled`]) so that it can count them and check their CRC. The decoder
+//! never holds more than [`MAX_CONTROL`] bytes and allocates nothing by a length it has not
+//! checked against its limits.
+
+use crate::wire::{
+    self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, FLAG_CRC, HEADER_LEN, MAGIC, MAX_CONTROL,
+    MAX_ITEM_NAME, VERSION,
+};
+use crate::NetError;
+use sluice_queue::Tag;
+
+/// Which end of a stream reads with this decoder: which frames it accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The receiving end (reads HELLO, DATA, HEARTBEAT, END, ERROR).
+    Receiver,
+    /// The sending end (reads WELCOME, ACK, CREDIT, HEARTBEAT, ERROR).
+    Sender,
+}
+
+/// What the decoder needs next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// This many bytes into [`Decoder::control_space`].
+    Control(usize),
+    /// This many payload bytes of the current DATA frame, into the destination (the caller's
+    /// reservation, at byte [`Decoder::payload_done`] of the frame's payload).
+    Payload(usize),
+}
+
+/// A frame, or the part of one, that the decoder has read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A HELLO, checked against the expected item type.
+    Hello(Hello),
+    /// A WELCOME.
+    Welcome(Welcome),
+    /// A DATA frame's header and tags: `items` items from `offset` follow as payload
+    /// (`items · item size` bytes). Tags have absolute indices inside the frame.
+    DataBegin {
+        /// Absolute offset of the frame's first item.
+        offset: u64,
+        /// Items in the frame.
+        items: u32,
+        /// The tags on them.
+        tags: Vec<Tag>,
+    },
+    /// The payload of the DATA frame begun last is complete (and its CRC matched).
+    DataEnd {
+        /// Absolute offset of the frame's first item.
+        offset: u64,
+        /// Items in the frame.
+        items: u32,
+    },
+    /// An ACK: every item below this offset is received.
+    Ack(u64),
+    /// A CREDIT: the sender may send items below this offset.
+    Credit(u64),
+    /// A HEARTBEAT.
+    Heartbeat,
+    /// An END at this final offset (equal to the data received).
+    End(u64),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct DataFrame {
+    offset: u64,
+    items: u32,
+    crc: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Stage {
+    Header,
+    Body { kind: Kind, flags: u16 },
+    DataHead { flags: u16, length: u32 },
+    DataTags { frame: DataFrame },
+    Payload { frame: DataFrame, remaining: usize },
+    Trailer { frame: DataFrame },
+}
+
+/// The receive state machine of one connection.
+#[derive(Debug)]
+pub struct Decoder {
+    role: Role,
+    peer: String,
+    max_frame: u32,
+    expect: Option<(String, u32)>,
+    stage: Stage,
+    buf: Vec<u8>,
+    filled: usize,
+    want: usize,
+    crc: u32,
+    crc_on: bool,
+    item_size: Option<u32>,
+    greeted: bool,
+    offset: u64,
+    frame_kind: &'static str,
+    frame_got: u64,
+    frame_len: u64,
+    payload_total: usize,
+}
+
+impl Decoder {
+    /// A decoder for `role` reading from `peer` (its address, for messages), refusing frames
+    /// whose length field exceeds `max_frame`. A receiver passes the item type it carries
+    /// (`expect`: name and size) and the offset of the first item it does not have.
+    pub fn new(
+        role: Role,
+        peer: &str,
+        max_frame: u32,
+        expect: Option<(&str, u32)>,
+        offset: u64,
+    ) -> Self {
+        Decoder {
+            role,
+            peer: peer.to_string(),
+            max_frame,
+            expect: expect.map(|(n, s)| (n.to_string(), s)),
+            stage: Stage::Header,
+            buf: vec![0; HEADER_LEN],
+            filled: 0,
+            want: HEADER_LEN,
+            crc: 0,
+            crc_on: false,
+            item_size: None,
+            greeted: false,
+            offset,
+            frame_kind: "frame header",
+            frame_got: 0,
+            frame_len: HEADER_LEN as u64,
+            payload_total: 0,
+        }
+    }
+
+    /// The stream offset errors name: for a receiver, the first item it does not have (the
+    /// decoder advances it frame by frame); a sender sets it to what the peer acknowledged.
+    pub fn set_offset(&mut self, offset: u64) {
+        self.offset = offset;
+    }
+
+    /// The stream offset (see [`Decoder::set_offset`]).
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// What the decoder needs next.
+    pub fn need(&self) -> Need {
+        match self.stage {
+            Stage::Payload { remaining, .. } => Need::Payload(remaining),
+            _ => Need::Control(self.want - self.filled),
+        }
+    }
+
+    /// Bytes of the current DATA frame's payload received so far (where the next payload
+    /// bytes go in the destination).
+    pub fn payload_done(&self) -> usize {
+        match self.stage {
+            Stage::Payload { remaining, .. } => self.payload_total - remaining,
+            _ => 0,
+        }
+    }
+
+    /// Whether the decoder is between frames (a connection may end here cleanly).
+    pub fn between_frames(&self) -> bool {
+        matches!(self.stage, Stage::Header) && self.filled == 0
+    }
+
+    /// Where the control bytes [`Need::Control`] asks for go (exactly that many).
+    pub fn control_space(&mut self) -> &mut [u8] {
+        &mut self.buf[self.filled..self.want]
+    }
+
+    /// Says that `n` bytes were written at the start of [`Decoder::control_space`].
+    pub fn control_filled(&mut self, n: usize) -> Result<Option<Event>, NetError> {
+        assert!(
+            self.filled + n <= self.want && !matches!(self.stage, Stage::Payload { .. }),
+            "control_filled({n}) beyond what the decoder asked for"
+        );
+        self.filled += n;
+        self.frame_got += n as u64;
+        if self.filled < self.want {
+            return Ok(None);
+        }
+        match self.stage {
+            Stage::Header => self.on_header(),
+            Stage::Body { kind, flags } => self.on_body(kind, flags),
+            Stage::DataHead { flags, length } => self.on_data_head(flags, length),
+            Stage::DataTags { frame } => self.on_data_tags(frame),
+            Stage::Trailer { frame } => self.on_trailer(frame),
+            Stage::Payload { .. } => unreachable!("checked above"),
+        }
+    }
+
+    /// Says that `bytes` (the next payload bytes of the current DATA frame) were written to
+    /// the destination; the decoder counts them and adds them to the frame's CRC.
+    pub fn payload_filled(&mut self, bytes: &[u8]) -> Result<Option<Event>, NetError> {
+        let Stage::Payload { frame, remaining } = self.stage else {
+            panic!("payload_filled while the decoder needs control bytes");
+        };
+        assert!(
+            bytes.len() <= remaining,
+            "payload_filled with more bytes than the frame has left"
+        );
+        if frame.crc {
+            self.crc = crc32c::crc32c_append(self.crc, bytes);
+        }
+        self.frame_got += bytes.len() as u64;
+        let remaining = remaining - bytes.len();
+        if remaining > 0 {
+            self.stage = Stage::Payload { frame, remaining };
+            return Ok(None);
+        }
+        if frame.crc {
+            self.expect_control(Stage::Trailer { frame }, CRC_LEN);
+            return Ok(None);
+        }
+        Ok(Some(self.data_end(frame)))
+    }
+
+    /// The connection ended here: fine between frames, [`NetError::Truncated`] inside one.
+    pub fn eof(&self) -> Result<(), NetError> {
+        if self.between_frames() {
+            return Ok(());
+        }
+        Err(NetError::Truncated {
+            peer: self.peer.clone(),
+            offset: self.offset,
+            kind: self.frame_kind,
+            got: self.frame_got,
+            expected: self.frame_len,
+        })
+    }
+
+    fn expect_control(&mut self, stage: Stage, n: usize) {
+        self.stage = stage;
+        self.filled = 0;
+        self.want = n;
+        if self.buf.len() < n {
+            // n was checked against MAX_CONTROL (or is a fixed size) before we get here.
+            self.buf.resize(n, 0);
+        }
+    }
+
+    fn next_frame(&mut self) {
+        self.expect_control(Stage::Header, HEADER_LEN);
+        self.frame_kind = "frame header";
+        self.frame_got = 0;
+        self.frame_len = HEADER_LEN as u64;
+    }
+
+    fn protocol(&self, kind: &'static str, what: impl Into<String>) -> NetError {
+        NetError::Protocol {
+            peer: self.peer.clone(),
+            offset: self.offset,
+            kind,
+            what: what.into(),
+        }
+    }
+
+    fn on_header(&mut self) -> Result<Option<Event>, NetError> {
+        let h = &self.buf[..HEADER_LEN];
+        let found: [u8; 4] = [h[0], h[1], h[2], h[3]];
+        if found != MAGIC {
+            return Err(NetError::BadMagic {
+                peer: self.peer.clone(),
+                offset: self.offset,
+                found,
+            });
+        }
+        if h[4] != VERSION {
+            return Err(NetError::Version {
+                peer: self.peer.clone(),
+                offset: self.offset,
+                theirs: h[4],
+                ours: VERSION,
+            });
+        }
+        let kind_byte = h[5];
+        let flags = u16::from_le_bytes([h[6], h[7]]);
+        let length = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
+        let Some(kind) = Kind::from_byte(kind_byte) else {
+            return Err(self.protocol(
+                "frame",
+                format!("unknown frame kind {kind_byte} (expected 1..=8)"),
+            ));
+        };
+        self.frame_kind = kind.name();
+        self.frame_len = HEADER_LEN as u64 + u64::from(length);
+        let accepted = match self.role {
+            Role::Receiver => matches!(
+                kind,
+                Kind::Hello | Kind::Data | Kind::Heartbeat | Kind::End | Kind::Error
+            ),
+            Role::Sender => matches!(
+                kind,
+                Kind::Welcome | Kind::Ack | Kind::Credit | Kind::Heartbeat | Kind::Error
+            ),
+        };
+        if !accepted {
+            let direction = match self.role {
+                Role::Receiver => "the receiver sends it, not the sender",
+                Role::Sender => "the sender sends it, not the receiver",
+            };
+            return Err(self.protocol(kind.name(), format!("unexpected here: {direction}")));
+        }
+        let first = match self.role {
+            Role::Receiver => Kind::Hello,
+            Role::Sender => Kind::Welcome,
+        };
+        if !self.greeted && kind != first && kind != Kind::Error {
+            return Err(self.protocol(
+                kind.name(),
+                format!("the connection must start with {}", first.name()),
+            ));
+        }
+        if self.greeted && kind == first {
+            return Err(self.protocol(kind.name(), "sent twice on one connection"));
+        }
+        if length > self.max_frame {
+            return Err(NetError::Oversized {
+                peer: self.peer.clone(),
+                offset: self.offset,
+                kind: kind.name(),
+                length: u64::from(length),
+                limit: u64::from(self.max_frame),
+            });
+        }
+        let allowed_flags = if matches!(kind, Kind::Hello | Kind::Data) {
+            FLAG_CRC
+        } else {
+            0
+        };
+        if flags & !allowed_flags != 0 {
+            return Err(self.protocol(
+                kind.name(),
+                format!("unknown flags {flags:#06x} (allowed: {allowed_flags:#06x})"),
+            ));
+        }
+        let length = length as usize;
+        if kind == Kind::Data {
+            let crc = flags & FLAG_CRC != 0;
+            if crc != self.crc_on {
+                let said = if self.crc_on { "on" } else { "off" };
+                return Err(self.protocol(
+                    "DATA",
+                    format!("CRC flag differs from the HELLO's (CRC {said})"),
+                ));
+            }
+            if crc {
+                self.crc = crc32c::crc32c(&self.buf[..HEADER_LEN]);
+            }
+            self.expect_control(
+                Stage::DataHead {
+                    flags,
+                    length: length as u32,
+                },
+                DATA_HEAD_LEN,
+            );
+            return Ok(None);
+        }
+        match kind.fixed_body() {
+            Some(fixed) if fixed != length => {
+                return Err(self.protocol(kind.name(), format!("length {length}, expected {fixed}")))
+            }
+            Some(_) => {}
+            None if length > MAX_CONTROL => {
+                return Err(NetError::Oversized {
+                    peer: self.peer.clone(),
+                    offset: self.offset,
+                    kind: kind.name(),
+                    length: length as u64,
+                    limit: MAX_CONTROL as u64,
+                })
+            }
+            None => {}
+        }
+        self.expect_control(Stage::Body { kind, flags }, length);
+        if length == 0 {
+            return self.on_body(kind, flags);
+        }
+        Ok(None)
+    }
+
+    fn on_body(&mut self, kind: Kind, flags: u16) -> Result<Option<Event>, NetError> {
+        let body = &self.buf[..self.want];
+        let u64_at = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().unwrap_or([0; 8]));
+        let event = match kind {
+            Kind::Hello => Event::Hello(self.parse_hello(flags)?),
+            Kind::Welcome => {
+                let w = Welcome {
+                    resume: u64_at(0),
+                    credit: u64_at(8),
+                    max_items: u32::from_le_bytes([body[16], body[17], body[18], body[19]]),
+                    heartbeat_ms: u32::from_le_bytes([body[20], body[21], body[22], body[23]]),
+                };
+                if w.max_items == 0 {
+                    return Err(self.protocol("WELCOME", "largest frame of 0 items"));
+                }
+                self.greeted = true;
+                Event::Welcome(w)
+            }
+            Kind::Ack => Event::Ack(u64_at(0)),
+            Kind::Credit => Event::Credit(u64_at(0)),
+            Kind::End => {
+                let end = u64_at(0);
+                if end != self.offset {
+                    return Err(self.protocol(
+                        "END",
+                        format!(
+                            "the stream ends at offset {end} but the data received ends at {}",
+                            self.offset
+                        ),
+                    ));
+                }
+                Event::End(end)
+            }
+            Kind::Heartbeat => Event::Heartbeat,
+            Kind::Error => {
+                return Err(NetError::Remote {
+                    peer: self.peer.clone(),
+                    offset: self.offset,
+                    message: String::from_utf8_lossy(body).into_owned(),
+                })
+            }
+            Kind::Data => unreachable!("DATA has its own stages"),
+        };
+        self.next_frame();
+        Ok(Some(event))
+    }
+
+    fn parse_hello(&mut self, flags: u16) -> Result<Hello, NetError> {
+        let body = &self.buf[..self.want];
+        let short = || {
+            self.protocol(
+                "HELLO",
+                format!("body of {} bytes is cut short", body.len()),
+            )
+        };
+        let item_size = u32::from_le_bytes(
+            body.get(0..4)
+                .ok_or_else(short)?
+                .try_into()
+                .unwrap_or([0; 4]),
+        );
+        let heartbeat_ms = u32::from_le_bytes(
+            body.get(4..8)
+                .ok_or_else(short)?
+                .try_into()
+                .unwrap_or([0; 4]),
+        );
+        let name_len = u16::from_le_bytes(
+            body.get(8..10)
+                .ok_or_else(short)?
+                .try_into()
+                .unwrap_or([0; 2]),
+        ) as usize;
+        if name_len > MAX_ITEM_NAME {
+            return Err(self.protocol(
+                "HELLO",
+                format!("item type name of {name_len} bytes (at most {MAX_ITEM_NAME})"),
+            ));
+        }
+        let name = body.get(10..10 + name_len).ok_or_else(short)?;
+        let Ok(item_name) = std::str::from_utf8(name) else {
+            return Err(self.protocol("HELLO", "item type name is not UTF-8"));
+        };
+        let at = 10 + name_len;
+        let meta_len = u32::from_le_bytes(
+            body.get(at..at + 4)
+                .ok_or_else(short)?
+                .try_into()
+                .unwrap_or([0; 4]),
+        ) as usize;
+        let meta = body.get(at + 4..).ok_or_else(short)?;
+        if meta.len() != meta_len {
+            return Err(self.protocol(
+                "HELLO",
+                format!(
+                    "metadata length {meta_len}, but {} bytes follow",
+                    meta.len()
+                ),
+            ));
+        }
+        let metadata = wire::decode_tags(meta)
+            .map_err(|e| self.protocol("HELLO", format!("metadata: {e}")))?;
+        if item_size == 0 {
+            return Err(self.protocol("HELLO", "item size 0"));
+        }
+        if let Some((our_name, our_size)) = &self.expect {
+            if item_name != our_name || item_size != *our_size {
+                return Err(NetError::ItemMismatch {
+                    peer: self.peer.clone(),
+                    offset: self.offset,
+                    their_name: item_name.to_string(),
+                    their_size: item_size,
+                    our_name: our_name.clone(),
+                    our_size: *our_size,
+                });
+            }
+        }
+        let hello = Hello {
+            item_name: item_name.to_string(),
+            item_size,
+            crc: flags & FLAG_CRC != 0,
+            heartbeat_ms,
+            metadata,
+        };
+        self.crc_on = hello.crc;
+        self.item_size = Some(item_size);
+        self.greeted = true;
+        Ok(hello)
+    }
+
+    fn on_data_head(&mut self, flags: u16, length: u32) -> Result<Option<Event>, NetError> {
+        let b = &self.buf[..DATA_HEAD_LEN];
+        let offset = u64::from_le_bytes(b[0..8].try_into().unwrap_or([0; 8]));
+        let items = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
+        let tag_bytes = u32::from_le_bytes([b[12], b[13], b[14], b[15]]) as usize;
+        let crc = flags & FLAG_CRC != 0;
+        if crc {
+            self.crc = crc32c::crc32c_append(self.crc, b);
+        }
+        let item_size = self.item_size.unwrap_or(1);
+        let payload = u64::from(items) * u64::from(item_size);
+        let expected = DATA_HEAD_LEN as u64
+            + tag_bytes as u64
+            + payload
+            + if crc { CRC_LEN as u64 } else { 0 };
+        if expected != u64::from(length) {
+            return Err(self.protocol(
+                "DATA",
+                format!(
+                    "length field {length}, but {items} items of {item_size} bytes and {tag_bytes} bytes of tags make {expected}"
+                ),
+            ));
+        }
+        if items == 0 {
+            return Err(self.protocol("DATA", "no items (a DATA frame carries at least one)"));
+        }
+        if tag_bytes > MAX_CONTROL {
+            return Err(NetError::Oversized {
+                peer: self.peer.clone(),
+                offset: self.offset,
+                kind: "DATA tags of a",
+                length: tag_bytes as u64,
+                limit: MAX_CONTROL as u64,
+            });
+        }
+        if offset != self.offset {
+            return Err(NetError::Discontinuity {
+                peer: self.peer.clone(),
+                expected: self.offset,
+                got: offset,
+            });
+        }
+        // payload ≤ length ≤ max_frame, a u32: it fits a usize.
+        self.payload_total = payload as usize;
+        let frame = DataFrame { offset, items, crc };
+        self.expect_control(Stage::DataTags { frame }, tag_bytes);
+        if tag_bytes == 0 {
+            return self.on_data_tags(frame);
+        }
+        Ok(None)
+    }
+
+    fn on_data_tags(&mut self, frame: DataFrame) -> Result<Option<Event>, NetError> {
+        let bytes = &self.buf[..self.want];
+        let tags = if bytes.is_empty() {
+            Vec::new()
+        } else {
+            if frame.crc {
+                self.crc = crc32c::crc32c_append(self.crc, bytes);
+            }
+            wire::decode_tags(bytes).map_err(|e| self.protocol("DATA", format!("tags: {e}")))?
+        };
+        let end = frame.offset + u64::from(frame.items);
+        if let Some(t) = tags
+            .iter()
+            .find(|t| t.index < frame.offset || t.index >= end)
+        {
+            return Err(self.protocol(
+                "DATA",
+                format!(
+                    "tag '{}' at index {} lies outside the frame's items {}..{end}",
+                    t.key, t.index, frame.offset
+                ),
+            ));
+        }
+        self.stage = Stage::Payload {
+            frame,
+            remaining: self.payload_total,
+        };
+        Ok(Some(Event::DataBegin {
+            offset: frame.offset,
+            items: frame.items,
+            tags,
+        }))
+    }
+
+    fn on_trailer(&mut self, frame: DataFrame) -> Result<Option<Event>, NetError> {
+        let sent = u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]);
+        if sent != self.crc {
+            return Err(NetError::Crc {
+                peer: self.peer.clone(),
+                offset: frame.offset,
+                items: frame.items,
+                computed: self.crc,
+                sent,
+            });
+        }
+        Ok(Some(self.data_end(frame)))
+    }
+
+    fn data_end(&mut self, frame: DataFrame) -> Event {
+        self.offset = frame.offset + u64::from(frame.items);
+        self.next_frame();
+        Event::DataEnd {
+            offset: frame.offset,
+            items: frame.items,
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! What can go wrong on a stream connection. Every error names the peer (its address) and the
+//! stream offset (the absolute index of the first item the receiving end does not have yet,
+//! or the offset a frame claimed), and says what was expected.
+
+use thiserror::Error;
+
+/// An error of a stream connection or of the bytes a peer sent.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum NetError {
+    /// The first bytes of a frame are not the magic `SLCN`.
+    #[error("peer {peer}: bad magic {found:02x?} at stream offset {offset} (expected \"SLCN\" = [53, 4c, 43, 4e]): not a sluice-net stream, or the stream lost its framing")]
+    BadMagic {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// The four bytes found.
+        found: [u8; 4],
+    },
+    /// The peer speaks another wire version.
+    #[error("peer {peer} speaks sluice-net wire version {theirs}; this end speaks version {ours} (at stream offset {offset}): upgrade one side")]
+    Version {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// The peer's version.
+        theirs: u8,
+        /// This crate's version.
+        ours: u8,
+    },
+    /// The peer's items are not the ones this end carries.
+    #[error("peer {peer} sends items of type {their_name} ({their_size} bytes); this end expects {our_name} ({our_size} bytes) (at stream offset {offset})")]
+    ItemMismatch {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// The peer's item type name.
+        their_name: String,
+        /// The peer's item size.
+        their_size: u32,
+        /// This end's item type name.
+        our_name: String,
+        /// This end's item size.
+        our_size: u32,
+    },
+    /// A frame's length field is above the configured limit (nothing was allocated for it).
+    #[error("peer {peer}: {kind} frame at stream offset {offset} is {length} bytes long, above the limit of {limit} bytes")]
+    Oversized {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// The frame kind.
+        kind: &'static str,
+        /// The length it claimed.
+        length: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The peer closed the connection (or the stream ended) inside a frame.
+    #[error("peer {peer} stopped mid-frame: {kind} frame at stream offset {offset} ended after {got} of {expected} bytes")]
+    Truncated {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// The frame kind ("frame header" when the header itself was cut).
+        kind: &'static str,
+        /// Bytes of the frame received.
+        got: u64,
+        /// Bytes the frame has.
+        expected: u64,
+    },
+    /// A DATA frame's CRC32C does not match its bytes.
+    #[error("peer {peer}: CRC32C mismatch in DATA frame at stream offset {offset} ({items} items): computed {computed:08x}, the frame says {sent:08x}")]
+    Crc {
+        /// The peer's address.
+        peer: String,
+        /// The frame's offset.
+        offset: u64,
+        /// Its item count.
+        items: u32,
+        /// The CRC of the bytes received.
+        computed: u32,
+        /// The CRC in the trailer.
+        sent: u32,
+    },
+    /// A DATA frame does not start where the previous one ended.
+    #[error("peer {peer}: DATA frame starts at offset {got}, expected offset {expected}")]
+    Discontinuity {
+        /// The peer's address.
+        peer: String,
+        /// The offset the receiver expects.
+        expected: u64,
+        /// The offset the frame claims.
+        got: u64,
+    },
+    /// A frame that breaks the protocol in some other way (unknown kind, inconsistent lengths,
+    /// a frame the other role sends, malformed tags or metadata).
+    #[error("peer {peer}: bad {kind} frame at stream offset {offset}: {what}")]
+    Protocol {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// The frame kind, or "frame" when unknown.
+        kind: &'static str,
+        /// What is wrong, and what was expected.
+        what: String,
+    },
+    /// The peer sent an ERROR frame.
+    #[error("peer {peer} reported an error at stream offset {offset}: {message}")]
+    Remote {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// Its message.
+        message: String,
+    },
+    /// Nothing (not even a heartbeat) came from the peer for too long.
+    #[error(
+        "peer {peer} silent for {secs:.1} s (no frame, no heartbeat) at stream offset {offset}"
+    )]
+    Silent {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// Seconds of silence.
+        secs: f64,
+    },
+    /// The peer closed the connection between frames before the stream ended.
+    #[error(
+        "peer {peer} closed the connection at stream offset {offset} before the end of the stream"
+    )]
+    Closed {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+    },
+    /// A socket call failed.
+    #[error("connection with {peer} at stream offset {offset}: {what}: {message}")]
+    Io {
+        /// The peer's address (or the address being connected to or listened on).
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// The call.
+        what: &'static str,
+        /// The OS's words.
+        message: String,
+    },
+    /// The connection was lost and did not come back in time.
+    #[error("{cause}; no connection came back within {secs:.1} s")]
+    Lost {
+        /// Why the connection was lost.
+        cause: Box<NetError>,
+        /// How long this end waited.
+        secs: f64,
+    },
+    /// A bad URL or parameter.
+    #[error("{0}")]
+    Config(String),
+}
+
+impl NetError {
+    /// Whether the error ends the stream for good (the peer is broken or incompatible) rather
+    /// than the connection (the peer may come back and resume).
+    pub fn is_fatal(&self) -> bool {
+        !matches!(
+            self,
+            NetError::Truncated { .. }
+                | NetError::Silent { .. }
+                | NetError::Closed { .. }
+                | NetError::Io { .. }
+        )
+    }
+}
+
+impl From<NetError> for sluice_runtime::NodeError {
+    fn from(e: NetError) -> Self {
+        sluice_runtime::NodeError::msg(e.to_string())
+    }
+}

@@ -1,0 +1,178 @@
+//! `tcp_sink` and `tcp_source` as graph-file block types; [`register`] adds them to a
+//! [`Registry`].
+
+use crate::{TcpOptions, TcpSink, TcpSource};
+use num_complex::Complex32;
+use sluice_graph::{BlockType, ParamDoc, ParamError, Params, Registry};
+use sluice_runtime::{Item, Node};
+use std::time::Duration;
+
+const COMMON: &[ParamDoc] = &[
+    ParamDoc {
+        name: "url",
+        default: "required",
+        help: "tcp://host:port to connect, tcp-listen://host:port to listen",
+    },
+    ParamDoc {
+        name: "item",
+        default: "c32",
+        help: "item type: c32 (complex f32), f32, i16, u8",
+    },
+    ParamDoc {
+        name: "frame_bytes",
+        default: "1048576",
+        help: "payload bytes per DATA frame (sender); sizes the receiver's queue",
+    },
+    ParamDoc {
+        name: "heartbeat",
+        default: "1.0",
+        help: "seconds of silence after which a HEARTBEAT goes out",
+    },
+    ParamDoc {
+        name: "peer_timeout",
+        default: "10.0",
+        help: "seconds without a byte from the peer before it is declared silent",
+    },
+    ParamDoc {
+        name: "timeout",
+        default: "60.0",
+        help: "seconds to wait for the first connection before failing",
+    },
+    ParamDoc {
+        name: "resume_timeout",
+        default: "60.0",
+        help: "seconds to wait for a new connection after a loss (0: fail at once, no resume)",
+    },
+];
+
+const SINK_PARAMS: &[ParamDoc] = &[
+    COMMON[0],
+    COMMON[1],
+    COMMON[2],
+    COMMON[3],
+    COMMON[4],
+    COMMON[5],
+    COMMON[6],
+    ParamDoc {
+        name: "crc",
+        default: "false",
+        help: "append a CRC32C to every DATA frame",
+    },
+    ParamDoc {
+        name: "retention_bytes",
+        default: "8388608",
+        help: "un-acknowledged bytes kept for resending after a reconnect",
+    },
+];
+
+const SOURCE_PARAMS: &[ParamDoc] = &[
+    COMMON[0],
+    COMMON[1],
+    COMMON[2],
+    COMMON[3],
+    COMMON[4],
+    COMMON[5],
+    COMMON[6],
+    ParamDoc {
+        name: "max_frame",
+        default: "67108864",
+        help: "frames longer than this many bytes are refused",
+    },
+];
+
+fn seconds(p: &mut Params, name: &str, default: f64) -> Result<Duration, ParamError> {
+    let s = p.f64_or(name, default)?;
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| ParamError::new(name, format!("must be a number of seconds ≥ 0, not {s}")))
+}
+
+fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
+    let d = TcpOptions::default();
+    let frame_bytes = p.u64_or("frame_bytes", d.frame_bytes as u64)?;
+    if frame_bytes == 0 || frame_bytes > u64::from(crate::wire::DEFAULT_MAX_FRAME) {
+        return Err(ParamError::new(
+            "frame_bytes",
+            format!(
+                "must be between 1 and {}, not {frame_bytes}",
+                crate::wire::DEFAULT_MAX_FRAME
+            ),
+        ));
+    }
+    let mut o = TcpOptions {
+        frame_bytes: frame_bytes as usize,
+        heartbeat: seconds(p, "heartbeat", d.heartbeat.as_secs_f64())?,
+        peer_timeout: seconds(p, "peer_timeout", d.peer_timeout.as_secs_f64())?,
+        connect_timeout: seconds(p, "timeout", d.connect_timeout.as_secs_f64())?,
+        resume_timeout: seconds(p, "resume_timeout", d.resume_timeout.as_secs_f64())?,
+        ..d
+    };
+    if sink {
+        o.crc = p.bool_or("crc", false)?;
+        o.retention_bytes = p.u64_or("retention_bytes", o.retention_bytes as u64)? as usize;
+    } else {
+        let max = p.u64_or("max_frame", u64::from(o.max_frame))?;
+        o.max_frame = u32::try_from(max)
+            .map_err(|_| ParamError::new("max_frame", format!("at most {}", u32::MAX)))?;
+    }
+    Ok(o)
+}
+
+fn build<T: Item>(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamError> {
+    let url = p.str("url")?;
+    let opts = options(p, sink)?;
+    let err = |e: crate::NetError| ParamError::new("url", e.to_string());
+    Ok(if sink {
+        Box::new(TcpSink::<T>::new(&url, opts).map_err(err)?)
+    } else {
+        Box::new(TcpSource::<T>::new(&url, opts).map_err(err)?)
+    })
+}
+
+fn with_item(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamError> {
+    let item = p.opt_str("item")?.unwrap_or_else(|| "c32".to_string());
+    match item.as_str() {
+        "c32" => build::<Complex32>(p, sink),
+        "f32" => build::<f32>(p, sink),
+        "i16" => build::<i16>(p, sink),
+        "u8" => build::<u8>(p, sink),
+        other => Err(ParamError::new(
+            "item",
+            format!("unknown item type '{other}' (use c32, f32, i16 or u8)"),
+        )),
+    }
+}
+
+/// Adds `tcp_sink` and `tcp_source` to `registry`.
+pub fn register(registry: &mut Registry) {
+    let types = [
+        BlockType {
+            name: "tcp_sink",
+            help: "Sends its stream over TCP (sluice-net wire, docs/net/wire.md) with tags, resuming by offset after a reconnect.",
+            ports: "in: item",
+            params: SINK_PARAMS,
+            files: &[],
+            example: r#"[[node]]
+name = "uplink"
+type = "tcp_sink"
+params = { item = "c32", url = "tcp://10.0.0.2:5000" }"#,
+            build: |p| with_item(p, true),
+        },
+        BlockType {
+            name: "tcp_source",
+            help: "Receives a stream over TCP (sluice-net wire, docs/net/wire.md) straight into its output queue, with tags.",
+            ports: "out: item",
+            params: SOURCE_PARAMS,
+            files: &[],
+            example: r#"[[node]]
+name = "downlink"
+type = "tcp_source"
+params = { item = "c32", url = "tcp-listen://0.0.0.0:5000" }"#,
+            build: |p| with_item(p, false),
+        },
+    ];
+    for t in types {
+        registry
+            .add(t)
+            .expect("tcp_sink and tcp_source are registered once");
+    }
+}

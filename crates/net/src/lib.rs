@@ -1,0 +1,38 @@
+//! sluice-net: zero-copy streams between processes and machines.
+//!
+//! A [`TcpSink`] sends its input stream to a [`TcpSource`] over TCP; either end may listen
+//! (`tcp-listen://host:port`) or connect (`tcp://host:port`). The wire format is specified in
+//! `docs/net/wire.md`: little-endian frames with a magic and a version, a HELLO naming the item
+//! type and size and carrying stream metadata, DATA frames with the absolute offset of their
+//! first item, their tags ([`sluice_queue::pmt`] encoding) and an optional CRC32C, credits and
+//! acknowledgements from the receiver, heartbeats both ways, a clean END, and ERROR frames.
+//!
+//! **Zero copy.** The receiver reads each DATA frame's payload from the socket straight into
+//! its output queue's reservation; the sender sends header and payload in one `sendmsg` from
+//! its input queue's window. The kernel's copies are the only ones.
+//!
+//! **Resume by offset.** The sender consumes its input only as the receiver acknowledges it,
+//! so the input queue is the retention window. A receiver that reconnects says in its WELCOME
+//! which offset it has; the sender resends from there: nothing is lost or duplicated.
+//!
+//! **Bad input.** [`Decoder`] is the receive state machine, fed any chunking of the bytes
+//! (the fuzz target `net_receive` drives it); every error is a [`NetError`] naming the peer and
+//! the stream offset.
+#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+#![forbid(unsafe_code)]
+
+mod conn;
+pub mod decoder;
+mod error;
+pub mod graph_blocks;
+mod options;
+mod sink;
+mod source;
+pub mod wire;
+
+pub use conn::Endpoint;
+pub use decoder::{Decoder, Event, Need, Role};
+pub use error::NetError;
+pub use options::TcpOptions;
+pub use sink::TcpSink;
+pub use source::TcpSource;

@@ -1,0 +1,78 @@
+//! Settings shared by [`TcpSink`](crate::TcpSink) and [`TcpSource`](crate::TcpSource).
+
+use std::time::Duration;
+
+/// How a TCP block behaves. Each block reads the fields that concern it (see each field).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpOptions {
+    /// Sender: append a CRC32C to every DATA frame (the receiver checks it before it commits
+    /// the frame's items). Off by default: TCP's own checksum covers the loopback and LAN case.
+    pub crc: bool,
+    /// Sender: the most payload bytes per DATA frame (rounded down to whole items, at least
+    /// one item); also the receiver's largest expected frame, which sizes its queue.
+    pub frame_bytes: usize,
+    /// Sender: bytes of un-acknowledged items it retains for resending (its input queue is at
+    /// least this large). When retention is full, upstream blocks.
+    pub retention_bytes: usize,
+    /// Both: send a HEARTBEAT when nothing else went out for this long.
+    pub heartbeat: Duration,
+    /// Both: a peer from which nothing (not even a heartbeat) came for this long while this
+    /// end waits on it is declared silent and the connection is dropped.
+    pub peer_timeout: Duration,
+    /// Both: how long to wait for the first connection before the block fails.
+    pub connect_timeout: Duration,
+    /// Both: how long to wait for a new connection after one was lost (the peer stopped
+    /// mid-frame, went silent, or closed early) before the block fails with the loss's cause.
+    /// Zero fails at once: no resume.
+    pub resume_timeout: Duration,
+    /// Receiver: frames whose length field exceeds this are refused, unread.
+    pub max_frame: u32,
+}
+
+impl Default for TcpOptions {
+    fn default() -> Self {
+        TcpOptions {
+            crc: false,
+            frame_bytes: 1 << 20,
+            retention_bytes: 8 << 20,
+            heartbeat: Duration::from_secs(1),
+            peer_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(60),
+            resume_timeout: Duration::from_secs(60),
+            max_frame: crate::wire::DEFAULT_MAX_FRAME,
+        }
+    }
+}
+
+impl TcpOptions {
+    /// Items per frame for items of `size` bytes.
+    pub(crate) fn frame_items(&self, size: usize) -> usize {
+        (self.frame_bytes / size.max(1)).max(1)
+    }
+}
+
+/// The idle back-off of a block waiting on its socket: short at first (a frame is usually
+/// microseconds away), growing to a cap so that an idle connection costs little.
+#[derive(Debug)]
+pub(crate) struct Backoff(Duration);
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_micros(50);
+    const CAP: Duration = Duration::from_millis(2);
+
+    pub fn new() -> Self {
+        Backoff(Self::FIRST)
+    }
+
+    /// The next wait, doubling.
+    pub fn next(&mut self) -> Duration {
+        let d = self.0;
+        self.0 = (self.0 * 2).min(Self::CAP);
+        d
+    }
+
+    /// Something moved: wait briefly again next time.
+    pub fn reset(&mut self) {
+        self.0 = Self::FIRST;
+    }
+}

@@ -1,0 +1,488 @@
+//! `tcp_sink`: sends its input stream to a peer, straight from the input queue's window.
+//!
+//! Items stay unconsumed in the input queue until the peer acknowledges them: the queue *is*
+//! the retention window, and the node reads ahead of what it consumed to send. Each DATA
+//! frame leaves in one `sendmsg`: the header and tags from a small buffer, the payload from
+//! the queue's memory, the CRC trailer from the stack. After a lost connection the peer's
+//! WELCOME says where it stands and sending resumes from there.
+
+use crate::conn::{io_err, Conn, Endpoint};
+use crate::decoder::{Decoder, Event, Need, Role};
+use crate::options::{Backoff, TcpOptions};
+use crate::wire::{self, Hello, Kind, CRC_LEN, DATA_HEAD_LEN, HEADER_LEN};
+use crate::NetError;
+use sluice_runtime::metadata;
+use sluice_runtime::{Input, Item, ItemType, Node, NodeError, Ports, Tag, TagPolicy, Work, WorkIo};
+use std::collections::VecDeque;
+use std::io::IoSlice;
+use std::marker::PhantomData;
+use std::time::{Duration, Instant};
+
+/// How long a small control frame (HELLO, END, ERROR) may wait for room in the socket.
+const CONTROL_WAIT: Duration = Duration::from_secs(1);
+
+/// A DATA frame partly sent.
+#[derive(Debug)]
+struct Pending {
+    offset: u64,
+    items: usize,
+    /// Header, fixed part and tags.
+    head: Vec<u8>,
+    trailer: [u8; CRC_LEN],
+    trailer_len: usize,
+    written: usize,
+    total: usize,
+}
+
+#[derive(Debug)]
+struct Session {
+    conn: Conn,
+    decoder: Decoder,
+    welcomed: bool,
+    sent: u64,
+    credit: u64,
+    max_items: usize,
+    pending: Option<Pending>,
+}
+
+/// Sends a stream of `T` over TCP (see the crate docs and `docs/net/wire.md`).
+#[derive(Debug)]
+pub struct TcpSink<T> {
+    endpoint: Endpoint,
+    opts: TcpOptions,
+    session: Option<Session>,
+    acked: u64,
+    /// Tags taken from the input whose items are not acknowledged yet, in index order.
+    tags: VecDeque<Tag>,
+    /// The latest tag of each metadata key, for HELLO.
+    metadata: Vec<Tag>,
+    lost: Option<(Instant, NetError)>,
+    waiting_since: Instant,
+    end_sent: Option<u64>,
+    backoff: Backoff,
+    rx: [u8; 256],
+    _items: PhantomData<T>,
+}
+
+impl<T: Item> TcpSink<T> {
+    /// A sink for `url` (`tcp://host:port` connects, `tcp-listen://host:port` listens).
+    pub fn new(url: &str, opts: TcpOptions) -> Result<Self, NetError> {
+        Ok(TcpSink {
+            endpoint: Endpoint::parse(url)?,
+            opts,
+            session: None,
+            acked: 0,
+            tags: VecDeque::new(),
+            metadata: Vec::new(),
+            lost: None,
+            waiting_since: Instant::now(),
+            end_sent: None,
+            backoff: Backoff::new(),
+            rx: [0; 256],
+            _items: PhantomData,
+        })
+    }
+
+    /// The address a listening sink is bound to.
+    pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        self.endpoint.local_addr()
+    }
+
+    fn peer(&self) -> String {
+        self.session
+            .as_ref()
+            .map_or_else(|| self.endpoint.describe(), |s| s.conn.peer.clone())
+    }
+
+    /// Drops the connection for `cause`. A fatal cause fails the node (after telling the peer
+    /// in an ERROR frame); otherwise the sink waits for a new connection and resumes.
+    fn lose(&mut self, cause: NetError) -> Result<(), NodeError> {
+        self.end_sent = None;
+        if let Some(s) = self.session.take() {
+            if cause.is_fatal() && !matches!(cause, NetError::Remote { .. }) {
+                let _ = s
+                    .conn
+                    .send_control(&wire::error(&cause.to_string()), CONTROL_WAIT);
+            }
+        }
+        if cause.is_fatal() || self.opts.resume_timeout.is_zero() {
+            return Err(cause.into());
+        }
+        if self.lost.is_none() {
+            self.lost = Some((Instant::now(), cause));
+        }
+        Ok(())
+    }
+
+    /// Tries to connect (or accept), waiting a little: true once connected and HELLO is sent.
+    fn establish(&mut self) -> Result<bool, NodeError> {
+        let (started, limit) = match &self.lost {
+            Some((t, _)) => (*t, self.opts.resume_timeout),
+            None => (self.waiting_since, self.opts.connect_timeout),
+        };
+        let elapsed = started.elapsed();
+        if elapsed > limit {
+            let secs = elapsed.as_secs_f64();
+            return Err(match self.lost.take() {
+                Some((_, cause)) => NetError::Lost {
+                    cause: Box::new(cause),
+                    secs,
+                },
+                None => NetError::Io {
+                    peer: self.endpoint.describe(),
+                    offset: self.acked,
+                    what: "connect",
+                    message: format!("no connection within {secs:.1} s"),
+                },
+            }
+            .into());
+        }
+        let Some(stream) = self
+            .endpoint
+            .establish(Duration::from_millis(20), self.acked)?
+        else {
+            return Ok(false);
+        };
+        let conn = Conn::new(stream, self.opts.heartbeat)
+            .map_err(|e| io_err(&self.endpoint.describe(), self.acked, "socket setup", &e))?;
+        let item = ItemType::of::<T>();
+        let hello = wire::hello(&Hello {
+            item_name: item.name().to_string(),
+            item_size: item.size() as u32,
+            crc: self.opts.crc,
+            heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
+            metadata: self.metadata.clone(),
+        })
+        .map_err(|e| NodeError::msg(format!("encoding HELLO metadata: {e}")))?;
+        if let Err(e) = conn.send_control(&hello, CONTROL_WAIT) {
+            let cause = io_err(&conn.peer, self.acked, "send HELLO", &e);
+            self.lose(cause)?;
+            return Ok(false);
+        }
+        let decoder = Decoder::new(Role::Sender, &conn.peer, 1 << 16, None, self.acked);
+        self.session = Some(Session {
+            conn,
+            decoder,
+            welcomed: false,
+            sent: self.acked,
+            credit: self.acked,
+            max_items: 1,
+            pending: None,
+        });
+        Ok(true)
+    }
+
+    /// Reads and handles every frame the peer has sent so far.
+    fn pump_rx(&mut self, written: u64) -> Result<(), NetError> {
+        let Some(s) = self.session.as_mut() else {
+            return Ok(());
+        };
+        s.decoder.set_offset(self.acked);
+        loop {
+            let Need::Control(n) = s.decoder.need() else {
+                unreachable!("a sender's decoder reads no payload");
+            };
+            let n = n.min(self.rx.len());
+            let got = match s.conn.recv(&mut self.rx[..n]) {
+                Ok(crate::conn::Recv::Got(k)) => k,
+                Ok(crate::conn::Recv::WouldBlock) => return Ok(()),
+                Ok(crate::conn::Recv::Eof) => {
+                    s.decoder.eof()?;
+                    return Err(NetError::Closed {
+                        peer: s.conn.peer.clone(),
+                        offset: self.acked,
+                    });
+                }
+                Err(e) => return Err(io_err(&s.conn.peer, self.acked, "recv", &e)),
+            };
+            s.decoder.control_space()[..got].copy_from_slice(&self.rx[..got]);
+            let Some(event) = s.decoder.control_filled(got)? else {
+                continue;
+            };
+            let peer = s.conn.peer.clone();
+            match event {
+                Event::Welcome(w) => {
+                    if w.resume < self.acked || w.resume > written {
+                        let what = if w.resume < self.acked {
+                            format!(
+                                "the receiver resumes at offset {} but acknowledged {} already (a receiver that lost what it acknowledged)",
+                                w.resume, self.acked
+                            )
+                        } else {
+                            format!(
+                                "the receiver resumes at offset {} beyond the {written} items this sender has had",
+                                w.resume
+                            )
+                        };
+                        return Err(NetError::Protocol {
+                            peer,
+                            offset: self.acked,
+                            kind: "WELCOME",
+                            what,
+                        });
+                    }
+                    self.acked = w.resume;
+                    self.lost = None;
+                    s.sent = w.resume;
+                    s.credit = w.credit.max(w.resume);
+                    s.max_items = w.max_items as usize;
+                    s.welcomed = true;
+                }
+                Event::Ack(a) => {
+                    if a < self.acked || a > s.sent {
+                        return Err(NetError::Protocol {
+                            peer,
+                            offset: self.acked,
+                            kind: "ACK",
+                            what: format!(
+                                "acknowledges offset {a}, expected one between {} (acknowledged) and {} (sent)",
+                                self.acked, s.sent
+                            ),
+                        });
+                    }
+                    self.acked = a;
+                    s.decoder.set_offset(a);
+                }
+                Event::Credit(c) => s.credit = s.credit.max(c),
+                Event::Heartbeat => {}
+                other => unreachable!("a sender's decoder gives no {other:?}"),
+            }
+        }
+    }
+
+    /// Moves the input's tags below `end` into the retained list (and metadata).
+    fn take_tags(&mut self, input: &Input<T>, end: u64, buf: &mut Vec<Tag>) {
+        input.take_tags(end, buf);
+        for tag in buf.drain(..) {
+            if matches!(
+                &*tag.key,
+                metadata::SAMPLE_RATE | metadata::CENTER_FREQUENCY | metadata::TIME
+            ) {
+                self.metadata.retain(|m| m.key != tag.key);
+                self.metadata.push(tag.clone());
+            }
+            self.tags.push_back(tag);
+        }
+    }
+
+    /// Builds the next DATA frame of `items` items from `offset` over `payload`.
+    fn frame(&self, offset: u64, payload: &[u8], items: usize) -> Result<Pending, NodeError> {
+        let end = offset + items as u64;
+        let in_frame: Vec<Tag> = self
+            .tags
+            .iter()
+            .filter(|t| t.index >= offset && t.index < end)
+            .cloned()
+            .collect();
+        let mut head = vec![0u8; HEADER_LEN + DATA_HEAD_LEN];
+        if !in_frame.is_empty() {
+            wire::encode_tags(&in_frame, &mut head)
+                .map_err(|e| NodeError::msg(format!("encoding tags at offset {offset}: {e}")))?;
+        }
+        let tag_bytes = head.len() - HEADER_LEN - DATA_HEAD_LEN;
+        if tag_bytes > wire::MAX_CONTROL {
+            return Err(NodeError::msg(format!(
+                "the tags on items {offset}..{end} take {tag_bytes} bytes, more than a frame carries ({})",
+                wire::MAX_CONTROL
+            )));
+        }
+        let fixed = wire::data_head(
+            offset,
+            items as u32,
+            tag_bytes as u32,
+            payload.len(),
+            self.opts.crc,
+        )
+        .ok_or_else(|| NodeError::msg("DATA frame too long for its length field"))?;
+        head[..HEADER_LEN + DATA_HEAD_LEN].copy_from_slice(&fixed);
+        let (trailer, trailer_len) = if self.opts.crc {
+            let crc = crc32c::crc32c_append(crc32c::crc32c(&head), payload);
+            (crc.to_le_bytes(), CRC_LEN)
+        } else {
+            ([0; CRC_LEN], 0)
+        };
+        let total = head.len() + payload.len() + trailer_len;
+        Ok(Pending {
+            offset,
+            items,
+            head,
+            trailer,
+            trailer_len,
+            written: 0,
+            total,
+        })
+    }
+}
+
+/// The slices of a frame still to send, after `written` bytes of it went out.
+fn rest<'a>(parts: [&'a [u8]; 3], mut written: usize) -> ([IoSlice<'a>; 3], usize) {
+    let mut out = [IoSlice::new(&[]), IoSlice::new(&[]), IoSlice::new(&[])];
+    let mut n = 0;
+    for p in parts {
+        if written >= p.len() {
+            written -= p.len();
+            continue;
+        }
+        out[n] = IoSlice::new(&p[written..]);
+        written = 0;
+        n += 1;
+    }
+    (out, n)
+}
+
+impl<T: Item> Node for TcpSink<T> {
+    fn ports(&self) -> Ports {
+        let size = std::mem::size_of::<T>();
+        let retention = self.opts.retention_bytes / size;
+        Ports::new().input_window::<T>("in", (retention / 2).max(self.opts.frame_items(size)))
+    }
+
+    fn tag_policy(&self) -> TagPolicy {
+        TagPolicy::Drop
+    }
+
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let input = io.inputs.get::<T>(0)?;
+        if self.session.is_none() && !self.establish()? {
+            return Ok(Work::Progress);
+        }
+        let mut moved = false;
+        let mut tag_buf = Vec::new();
+        let size = std::mem::size_of::<T>();
+        let frame_items = self.opts.frame_items(size);
+        let mut blocked_write = false;
+        loop {
+            let read = input.items_read();
+            let avail = input.window(1)?.map_or(0, |w| w.len());
+            if let Err(e) = self.pump_rx(read + avail as u64) {
+                if self.end_sent.is_some_and(|end| end == self.acked) {
+                    // The peer acknowledged the END and closed: the stream is delivered.
+                    self.session = None;
+                    return Ok(Work::Done);
+                }
+                self.lose(e)?;
+                return Ok(Work::Progress);
+            }
+            // Release what the peer has.
+            if self.acked > read {
+                let k = ((self.acked - read) as usize).min(avail);
+                input.consume(k);
+                while self.tags.front().is_some_and(|t| t.index < self.acked) {
+                    self.tags.pop_front();
+                }
+                moved = true;
+                continue;
+            }
+            let Some(s) = self.session.as_ref() else {
+                return Ok(Work::Progress);
+            };
+            if !s.welcomed {
+                break;
+            }
+            let end = read + avail as u64;
+            self.take_tags(input, end, &mut tag_buf);
+            let s = self.session.as_mut().expect("checked above");
+            let window = input.window(1)?.unwrap_or(&[]);
+            if s.pending.is_none() {
+                let limit = end.min(s.credit);
+                if s.sent >= limit {
+                    break;
+                }
+                let items = ((limit - s.sent) as usize)
+                    .min(frame_items)
+                    .min(s.max_items);
+                let from = (s.sent - read) as usize;
+                let payload: &[u8] = bytemuck::cast_slice(&window[from..from + items]);
+                let offset = s.sent;
+                let pending = self.frame(offset, payload, items)?;
+                self.session.as_mut().expect("checked above").pending = Some(pending);
+            }
+            let s = self.session.as_mut().expect("checked above");
+            let p = s.pending.as_mut().expect("set above");
+            let from = (p.offset - read) as usize;
+            let payload: &[u8] = bytemuck::cast_slice(&window[from..from + p.items]);
+            let (iov, n) = rest([&p.head, payload, &p.trailer[..p.trailer_len]], p.written);
+            match s.conn.send_vectored(&iov[..n]) {
+                Ok(k) => {
+                    p.written += k;
+                    if p.written == p.total {
+                        s.sent = p.offset + p.items as u64;
+                        s.pending = None;
+                        moved = true;
+                    } else {
+                        if k > 0 {
+                            moved = true;
+                        }
+                        blocked_write = true;
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let cause = io_err(&s.conn.peer, self.acked, "send", &e);
+                    self.lose(cause)?;
+                    return Ok(Work::Progress);
+                }
+            }
+        }
+        if moved {
+            self.backoff.reset();
+            return Ok(Work::Progress);
+        }
+        let read = input.items_read();
+        let avail = input.window(1)?.map_or(0, |w| w.len());
+        let s = self.session.as_mut().expect("connected above");
+        let all_sent = s.welcomed && s.pending.is_none() && s.sent == read + avail as u64;
+        // End of stream: the window is shorter than asked for.
+        let ended = all_sent
+            && avail < input.capacity()
+            && input.window(avail + 1)?.is_some_and(|w| w.len() == avail);
+        if ended {
+            let end = read + avail as u64;
+            if self.acked == end && self.end_sent == Some(end) {
+                self.session = None;
+                return Ok(Work::Done);
+            }
+            if self.end_sent != Some(end) {
+                if let Err(e) = s
+                    .conn
+                    .send_control(&wire::offset_frame(Kind::End, end), CONTROL_WAIT)
+                {
+                    let cause = io_err(&s.conn.peer, self.acked, "send END", &e);
+                    self.lose(cause)?;
+                    return Ok(Work::Progress);
+                }
+                self.end_sent = Some(end);
+                return Ok(Work::Progress);
+            }
+        } else if all_sent && avail == 0 {
+            // Nothing to send and nothing to wait for: wait for input. The keeper thread sends
+            // heartbeats meanwhile.
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        }
+        // Waiting on the peer: for a WELCOME, an ACK, credit, or room in the socket.
+        let silent = s.conn.last_rx.elapsed();
+        if silent > self.opts.peer_timeout {
+            let cause = NetError::Silent {
+                peer: self.peer(),
+                offset: self.acked,
+                secs: silent.as_secs_f64(),
+            };
+            self.lose(cause)?;
+            return Ok(Work::Progress);
+        }
+        let wait = self.backoff.next();
+        if let Some(s) = self.session.as_ref() {
+            s.conn.wait(blocked_write, wait);
+        }
+        Ok(Work::Progress)
+    }
+
+    fn init(&mut self) -> Result<(), NodeError> {
+        self.waiting_since = Instant::now();
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        self.session = None;
+    }
+}

@@ -1,0 +1,454 @@
+//! `tcp_source`: receives a stream from a peer straight into the output queue's reservation.
+//!
+//! Each DATA frame's payload is read from the socket into the reservation for its items (the
+//! ring is the receive buffer); only headers and tags pass through a small buffer. A frame's
+//! items are committed, with their tags, once the whole frame is there (and its CRC matched,
+//! when on), so what the graph receives is always whole frames: after a lost connection the
+//! WELCOME of the next one asks the sender to resume at the first item not committed.
+
+use crate::conn::{io_err, Conn, Endpoint, Recv};
+use crate::decoder::{Decoder, Event, Need, Role};
+use crate::options::{Backoff, TcpOptions};
+use crate::wire::{self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, HEADER_LEN};
+use crate::NetError;
+use sluice_runtime::{Item, ItemType, Node, NodeError, Output, Ports, Tag, Work, WorkIo};
+use std::io::IoSliceMut;
+use std::marker::PhantomData;
+use std::time::{Duration, Instant};
+
+/// How long a small control frame (WELCOME, ACK, CREDIT) may wait for room in the socket.
+const CONTROL_WAIT: Duration = Duration::from_secs(1);
+
+/// Control bytes read ahead after a payload: the most that can follow a payload before the
+/// next payload byte (a CRC trailer and the 28-byte head of the next DATA frame).
+const STASH: usize = CRC_LEN + HEADER_LEN + DATA_HEAD_LEN;
+
+/// Receive loop turns per `work` call, so that a fast peer does not keep the node from
+/// returning to the scheduler.
+const TURNS: usize = 64;
+
+#[derive(Debug)]
+struct Frame {
+    items: usize,
+    tags: Vec<Tag>,
+    /// Where the reservation started when the first payload bytes went in.
+    at: Option<usize>,
+}
+
+#[derive(Debug)]
+struct Session {
+    conn: Conn,
+    decoder: Decoder,
+    hello: Option<Hello>,
+    frame: Option<Frame>,
+    stash: [u8; STASH],
+    stash_at: usize,
+    stash_len: usize,
+}
+
+/// Receives a stream of `T` over TCP (see the crate docs and `docs/net/wire.md`).
+#[derive(Debug)]
+pub struct TcpSource<T> {
+    endpoint: Endpoint,
+    opts: TcpOptions,
+    session: Option<Session>,
+    acked: u64,
+    lost: Option<(Instant, NetError)>,
+    waiting_since: Instant,
+    done: bool,
+    backoff: Backoff,
+    metadata: Vec<Tag>,
+    failing: Option<NodeError>,
+    _items: PhantomData<T>,
+}
+
+enum Step {
+    Moved,
+    Idle,
+    NeedOutput(usize),
+    End(u64),
+}
+
+impl<T: Item> TcpSource<T> {
+    /// A source for `url` (`tcp://host:port` connects, `tcp-listen://host:port` listens).
+    pub fn new(url: &str, opts: TcpOptions) -> Result<Self, NetError> {
+        Ok(TcpSource {
+            endpoint: Endpoint::parse(url)?,
+            opts,
+            session: None,
+            acked: 0,
+            lost: None,
+            waiting_since: Instant::now(),
+            done: false,
+            backoff: Backoff::new(),
+            metadata: Vec::new(),
+            failing: None,
+            _items: PhantomData,
+        })
+    }
+
+    /// The address a listening source is bound to.
+    pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        self.endpoint.local_addr()
+    }
+
+    /// The stream metadata the sender's last HELLO carried.
+    pub fn metadata(&self) -> &[Tag] {
+        &self.metadata
+    }
+
+    fn lose(&mut self, cause: NetError, received: u64) -> Result<(), NodeError> {
+        if let Some(s) = self.session.take() {
+            if cause.is_fatal() && !matches!(cause, NetError::Remote { .. }) {
+                let _ = s
+                    .conn
+                    .send_control(&wire::error(&cause.to_string()), CONTROL_WAIT);
+            }
+        }
+        self.acked = received;
+        if cause.is_fatal() || self.opts.resume_timeout.is_zero() {
+            return Err(cause.into());
+        }
+        if self.lost.is_none() {
+            self.lost = Some((Instant::now(), cause));
+        }
+        Ok(())
+    }
+
+    fn establish(&mut self, received: u64) -> Result<bool, NodeError> {
+        let (started, limit) = match &self.lost {
+            Some((t, _)) => (*t, self.opts.resume_timeout),
+            None => (self.waiting_since, self.opts.connect_timeout),
+        };
+        let elapsed = started.elapsed();
+        if elapsed > limit {
+            let secs = elapsed.as_secs_f64();
+            return Err(match self.lost.take() {
+                Some((_, cause)) => NetError::Lost {
+                    cause: Box::new(cause),
+                    secs,
+                },
+                None => NetError::Io {
+                    peer: self.endpoint.describe(),
+                    offset: received,
+                    what: "connect",
+                    message: format!("no connection within {secs:.1} s"),
+                },
+            }
+            .into());
+        }
+        let Some(stream) = self
+            .endpoint
+            .establish(Duration::from_millis(20), received)?
+        else {
+            return Ok(false);
+        };
+        let conn = Conn::new(stream, self.opts.heartbeat)
+            .map_err(|e| io_err(&self.endpoint.describe(), received, "socket setup", &e))?;
+        let item = ItemType::of::<T>();
+        let decoder = Decoder::new(
+            Role::Receiver,
+            &conn.peer,
+            self.opts.max_frame,
+            Some((item.name(), item.size() as u32)),
+            received,
+        );
+        self.session = Some(Session {
+            conn,
+            decoder,
+            hello: None,
+            frame: None,
+            stash: [0; STASH],
+            stash_at: 0,
+            stash_len: 0,
+        });
+        Ok(true)
+    }
+
+    /// Sends ACK and CREDIT for everything received.
+    fn acknowledge(&mut self, received: u64, capacity: usize) -> Result<(), NetError> {
+        let Some(s) = self.session.as_ref() else {
+            return Ok(());
+        };
+        let mut both = [0u8; 2 * (HEADER_LEN + 8)];
+        both[..HEADER_LEN + 8].copy_from_slice(&wire::offset_frame(Kind::Ack, received));
+        both[HEADER_LEN + 8..].copy_from_slice(&wire::offset_frame(
+            Kind::Credit,
+            received + capacity as u64,
+        ));
+        s.conn
+            .send_control(&both, CONTROL_WAIT)
+            .map_err(|e| io_err(&s.conn.peer, received, "send ACK", &e))?;
+        self.acked = received;
+        Ok(())
+    }
+
+    /// One turn of the receive loop.
+    fn step(&mut self, out: &mut Output<T>) -> Result<Step, NetError> {
+        let size = std::mem::size_of::<T>();
+        let capacity = out.capacity();
+        let s = self.session.as_mut().expect("connected");
+        match s.decoder.need() {
+            Need::Control(n) => {
+                let got = if s.stash_at < s.stash_len {
+                    let k = n.min(s.stash_len - s.stash_at);
+                    s.decoder.control_space()[..k]
+                        .copy_from_slice(&s.stash[s.stash_at..s.stash_at + k]);
+                    s.stash_at += k;
+                    k
+                } else {
+                    match s.conn.recv(s.decoder.control_space()) {
+                        Ok(Recv::Got(k)) => k,
+                        Ok(Recv::WouldBlock) => return Ok(Step::Idle),
+                        Ok(Recv::Eof) => return Err(self.eof()),
+                        Err(e) => return Err(io_err(&s.conn.peer, s.decoder.offset(), "recv", &e)),
+                    }
+                };
+                let event = s.decoder.control_filled(got)?;
+                self.on_event(event, out, size, capacity)
+            }
+            Need::Payload(remaining) => {
+                let items = s.frame.as_ref().map_or(0, |f| f.items);
+                let Some(space) = out
+                    .reserve(items)
+                    .map_err(|e| NetError::Config(e.to_string()))?
+                else {
+                    return Ok(Step::NeedOutput(items));
+                };
+                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut space[..items]);
+                let frame = s.frame.as_mut().expect("a payload belongs to a frame");
+                let here = bytes.as_ptr() as usize;
+                if *frame.at.get_or_insert(here) != here {
+                    return Err(NetError::Config(format!(
+                        "queue '{}' moved a reservation between calls; tcp_source needs the mirrored queue",
+                        "out"
+                    )));
+                }
+                let done = s.decoder.payload_done();
+                let dest = &mut bytes[done..done + remaining];
+                let got = if s.stash_at < s.stash_len {
+                    // Only if a peer's frames were shorter than the stash can hold (never for a
+                    // well-formed stream): the few bytes move from the stash.
+                    let k = remaining.min(s.stash_len - s.stash_at);
+                    dest[..k].copy_from_slice(&s.stash[s.stash_at..s.stash_at + k]);
+                    s.stash_at += k;
+                    k
+                } else {
+                    let crc = s.hello.as_ref().is_some_and(|h| h.crc);
+                    let ahead = if crc { STASH } else { STASH - CRC_LEN };
+                    let (dest_len, stash) = (dest.len(), &mut s.stash[..ahead]);
+                    let mut iov = [IoSliceMut::new(dest), IoSliceMut::new(stash)];
+                    match s.conn.recv_vectored(&mut iov) {
+                        Ok(Recv::Got(k)) => {
+                            if k > dest_len {
+                                s.stash_at = 0;
+                                s.stash_len = k - dest_len;
+                            }
+                            k.min(dest_len)
+                        }
+                        Ok(Recv::WouldBlock) => return Ok(Step::Idle),
+                        Ok(Recv::Eof) => return Err(self.eof()),
+                        Err(e) => return Err(io_err(&s.conn.peer, s.decoder.offset(), "recv", &e)),
+                    }
+                };
+                let event = s.decoder.payload_filled(&bytes[done..done + got])?;
+                self.on_event(event, out, size, capacity)
+            }
+        }
+    }
+
+    fn eof(&self) -> NetError {
+        let s = self.session.as_ref().expect("connected");
+        match s.decoder.eof() {
+            Err(e) => e,
+            Ok(()) => NetError::Closed {
+                peer: s.conn.peer.clone(),
+                offset: s.decoder.offset(),
+            },
+        }
+    }
+
+    fn on_event(
+        &mut self,
+        event: Option<Event>,
+        out: &mut Output<T>,
+        size: usize,
+        capacity: usize,
+    ) -> Result<Step, NetError> {
+        let s = self.session.as_mut().expect("connected");
+        let Some(event) = event else {
+            return Ok(Step::Moved);
+        };
+        match event {
+            Event::Hello(h) => {
+                let received = out.items_written();
+                let max_items = capacity.min(self.opts.max_frame as usize / size).max(1);
+                let welcome = wire::welcome(&Welcome {
+                    resume: received,
+                    credit: received + capacity as u64,
+                    max_items: max_items.min(u32::MAX as usize) as u32,
+                    heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
+                });
+                s.conn
+                    .send_control(&welcome, CONTROL_WAIT)
+                    .map_err(|e| io_err(&s.conn.peer, received, "send WELCOME", &e))?;
+                self.metadata = h.metadata.clone();
+                s.hello = Some(h);
+                self.lost = None;
+                self.acked = received;
+            }
+            Event::DataBegin {
+                offset,
+                items,
+                tags,
+            } => {
+                if items as usize > capacity {
+                    return Err(NetError::Protocol {
+                        peer: s.conn.peer.clone(),
+                        offset,
+                        kind: "DATA",
+                        what: format!(
+                            "{items} items in one frame, more than the {capacity} this end said it takes"
+                        ),
+                    });
+                }
+                s.frame = Some(Frame {
+                    items: items as usize,
+                    tags,
+                    at: None,
+                });
+            }
+            Event::DataEnd { items, .. } => {
+                let frame = s.frame.take().expect("DataEnd follows DataBegin");
+                // Re-reserve (the same space) so that the commit belongs to this call.
+                if out
+                    .reserve(items as usize)
+                    .map_err(|e| NetError::Config(e.to_string()))?
+                    .is_none()
+                {
+                    unreachable!("the frame's space was reserved and nothing else writes");
+                }
+                for tag in frame.tags {
+                    out.push_tag(tag);
+                }
+                out.commit(items as usize);
+            }
+            Event::End(end) => return Ok(Step::End(end)),
+            Event::Heartbeat => {}
+            other => unreachable!("a receiver's decoder gives no {other:?}"),
+        }
+        Ok(Step::Moved)
+    }
+}
+
+impl<T: Item> Node for TcpSource<T> {
+    fn ports(&self) -> Ports {
+        let items = self.opts.frame_items(std::mem::size_of::<T>());
+        Ports::new().output_window::<T>("out", items)
+    }
+
+    fn init(&mut self) -> Result<(), NodeError> {
+        self.waiting_since = Instant::now();
+        Ok(())
+    }
+
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let out = io.outputs.get::<T>(0)?;
+        if self.failing.is_none() {
+            match self.receive(out) {
+                Err(e) => {
+                    self.session = None;
+                    self.failing = Some(e);
+                }
+                ok => return ok,
+            }
+        }
+        // Failing: first let downstream take every item already received (the queue is
+        // drained when all of it is free again), then report the error.
+        let capacity = out.capacity();
+        if out.reserve(capacity)?.is_some() {
+            return Err(self.failing.take().expect("set above"));
+        }
+        Ok(Work::NeedOutput {
+            port: 0,
+            items: capacity,
+        })
+    }
+
+    fn stop(&mut self) {
+        self.session = None;
+    }
+}
+
+impl<T: Item> TcpSource<T> {
+    /// The receiving `work`; an error ends the stream once downstream has what arrived.
+    fn receive(&mut self, out: &mut Output<T>) -> Result<Work, NodeError> {
+        if self.done {
+            return Ok(Work::Done);
+        }
+        let received = out.items_written();
+        if self.session.is_none() && !self.establish(received)? {
+            return Ok(Work::Progress);
+        }
+        let capacity = out.capacity();
+        let mut outcome = Step::Idle;
+        let mut moved = false;
+        for _ in 0..TURNS {
+            match self.step(out) {
+                Ok(Step::Moved) => moved = true,
+                Ok(step) => {
+                    outcome = step;
+                    break;
+                }
+                Err(e) => {
+                    let received = out.items_written();
+                    self.lose(e, received)?;
+                    return Ok(Work::Progress);
+                }
+            }
+        }
+        let received = out.items_written();
+        let ack_every = (capacity / 4).max(1) as u64;
+        let idle = !matches!(outcome, Step::Moved);
+        if received > self.acked && (idle || received - self.acked >= ack_every) {
+            if let Err(e) = self.acknowledge(received, capacity) {
+                self.lose(e, received)?;
+                return Ok(Work::Progress);
+            }
+        }
+        match outcome {
+            Step::End(end) => {
+                // acknowledge() above covered everything; the END's offset is the data's end.
+                if self.acked < end {
+                    if let Err(e) = self.acknowledge(end, capacity) {
+                        self.lose(e, received)?;
+                        return Ok(Work::Progress);
+                    }
+                }
+                self.done = true;
+                self.session = None;
+                Ok(Work::Done)
+            }
+            Step::NeedOutput(items) => Ok(Work::NeedOutput { port: 0, items }),
+            _ if moved => {
+                self.backoff.reset();
+                Ok(Work::Progress)
+            }
+            _ => {
+                let s = self.session.as_ref().expect("connected");
+                let silent = s.conn.last_rx.elapsed();
+                if silent > self.opts.peer_timeout {
+                    let cause = NetError::Silent {
+                        peer: s.conn.peer.clone(),
+                        offset: received,
+                        secs: silent.as_secs_f64(),
+                    };
+                    self.lose(cause, received)?;
+                    return Ok(Work::Progress);
+                }
+                s.conn.wait(false, self.backoff.next());
+                Ok(Work::Progress)
+            }
+        }
+    }
+}

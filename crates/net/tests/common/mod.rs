@@ -1,0 +1,176 @@
+//! Nodes and harness shared by the integration tests: a counting source, a checking sink, and
+//! two graphs (sender and receiver) run on threads of their own.
+#![allow(dead_code)]
+
+use sluice_net::{TcpOptions, TcpSink, TcpSource};
+use sluice_runtime::{
+    Graph, Item, Node, NodeError, Ports, RunOptions, Tag, TagValue, Work, WorkIo,
+};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// Produces items `make(0..count)`, tagging item `i` with `tags` whose index is `i`.
+pub struct Counter<T> {
+    pub count: u64,
+    pub next: u64,
+    pub make: fn(u64) -> T,
+    pub tags: Vec<Tag>,
+    pub chunk: usize,
+}
+
+impl<T: Item> Counter<T> {
+    pub fn new(count: u64, make: fn(u64) -> T, tags: Vec<Tag>) -> Self {
+        Counter {
+            count,
+            next: 0,
+            make,
+            tags,
+            chunk: usize::MAX,
+        }
+    }
+}
+
+impl<T: Item> Node for Counter<T> {
+    fn ports(&self) -> Ports {
+        Ports::new().output::<T>("out")
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        if self.next == self.count {
+            return Ok(Work::Done);
+        }
+        let out = io.outputs.get::<T>(0)?;
+        let Some(space) = out.reserve(1)? else {
+            return Ok(Work::NeedOutput { port: 0, items: 1 });
+        };
+        let n = space
+            .len()
+            .min((self.count - self.next) as usize)
+            .min(self.chunk);
+        for (k, x) in space[..n].iter_mut().enumerate() {
+            *x = (self.make)(self.next + k as u64);
+        }
+        let end = self.next + n as u64;
+        for t in self
+            .tags
+            .iter()
+            .filter(|t| t.index >= self.next && t.index < end)
+        {
+            out.push_tag(t.clone());
+        }
+        out.commit(n);
+        self.next = end;
+        Ok(Work::Progress)
+    }
+}
+
+/// What a [`Checker`] saw.
+#[derive(Debug, Default)]
+pub struct Seen {
+    pub items: u64,
+    /// The first item that differed from `make(index)`, if any.
+    pub first_bad: Option<u64>,
+    pub tags: Vec<Tag>,
+    /// A checksum over the bytes in order (FNV-1a over 64-bit words of the items).
+    pub checksum: u64,
+}
+
+/// Checks that item `i` is `make(i)`, collects tags and a checksum.
+pub struct Checker<T> {
+    pub make: fn(u64) -> T,
+    pub seen: Arc<Mutex<Seen>>,
+}
+
+impl<T: Item> Checker<T> {
+    pub fn new(make: fn(u64) -> T) -> (Self, Arc<Mutex<Seen>>) {
+        let seen = Arc::new(Mutex::new(Seen {
+            checksum: 0xcbf29ce484222325,
+            ..Seen::default()
+        }));
+        (
+            Checker {
+                make,
+                seen: seen.clone(),
+            },
+            seen,
+        )
+    }
+}
+
+pub fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+    for c in bytes.chunks(8) {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        h ^= u64::from_le_bytes(w);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+impl<T: Item + PartialEq> Node for Checker<T> {
+    fn ports(&self) -> Ports {
+        Ports::new().input::<T>("in")
+    }
+    fn tag_policy(&self) -> sluice_runtime::TagPolicy {
+        sluice_runtime::TagPolicy::Drop
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let input = io.inputs.get::<T>(0)?;
+        let start = input.items_read();
+        let Some(w) = input.window(1)? else {
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        };
+        if w.is_empty() {
+            return Ok(Work::Done);
+        }
+        let n = w.len();
+        let mut seen = self.seen.lock().unwrap();
+        if seen.first_bad.is_none() {
+            if let Some(k) = (0..n).find(|&k| w[k] != (self.make)(start + k as u64)) {
+                seen.first_bad = Some(start + k as u64);
+            }
+        }
+        seen.checksum = fnv(seen.checksum, bytemuck::cast_slice(w));
+        seen.items += n as u64;
+        input.consume(n);
+        let mut tags = Vec::new();
+        input.take_tags(start + n as u64, &mut tags);
+        seen.tags.extend(tags);
+        Ok(Work::Progress)
+    }
+}
+
+/// Runs `graph` on its own thread.
+pub fn spawn(
+    graph: Graph,
+) -> JoinHandle<Result<sluice_runtime::RunReport, sluice_runtime::RuntimeError>> {
+    std::thread::spawn(move || graph.run(&RunOptions::default()))
+}
+
+/// A receiver graph (tcp_source listening on 127.0.0.1:0 → checker) and its address.
+pub fn receiver<T: Item + PartialEq>(
+    make: fn(u64) -> T,
+    opts: TcpOptions,
+) -> (Graph, std::net::SocketAddr, Arc<Mutex<Seen>>) {
+    let source = TcpSource::<T>::new("tcp-listen://127.0.0.1:0", opts).unwrap();
+    let addr = source.local_addr().unwrap();
+    let (checker, seen) = Checker::new(make);
+    let mut g = Graph::new();
+    let a = g.add("rx", source).unwrap();
+    let b = g.add("check", checker).unwrap();
+    g.connect(a, "out", b, "in").unwrap();
+    (g, addr, seen)
+}
+
+/// A sender graph (counter → tcp_sink connecting to `url`).
+pub fn sender<T: Item>(counter: Counter<T>, url: &str, opts: TcpOptions) -> Graph {
+    let sink = TcpSink::<T>::new(url, opts).unwrap();
+    let mut g = Graph::new();
+    let a = g.add("count", counter).unwrap();
+    let b = g.add("tx", sink).unwrap();
+    g.connect(a, "out", b, "in").unwrap();
+    g
+}
+
+pub fn rate_tag(index: u64, hz: f64) -> Tag {
+    Tag::new(index, "rx_rate", TagValue::F64(hz))
+}

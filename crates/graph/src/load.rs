@@ -740,6 +740,7 @@ mod tests {
                 },
             ],
             files: &[],
+            settable: &[],
             example: "",
             build: |p| {
                 let left = p.u64("items")?;
@@ -769,6 +770,7 @@ mod tests {
                 param: "path",
                 access: FileAccess::Write,
             }],
+            settable: &[],
             example: "",
             build: |p| {
                 let _ = p.opt_str("path")?;

@@ -1,5 +1,6 @@
 //! The `sluice` command: run process-network graphs, convolve audio, benchmark.
 
+mod control_socket;
 mod convolve;
 mod run_cmd;
 
@@ -17,6 +18,9 @@ struct Cli {
 enum Command {
     /// Run a graph file (TOML), or the built-in default graph when none is given.
     Run(run_cmd::RunArgs),
+    /// Talk to a running graph through its control socket (`sluice run GRAPH --control
+    /// SOCKET`): change a parameter while it runs, list what can be changed, or stop it.
+    Ctl(control_socket::CtlArgs),
     /// List every block type with its ports, parameters and one line of help, or describe one.
     Blocks(BlocksArgs),
     /// Check a graph file and draw it as Graphviz DOT (`sluice graph --dot g.toml | dot -Tpng`).
@@ -70,6 +74,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run_cmd::run(args),
+        Command::Ctl(args) => control_socket::ctl(args),
         Command::Blocks(args) => blocks(args),
         Command::Graph(args) => run_cmd::graph(args),
         Command::Convolve(args) => convolve::run(args),

@@ -1,5 +1,6 @@
 //! `sluice run [GRAPH.toml]`: runs a graph file, or the built-in default graph.
 
+use crate::control_socket::ControlSocket;
 use clap::Args;
 use sluice_graph::{LoadedGraph, Override};
 use sluice_runtime::{Progress, RunOptions, Scheduler, StopHandle};
@@ -44,6 +45,12 @@ pub struct RunArgs {
     /// Ask for SCHED_FIFO at this priority (1-99) for every node thread.
     #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(i32).range(1..=99))]
     pub rt_priority: Option<i32>,
+    /// Listen on this Unix socket for commands while the graph runs: `sluice ctl SOCKET set
+    /// NODE.PARAM=VALUE` changes a parameter (those `sluice blocks NAME` marks settable),
+    /// `sluice ctl SOCKET stop` stops the graph gracefully. An existing path that is not a
+    /// socket is refused; the socket is removed when the run ends.
+    #[arg(long, value_name = "SOCKET", conflicts_with = "check")]
+    pub control: Option<PathBuf>,
     /// Seconds with every node blocked and nothing moving before the run stops as a deadlock.
     #[arg(long, default_value_t = 1.0)]
     pub deadlock_timeout: f64,
@@ -89,6 +96,9 @@ pub fn graph(args: GraphArgs) -> anyhow::Result<()> {
 
 /// Runs `sluice run`.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.control {
+        crate::control_socket::refuse_non_socket(path)?;
+    }
     let loaded = load(args.graph.as_ref(), &args.overrides)?;
     let LoadedGraph { graph, source } = loaded;
     let origin = source.origin.clone();
@@ -100,12 +110,27 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         eprintln!("sluice: {origin}: the graph is valid (nothing was run or written)");
         return Ok(());
     }
-    eprintln!("sluice: running {origin}");
     // Ctrl-C or SIGTERM stops the graph gracefully: sources end, sinks finish their files.
     let stop = StopHandle::new();
+    let socket = match &args.control {
+        Some(path) => Some(ControlSocket::bind(
+            path,
+            graph.control_handle(),
+            stop.clone(),
+        )?),
+        None => None,
+    };
+    eprintln!("sluice: running {origin}");
+    if let Some(path) = &args.control {
+        eprintln!(
+            "sluice: control socket {} (sluice ctl {} set NODE.PARAM=VALUE, or stop)",
+            path.display(),
+            path.display()
+        );
+    }
     let signals = sluice_runtime::os::stop_on_signals(stop.clone());
-    let report = if args.stepped {
-        graph.run_stepped_with(&stop).map_err(located)?
+    let result = if args.stepped {
+        graph.run_stepped_with(&stop)
     } else {
         let progress = Progress::new();
         let _line = (!args.quiet).then(|| ProgressLine::start(progress.clone()));
@@ -121,8 +146,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             stop: Some(stop.clone()),
             progress: Some(progress),
         };
-        graph.run(&opts).map_err(located)?
+        graph.run(&opts)
     };
+    // The socket goes first: nobody can send to a graph that has ended.
+    let stopped_by_socket = socket.as_ref().is_some_and(ControlSocket::stopped_here);
+    drop(socket);
+    let report = result.map_err(located)?;
     for w in &report.warnings {
         eprintln!("sluice: warning: {w}");
     }
@@ -143,6 +172,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     drop(signals);
     if args.stats || signal.is_some() {
         print!("{}", report.render());
+    }
+    if signal.is_none() && stopped_by_socket && report.stopped {
+        eprintln!(
+            "sluice: stopped by `stop` on the control socket: the sources were ended, every \
+             sink finished its file"
+        );
     }
     if let Some(signal) = signal {
         let name = if signal == libc::SIGINT {

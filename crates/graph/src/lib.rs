@@ -51,6 +51,7 @@
 //!             ports: "out: f32",
 //!             params: &[sluice_graph::ParamDoc { name: "count", default: "required", help: "how many" }],
 //!             files: &[],
+//!             settable: &[],
 //!             example: "[[node]]\nname = \"z\"\ntype = \"zeros\"\nparams = { count = 10 }",
 //!             build: |p: &mut Params| -> Result<Box<dyn Node>, ParamError> {
 //!                 Ok(Box::new(Zeros { left: p.u64("count")? }))
@@ -66,6 +67,7 @@
 //!             ports: "in: f32",
 //!             params: &[],
 //!             files: &[],
+//!             settable: &[],
 //!             example: "[[node]]\nname = \"d\"\ntype = \"drain\"",
 //!             build: |_| Ok(Box::new(Drain)),
 //!         }

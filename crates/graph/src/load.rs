@@ -745,6 +745,7 @@ mod tests {
                 },
             ],
             files: &[],
+            settable: &[],
             example: "",
             build: |p| {
                 let left = p.u64("items")?;
@@ -774,6 +775,7 @@ mod tests {
                 param: "path",
                 access: FileAccess::Write,
             }],
+            settable: &[],
             example: "",
             build: |p| {
                 let _ = p.opt_str("path")?;

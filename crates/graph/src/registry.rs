@@ -56,6 +56,9 @@ pub struct BlockType {
     pub params: &'static [ParamDoc],
     /// Parameters that name files it reads or writes.
     pub files: &'static [FileParam],
+    /// The parameters (of `params`) that can also be changed while the graph runs, through
+    /// `sluice ctl` or a [`ControlHandle`](sluice_runtime::ControlHandle).
+    pub settable: &'static [&'static str],
     /// A `[[node]]` entry using it, for `sluice blocks NAME`.
     pub example: &'static str,
     /// Builds it.
@@ -144,7 +147,14 @@ impl Registry {
         for b in &self.types {
             let _ = writeln!(out, "{}\n    {}\n    ports: {}", b.name, b.help, b.ports);
             for p in b.params {
-                let _ = writeln!(out, "    {:<12} [{}] {}", p.name, p.default, p.help);
+                let _ = writeln!(
+                    out,
+                    "    {:<12} [{}] {}{}",
+                    p.name,
+                    p.default,
+                    p.help,
+                    settable_note(b, p.name)
+                );
             }
             out.push('\n');
         }
@@ -164,8 +174,19 @@ impl Registry {
         for p in b.params {
             let _ = writeln!(
                 out,
-                "    {:<12} default {:<10} {}",
-                p.name, p.default, p.help
+                "    {:<12} default {:<10} {}{}",
+                p.name,
+                p.default,
+                p.help,
+                settable_note(b, p.name)
+            );
+        }
+        if !b.settable.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nwhile running, change {} with `sluice ctl SOCKET set NODE.PARAM=VALUE` \
+                 (run the graph with `sluice run --control SOCKET`)",
+                b.settable.join(", ")
             );
         }
         for f in b.files {
@@ -182,6 +203,15 @@ impl Registry {
     /// Every block as JSON, for `sluice blocks --json`.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(&self.types).expect("block descriptions serialise")
+    }
+}
+
+/// " (settable while running)" for the parameters a block lets users change while it runs.
+fn settable_note(b: &BlockType, param: &str) -> &'static str {
+    if b.settable.contains(&param) {
+        " (settable while running)"
+    } else {
+        ""
     }
 }
 

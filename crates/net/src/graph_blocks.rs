@@ -151,6 +151,7 @@ pub fn register(registry: &mut Registry) {
             ports: "in: item",
             params: SINK_PARAMS,
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "uplink"
 type = "tcp_sink"
@@ -163,6 +164,7 @@ params = { item = "c32", url = "tcp://10.0.0.2:5000" }"#,
             ports: "out: item",
             params: SOURCE_PARAMS,
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "downlink"
 type = "tcp_source"

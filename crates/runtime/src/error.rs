@@ -44,6 +44,14 @@ pub enum NodeError {
         /// The port's name.
         port: String,
     },
+    /// A run-time parameter's value was refused by
+    /// [`Node::set_control`](crate::Node::set_control): it must be `expected` (in words, e.g.
+    /// "a positive number of Hz").
+    #[error("must be {expected}")]
+    BadValue {
+        /// What the parameter takes.
+        expected: String,
+    },
     /// Reading or writing a file or device failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),

@@ -1,5 +1,6 @@
 //! Building a graph: named nodes, typed connections, queue sizes.
 
+use crate::control::{Board, ControlHandle, ControlPort};
 use crate::io::{ErasedInput, ErasedOutput};
 use crate::node::{Node, TagPolicy};
 use crate::port::Ports;
@@ -25,6 +26,7 @@ struct NodeEntry {
     name: String,
     node: Box<dyn Node>,
     ports: Ports,
+    control: ControlPort,
 }
 
 #[derive(Debug, Clone)]
@@ -40,6 +42,8 @@ pub struct Graph {
     edges: Vec<Edge>,
     queue_options: QueueOptions,
     default_queue_bytes: usize,
+    /// The nodes' run-time parameters and mailboxes, shared with every [`ControlHandle`].
+    board: Arc<Board>,
 }
 
 impl Default for Graph {
@@ -56,6 +60,7 @@ impl Graph {
             edges: Vec::new(),
             queue_options: QueueOptions::default(),
             default_queue_bytes: DEFAULT_QUEUE_BYTES,
+            board: Arc::new(Board::default()),
         }
     }
 
@@ -80,10 +85,12 @@ impl Graph {
             return Err(RuntimeError::DuplicateNode(name.to_string()));
         }
         let ports = node.ports();
+        let control = self.board.add(name, node.controls());
         self.nodes.push(NodeEntry {
             name: name.to_string(),
             node,
             ports,
+            control,
         });
         Ok(NodeId(self.nodes.len() - 1))
     }
@@ -91,6 +98,13 @@ impl Graph {
     /// The node called `name`.
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
         self.nodes.iter().position(|n| n.name == name).map(NodeId)
+    }
+
+    /// A handle that changes the nodes' run-time parameters while the graph runs (see
+    /// [`crate::control`]): take it before [`Graph::run`], use it from any thread. It knows
+    /// every node added to this graph, also those added after it was taken.
+    pub fn control_handle(&self) -> ControlHandle {
+        ControlHandle::new(Arc::clone(&self.board))
     }
 
     /// The declared ports of `id`.
@@ -331,6 +345,7 @@ impl Graph {
                 output_peers: vec![Vec::new(); entry.ports.outputs.len()],
                 policy: entry.node.tag_policy(),
                 name: entry.name,
+                control: entry.control,
                 node: entry.node,
                 ports: entry.ports,
                 inputs: connected,
@@ -379,4 +394,6 @@ pub(crate) struct BuiltNode {
     pub stopped: bool,
     /// Where the node's live counts go, when someone watches the run.
     pub progress: Option<std::sync::Arc<crate::progress::NodeProgress>>,
+    /// The node's mailbox of run-time parameter changes (closed when this is dropped).
+    pub control: ControlPort,
 }

@@ -1,6 +1,7 @@
 //! What a node sees when it works: typed inputs and outputs that lend slices of queue memory.
 
 use crate::port::{InPort, OutPort};
+use crate::run::StopView;
 use crate::NodeError;
 use sluice_queue::{Item, QueueError, Reader, RingReader, RingWriter, Tag, TagValue, Wait, Writer};
 use std::any::Any;
@@ -259,6 +260,7 @@ pub struct WorkIo<'a> {
     pub inputs: Inputs<'a>,
     /// The node's outputs, by declared index.
     pub outputs: Outputs<'a>,
+    stop: StopView<'a>,
 }
 
 impl<'a> WorkIo<'a> {
@@ -267,8 +269,10 @@ impl<'a> WorkIo<'a> {
         input_specs: &'a [crate::PortSpec],
         outputs: &'a mut [Box<dyn ErasedOutput>],
         output_specs: &'a [crate::PortSpec],
+        stop: StopView<'a>,
     ) -> Self {
         WorkIo {
+            stop,
             inputs: Inputs(Lent {
                 ports: inputs,
                 specs: input_specs,
@@ -280,6 +284,18 @@ impl<'a> WorkIo<'a> {
                 kind: "output",
             }),
         }
+    }
+}
+
+impl WorkIo<'_> {
+    /// Whether the graph is stopping: a [`StopHandle`](crate::StopHandle) asked for a graceful
+    /// stop, or another node failed. Cheap (two atomic loads): a node that waits inside `work`
+    /// (on a socket, a device) should look at it at least every few tens of milliseconds and
+    /// return when it is set; a source then returns [`Work::Done`](crate::Work::Done) (the
+    /// runtime would end it anyway), while other nodes usually go on draining what they get.
+    #[inline]
+    pub fn stop_requested(&self) -> bool {
+        self.stop.is_set()
     }
 }
 

@@ -101,6 +101,7 @@
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod control;
 mod error;
 mod graph;
 mod io;
@@ -113,6 +114,7 @@ mod rule;
 mod run;
 mod stats;
 
+pub use control::{ControlError, ControlHandle, ControlSpec};
 pub use error::{NodeError, RuntimeError};
 pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};
 pub use io::{Input, Inputs, Output, Outputs, WorkIo};

@@ -1,8 +1,10 @@
 //! The node contract: declared ports, a `work` call with an explicit outcome, and tag policy.
 
+use crate::control::ControlSpec;
 use crate::io::WorkIo;
 use crate::port::Ports;
 use crate::NodeError;
+use sluice_queue::TagValue;
 
 /// What one call of [`Node::work`] achieved; it drives the scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +75,26 @@ pub trait Node: Send {
     /// error of `work` would.
     fn init(&mut self) -> Result<(), NodeError> {
         Ok(())
+    }
+
+    /// The parameters that can be changed while the node runs (see [`crate::control`]). By
+    /// default none.
+    fn controls(&self) -> Vec<ControlSpec> {
+        Vec::new()
+    }
+
+    /// Applies a change of run-time parameter `name` (one of [`Node::controls`]; the runtime
+    /// delivers no other) to `value`. The runtime calls it on the node's thread between two
+    /// `work` calls; the change takes effect at item `at_item`: the index of the next item the
+    /// node's first output produces (for a node without outputs, of the next item its first
+    /// input consumes). A value the node cannot take is [`NodeError::BadValue`] saying what it
+    /// takes (see [`crate::control::number`]); the caller gets the error, and the node runs on
+    /// unchanged. The default refuses everything (a node without run-time parameters).
+    fn set_control(&mut self, name: &str, value: &TagValue, at_item: u64) -> Result<(), NodeError> {
+        let _ = (value, at_item);
+        Err(NodeError::msg(format!(
+            "it has no run-time parameter '{name}'"
+        )))
     }
 
     /// Called once when the node ends, whatever ended it (its stream ended, the graph was asked

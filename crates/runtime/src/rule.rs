@@ -7,7 +7,7 @@
 //! behaviour does not fit (data-dependent rates, an end of stream that still emits) implements
 //! [`Node`] directly.
 
-use crate::{Item, Node, NodeError, Ports, TagPolicy, Work, WorkIo};
+use crate::{ControlSpec, Item, Node, NodeError, Ports, TagPolicy, TagValue, Work, WorkIo};
 
 /// One input's firing rule: a firing reads `window` items and then consumes `consume` of them
 /// (`window − consume` items are history the next firing reads again, as a FIR's taps − 1).
@@ -68,6 +68,21 @@ pub trait FixedRate<const I: usize, const O: usize>: Send {
         inputs: [&[Self::In]; I],
         outputs: [&mut [Self::Out]; O],
     ) -> Result<(), NodeError>;
+
+    /// The parameters that can be changed while the block runs; see
+    /// [`Node::controls`]. By default none.
+    fn controls(&self) -> Vec<ControlSpec> {
+        Vec::new()
+    }
+
+    /// Applies a change of run-time parameter `name`, between two calls of
+    /// [`FixedRate::fire`]; see [`Node::set_control`]. The default refuses everything.
+    fn set_control(&mut self, name: &str, value: &TagValue, at_item: u64) -> Result<(), NodeError> {
+        let _ = (value, at_item);
+        Err(NodeError::msg(format!(
+            "it has no run-time parameter '{name}'"
+        )))
+    }
 
     /// How tags travel: by default a tag on input item `i` goes to output item
     /// `i · produce₀ / consume₀`, the rates of the first input and output.
@@ -220,5 +235,13 @@ impl<F: FixedRate<I, O>, const I: usize, const O: usize> Node for Rated<F, I, O>
 
     fn tag_policy(&self) -> TagPolicy {
         self.block.tag_policy()
+    }
+
+    fn controls(&self) -> Vec<ControlSpec> {
+        self.block.controls()
+    }
+
+    fn set_control(&mut self, name: &str, value: &TagValue, at_item: u64) -> Result<(), NodeError> {
+        self.block.set_control(name, value, at_item)
     }
 }

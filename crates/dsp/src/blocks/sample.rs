@@ -4,7 +4,7 @@ use num_complex::Complex32;
 use sluice_runtime::Item;
 
 /// A real or complex sample.
-pub trait Sample: Item + Default {
+pub trait Sample: Item + Default + crate::kernels::Scalable {
     /// `amplitude · cos(phase)` for reals, `amplitude · e^{j·phase}` for complex.
     fn tone(phase: f64, amplitude: f32) -> Self;
     /// Gaussian noise of standard deviation `amplitude` (per component for complex, with the

@@ -61,3 +61,19 @@ pub fn run_filter(
     g.run(&RunOptions::default()).unwrap();
     data.items()
 }
+
+/// What `data` holds once it has at least `n` items (polled for at most 10 s; a test that
+/// waits longer fails naming the count).
+pub fn wait_for_items<T: Clone>(data: &crate::blocks::VectorSinkData<T>, n: u64) -> Vec<T> {
+    for _ in 0..10_000 {
+        let items = data.items();
+        if items.len() as u64 >= n {
+            return items;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!(
+        "the sink never got {n} items (it has {})",
+        data.items().len()
+    );
+}

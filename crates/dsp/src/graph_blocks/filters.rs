@@ -349,6 +349,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             ports: "in: item[channels] -> out: item[channels]",
             params: &FIR_PARAMS,
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "lowpass"
 type = "fir"
@@ -361,6 +362,7 @@ params = { item = "c32", design = "lowpass", num_taps = 127, cutoff = 0.1, decim
             ports: "in: c32 -> out: c32",
             params: &FFT_PARAMS,
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "channel"
 type = "fft_filter"

@@ -5,8 +5,8 @@
 mod filters;
 
 use crate::blocks::{
-    Copy, FileSink, FileSource, Head, KeepOneInN, NullSink, NullSource, Probe, Sample,
-    SignalSource, StreamToVector, Throttle, VectorToStream, WavFormat, WavSink, WavSource,
+    Copy, FileSink, FileSource, Head, KeepOneInN, MultiplyConst, NullSink, NullSource, Probe,
+    Sample, SignalSource, StreamToVector, Throttle, VectorToStream, WavFormat, WavSink, WavSource,
     Waveform,
 };
 use num_complex::Complex32;
@@ -248,6 +248,14 @@ impl ForSample for SignalB {
         ))
     }
 }
+struct MultiplyConstB;
+impl ForSample for MultiplyConstB {
+    fn build<S: Sample>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let gain = p.f64_or("gain", 1.0)?;
+        let block = MultiplyConst::<S>::new(gain).map_err(node_err("gain"))?;
+        Ok(Box::new(Rated::new(block)))
+    }
+}
 struct ProbeB;
 impl ForSample for ProbeB {
     fn build<S: Sample>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
@@ -345,6 +353,7 @@ pub fn register(registry: &mut Registry) {
             ports: "out: item[vlen]",
             params: &[ITEM, VLEN],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "zeros"
 type = "null_source"
@@ -357,6 +366,7 @@ params = { item = "f32" }"#,
             ports: "in: item[vlen]",
             params: &[ITEM, VLEN],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "discard"
 type = "null_sink"
@@ -376,6 +386,7 @@ params = { item = "f32" }"#,
                 },
             ],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "first_second"
 type = "head"
@@ -388,6 +399,7 @@ params = { item = "f32", items = 48000 }"#,
             ports: "in: item -> out: item",
             params: &[ITEM],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "copy"
 type = "copy"
@@ -407,6 +419,7 @@ params = { item = "c32" }"#,
                 },
             ],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "pace"
 type = "throttle"
@@ -426,6 +439,7 @@ params = { item = "f32", rate = 48000.0 }"#,
                 },
             ],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "decimate"
 type = "keep_one_in_n"
@@ -450,6 +464,7 @@ params = { item = "c32", n = 4 }"#,
                 },
             ],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "transpose"
 type = "corner_turn"
@@ -462,6 +477,7 @@ params = { item = "c32", rows = 64, cols = 1024 }"#,
             ports: "in: item -> out: item[vlen]",
             params: &[ITEM, VLEN],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "frames"
 type = "stream_to_vector"
@@ -474,6 +490,7 @@ params = { item = "c32", vlen = 1024 }"#,
             ports: "in: item[vlen] -> out: item",
             params: &[ITEM, VLEN],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "samples"
 type = "vector_to_stream"
@@ -486,6 +503,7 @@ params = { item = "c32", vlen = 1024 }"#,
             ports: "a, b: item -> out: item",
             params: &[SAMPLE],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "mix"
 type = "add"
@@ -505,11 +523,32 @@ params = { item = "f32" }"#,
                 },
             ],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "beam"
 type = "sum"
 params = { item = "c32", inputs = 4 }"#,
             build: |p| sum_block(p, false),
+        },
+        BlockType {
+            name: "multiply_const",
+            help: "Multiplies every sample by `gain`; the gain can be changed while running.",
+            ports: "in: item -> out: item",
+            params: &[
+                SAMPLE,
+                ParamDoc {
+                    name: "gain",
+                    default: "1.0",
+                    help: "the factor (a real number)",
+                },
+            ],
+            files: &[],
+            settable: &["gain"],
+            example: r#"[[node]]
+name = "volume"
+type = "multiply_const"
+params = { item = "f32", gain = 0.5 }"#,
+            build: |p| with_sample(p, &MultiplyConstB),
         },
         BlockType {
             name: "signal_source",
@@ -525,7 +564,7 @@ params = { item = "c32", inputs = 4 }"#,
                 ParamDoc {
                     name: "frequency",
                     default: "1000",
-                    help: "tone frequency in Hz",
+                    help: "tone frequency in Hz (phase-continuous when changed while running)",
                 },
                 ParamDoc {
                     name: "amplitude",
@@ -544,6 +583,7 @@ params = { item = "c32", inputs = 4 }"#,
                 },
             ],
             files: &[],
+            settable: &["frequency", "amplitude"],
             example: r#"[[node]]
 name = "tone"
 type = "signal_source"
@@ -563,6 +603,7 @@ params = { item = "f32", frequency = 440.0, amplitude = 0.5, sample_rate = 48000
                 },
             ],
             files: &[],
+            settable: &[],
             example: r#"[[node]]
 name = "level"
 type = "probe"
@@ -588,6 +629,7 @@ params = { item = "f32", label = "output" }"#,
                 },
             ],
             files: READS_PATH,
+            settable: &[],
             example: r#"[[node]]
 name = "iq"
 type = "file_source"
@@ -608,6 +650,7 @@ params = { item = "c32", path = "capture.c32" }"#,
                 },
             ],
             files: WRITES_PATH,
+            settable: &[],
             example: r#"[[node]]
 name = "save"
 type = "file_sink"
@@ -625,6 +668,7 @@ params = { item = "c32", path = "out.c32" }"#,
                 help: "WAV file to read",
             }],
             files: READS_PATH,
+            settable: &[],
             example: r#"[[node]]
 name = "speech"
 type = "wav_source"
@@ -658,6 +702,7 @@ params = { path = "speech.wav" }"#,
                 },
             ],
             files: WRITES_PATH,
+            settable: &[],
             example: r#"[[node]]
 name = "save"
 type = "wav_sink"
@@ -677,4 +722,94 @@ pub fn standard_registry() -> Registry {
     let mut registry = Registry::new();
     register(&mut registry);
     registry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settable_parameters_are_documented_parameters() {
+        let registry = standard_registry();
+        for b in registry.types() {
+            for name in b.settable {
+                assert!(
+                    b.params.iter().any(|p| p.name == *name),
+                    "{}: settable '{name}' is not one of its parameters",
+                    b.name
+                );
+            }
+        }
+        let text = registry.describe_one("multiply_const").unwrap();
+        assert!(
+            text.contains("gain         default 1.0        the factor (a real number) (settable while running)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("while running, change gain with `sluice ctl"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn multiply_const_from_a_graph_file_takes_its_gain() {
+        let text = r#"
+[[node]]
+name = "src"
+type = "signal_source"
+params = { item = "f32", frequency = 0.0, amplitude = 2.0 }
+
+[[node]]
+name = "first"
+type = "head"
+params = { item = "f32", items = 10 }
+
+[[node]]
+name = "gain"
+type = "multiply_const"
+params = { item = "f32", gain = -1.5 }
+
+[[node]]
+name = "sink"
+type = "null_sink"
+params = { item = "f32" }
+
+[[edge]]
+from = "src.out"
+to = "first.in"
+
+[[edge]]
+from = "first.out"
+to = "gain.in"
+
+[[edge]]
+from = "gain.out"
+to = "sink.in"
+"#;
+        let registry = standard_registry();
+        let graph = sluice_graph::load_str(text, "g.toml", &registry).unwrap();
+        let names: Vec<String> = graph
+            .control_handle()
+            .controls()
+            .into_iter()
+            .map(|(node, specs)| {
+                let params: Vec<&str> = specs.iter().map(|s| s.name).collect();
+                format!("{node}: {}", params.join(", "))
+            })
+            .collect();
+        assert_eq!(names, ["src: frequency, amplitude", "gain: gain"]);
+        assert_eq!(
+            graph.run_stepped().unwrap().node("sink").unwrap().items_in,
+            10
+        );
+        let bad = text.replace("gain = -1.5", "gain = \"loud\"");
+        let err = sluice_graph::load_str(&bad, "g.toml", &registry)
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string()
+                .contains("node 'gain': parameter 'gain' must be a number, not a string"),
+            "{err}"
+        );
+    }
 }

@@ -15,6 +15,7 @@ mod fir_decim;
 mod fir_lanes;
 mod overlap_save;
 mod resample;
+mod scale;
 mod sum;
 mod taps_file;
 #[cfg(test)]
@@ -33,5 +34,6 @@ pub use fir_channels::{ChannelFir, ChannelSample};
 pub use fir_decim::FirDecim;
 pub use overlap_save::OverlapSave;
 pub use resample::{resample, resample_ir};
+pub use scale::{scale, Scalable};
 pub use sum::{add, sum, sum_accumulate, Summable};
 pub use taps_file::{load_taps, load_taps_as, parse_taps_text, Taps, TapsFormat};

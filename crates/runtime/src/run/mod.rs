@@ -4,6 +4,7 @@ mod auto;
 pub(crate) mod step;
 pub(crate) mod threaded;
 
+use crate::control::{self, ControlError};
 use crate::graph::BuiltNode;
 use crate::io::WorkIo;
 use crate::node::{TagPolicy, Work};
@@ -60,6 +61,23 @@ impl StopHandle {
     }
 }
 
+/// What a node sees of a stop while it works: the caller's graceful stop request and, under
+/// the threaded scheduler, the graph's own stop after a failure. Two atomic loads to read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StopView<'a> {
+    pub(crate) request: Option<&'a StopHandle>,
+    pub(crate) abort: Option<&'a AtomicBool>,
+}
+
+impl StopView<'_> {
+    /// Whether the graph is stopping, gracefully or after a failure.
+    #[inline]
+    pub(crate) fn is_set(&self) -> bool {
+        self.request.is_some_and(StopHandle::is_stopped)
+            || self.abort.is_some_and(|a| a.load(Ordering::Acquire))
+    }
+}
+
 /// How to run a graph on threads.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -98,10 +116,17 @@ impl BuiltNode {
     /// items reach downstream only after their tags. A panic inside `work` is caught and
     /// returned as [`RuntimeError::NodePanicked`]; an error as [`RuntimeError::NodeFailed`]. The
     /// caller then stops the graph and ends this node (its outputs end, its inputs detach).
-    pub(crate) fn step(&mut self, tags: &mut Vec<Tag>) -> Result<Work, RuntimeError> {
+    pub(crate) fn step(
+        &mut self,
+        tags: &mut Vec<Tag>,
+        stop: StopView<'_>,
+    ) -> Result<Work, RuntimeError> {
         if !self.started {
             self.started = true;
             self.init()?;
+        }
+        if self.control.0.has_mail() {
+            self.apply_controls()?;
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             let mut io = WorkIo::new(
@@ -109,6 +134,7 @@ impl BuiltNode {
                 &self.ports.inputs,
                 &mut self.outputs,
                 &self.ports.outputs,
+                stop,
             );
             self.node.work(&mut io)
         }));
@@ -133,6 +159,68 @@ impl BuiltNode {
                 message: panic_message(panic.as_ref()),
             }),
         }
+    }
+
+    /// Applies the run-time parameter changes waiting in the node's mailbox, between two `work`
+    /// calls: each takes effect at [`BuiltNode::control_offset`], where a `set:<param>` tag is
+    /// put on every output, and its caller gets that offset (or why the node refused it). A
+    /// panic in [`Node::set_control`](crate::Node::set_control) fails the node.
+    fn apply_controls(&mut self) -> Result<(), RuntimeError> {
+        let mailbox = std::sync::Arc::clone(&self.control.0);
+        mailbox.drain(|param, value| {
+            let at = self.control_offset();
+            let applied =
+                catch_unwind(AssertUnwindSafe(|| self.node.set_control(param, value, at)));
+            Ok(match applied {
+                Ok(Ok(())) => {
+                    let key = control::tag_key(param);
+                    for output in &self.outputs {
+                        output.add_tag(Tag::with_source(
+                            output.items_written(),
+                            &key,
+                            value.clone(),
+                            &self.name,
+                        ));
+                    }
+                    Ok(at)
+                }
+                Ok(Err(NodeError::BadValue { expected })) => Err(ControlError::BadValue {
+                    node: self.name.clone(),
+                    param: param.to_string(),
+                    expected,
+                    value: control::value_text(value),
+                }),
+                Ok(Err(e)) => Err(ControlError::Rejected {
+                    node: self.name.clone(),
+                    param: param.to_string(),
+                    message: e.to_string(),
+                }),
+                Err(panic) => {
+                    return Err(RuntimeError::NodePanicked {
+                        node: self.name.clone(),
+                        message: format!(
+                            "in set_control({param}): {}",
+                            panic_message(panic.as_ref())
+                        ),
+                    })
+                }
+            })
+        })
+    }
+
+    /// Where a change applied now takes effect: the index of the next item of the first
+    /// output, or for a node without outputs the next item of its first input.
+    pub(crate) fn control_offset(&self) -> u64 {
+        match (self.outputs.first(), self.inputs.first()) {
+            (Some(out), _) => out.items_written(),
+            (None, Some(input)) => input.items_read(),
+            (None, None) => 0,
+        }
+    }
+
+    /// Whether changes of run-time parameters wait for this node.
+    pub(crate) fn has_mail(&self) -> bool {
+        self.control.0.has_mail()
     }
 
     /// Whether the need that `work` returned can be met right now, without waiting. Only this
@@ -354,6 +442,8 @@ impl BuiltNode {
         if let Ok(warnings) = catch_unwind(AssertUnwindSafe(|| self.node.warnings())) {
             stats.warnings.extend(warnings);
         }
+        // Changes sent from now on are refused: the node will not fire again.
+        self.control.0.close();
         stats.items_in = self.inputs.iter().map(|i| i.items_read()).sum();
         stats.items_out = self.outputs.iter().map(|o| o.items_written()).sum();
         self.outputs.clear();

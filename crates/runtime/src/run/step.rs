@@ -44,7 +44,13 @@ pub(crate) fn run(
             }
             live += 1;
             let t0 = Instant::now();
-            let outcome = node.step(&mut tags);
+            let outcome = node.step(
+                &mut tags,
+                super::StopView {
+                    request: stop,
+                    abort: None,
+                },
+            );
             stats[i].busy += t0.elapsed();
             stats[i].work_calls += 1;
             let work = match outcome {

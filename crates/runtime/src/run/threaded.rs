@@ -9,7 +9,7 @@
 //! thread to finish wakes the caller), not a poll.
 
 use super::auto::Calibration;
-use super::{RunOptions, Scheduler, SpinGuard, StopHandle};
+use super::{RunOptions, Scheduler, SpinGuard, StopHandle, StopView};
 use crate::graph::BuiltNode;
 use crate::node::Work;
 use crate::os;
@@ -487,7 +487,13 @@ fn run_group(
             live += 1;
             let t0 = Instant::now();
             let cpu0 = calibration.is_some().then(os::thread_cpu_time);
-            let outcome = m.node.step(&mut tags);
+            let outcome = m.node.step(
+                &mut tags,
+                StopView {
+                    request: ctl.stop_request.as_ref(),
+                    abort: Some(&ctl.stop),
+                },
+            );
             m.stats.busy += t0.elapsed();
             if let Some(cpu0) = cpu0 {
                 m.cpu += os::thread_cpu_time().saturating_sub(cpu0);
@@ -656,7 +662,8 @@ fn wait_for_batch(node: &mut BuiltNode, work: Work) -> Result<bool, crate::NodeE
 /// of several nodes passes `pooled_slice`: it waits at most that long and returns (false if the
 /// need is still unmet) to look at its whole group, since another of its nodes may be able to
 /// move meanwhile; it tells the watchdog itself what its nodes wait for. With `wake_for_stop`
-/// it also returns (within a slice) when a graceful stop is asked for.
+/// it also returns (within a slice) when a graceful stop is asked for, and it always returns
+/// (within a slice) when a change of a run-time parameter waits for the node.
 fn wait(
     node: &mut BuiltNode,
     work: Work,
@@ -701,7 +708,8 @@ fn wait(
             Work::Progress | Work::Done => true,
         };
         let stop_now = wake_for_stop && ctl.stop_requested();
-        if ready || stop_now || ctl.stop.load(Ordering::Acquire) {
+        // A change of a run-time parameter waits: fire the node so that it applies it.
+        if ready || stop_now || node.has_mail() || ctl.stop.load(Ordering::Acquire) {
             if announced {
                 me.state.store(RUNNING, Ordering::Release);
             }

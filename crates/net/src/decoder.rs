@@ -19,7 +19,7 @@ use sluice_queue::Tag;
 /// Which end of a stream reads with this decoder: which frames it accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// The receiving end (reads HELLO, DATA, HEARTBEAT, END, ERROR).
+    /// The receiving end (reads HELLO, DATA, GAP, HEARTBEAT, END, ERROR).
     Receiver,
     /// The sending end (reads WELCOME, ACK, CREDIT, HEARTBEAT, ERROR).
     Sender,
@@ -67,6 +67,13 @@ pub enum Event {
     Heartbeat,
     /// An END at this final offset (equal to the data received).
     End(u64),
+    /// A GAP: the items `from..to` were dropped by the sender; the stream goes on at `to`.
+    Gap {
+        /// The receiver's offset when the gap came (the first lost item).
+        from: u64,
+        /// The first item after the gap.
+        to: u64,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -289,7 +296,7 @@ impl Decoder {
         let Some(kind) = Kind::from_byte(kind_byte) else {
             return Err(self.protocol(
                 "frame",
-                format!("unknown frame kind {kind_byte} (expected 1..=8)"),
+                format!("unknown frame kind {kind_byte} (expected 1..=9)"),
             ));
         };
         self.frame_kind = kind.name();
@@ -297,7 +304,7 @@ impl Decoder {
         let accepted = match self.role {
             Role::Receiver => matches!(
                 kind,
-                Kind::Hello | Kind::Data | Kind::Heartbeat | Kind::End | Kind::Error
+                Kind::Hello | Kind::Data | Kind::Gap | Kind::Heartbeat | Kind::End | Kind::Error
             ),
             Role::Sender => matches!(
                 kind,
@@ -400,6 +407,7 @@ impl Decoder {
                     credit: u64_at(8),
                     max_items: u32::from_le_bytes([body[16], body[17], body[18], body[19]]),
                     heartbeat_ms: u32::from_le_bytes([body[20], body[21], body[22], body[23]]),
+                    history: u64_at(24),
                 };
                 if w.max_items == 0 {
                     return Err(self.protocol("WELCOME", "largest frame of 0 items"));
@@ -421,6 +429,20 @@ impl Decoder {
                     ));
                 }
                 Event::End(end)
+            }
+            Kind::Gap => {
+                let (from, to) = (u64_at(0), u64_at(8));
+                if from != self.offset || to <= from {
+                    return Err(self.protocol(
+                        "GAP",
+                        format!(
+                            "items {from}..{to} lost, expected a gap starting at offset {} and ending after it",
+                            self.offset
+                        ),
+                    ));
+                }
+                self.offset = to;
+                Event::Gap { from, to }
             }
             Kind::Heartbeat => Event::Heartbeat,
             Kind::Error => {

@@ -1,7 +1,7 @@
 //! `tcp_sink` and `tcp_source` as graph-file block types; [`register`] adds them to a
 //! [`Registry`].
 
-use crate::{TcpOptions, TcpSink, TcpSource};
+use crate::{RetentionFull, TcpOptions, TcpSink, TcpSource};
 use num_complex::Complex32;
 use sluice_graph::{BlockType, ParamDoc, ParamError, Params, Registry};
 use sluice_runtime::{Item, Node};
@@ -63,6 +63,11 @@ const SINK_PARAMS: &[ParamDoc] = &[
         default: "8388608",
         help: "un-acknowledged bytes kept for resending after a reconnect",
     },
+    ParamDoc {
+        name: "retention_full",
+        default: "block",
+        help: "when retention is full while the peer is away: block (upstream waits) or drop_oldest (for real-time sources: drop, count, and mark the gap with a 'gap' tag)",
+    },
 ];
 
 const SOURCE_PARAMS: &[ParamDoc] = &[
@@ -77,6 +82,11 @@ const SOURCE_PARAMS: &[ParamDoc] = &[
         name: "max_frame",
         default: "67108864",
         help: "frames longer than this many bytes are refused",
+    },
+    ParamDoc {
+        name: "history",
+        default: "0",
+        help: "items before its resume offset that the consumer needs to prime its state (an FIR's taps − 1); the sender keeps that many acknowledged items",
     },
 ];
 
@@ -109,7 +119,18 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
     if sink {
         o.crc = p.bool_or("crc", false)?;
         o.retention_bytes = p.u64_or("retention_bytes", o.retention_bytes as u64)? as usize;
+        o.retention_full = match p.opt_str("retention_full")?.as_deref() {
+            None | Some("block") => RetentionFull::Block,
+            Some("drop_oldest") => RetentionFull::DropOldest,
+            Some(other) => {
+                return Err(ParamError::new(
+                    "retention_full",
+                    format!("must be block or drop_oldest, not '{other}'"),
+                ))
+            }
+        };
     } else {
+        o.history = p.u64_or("history", 0)?;
         let max = p.u64_or("max_frame", u64::from(o.max_frame))?;
         o.max_frame = u32::try_from(max)
             .map_err(|_| ParamError::new("max_frame", format!("at most {}", u32::MAX)))?;

@@ -33,6 +33,6 @@ pub mod wire;
 pub use conn::Endpoint;
 pub use decoder::{Decoder, Event, Need, Role};
 pub use error::NetError;
-pub use options::TcpOptions;
+pub use options::{AckHandle, Acknowledge, RetentionFull, TcpOptions};
 pub use sink::TcpSink;
 pub use source::TcpSource;

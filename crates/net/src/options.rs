@@ -1,6 +1,66 @@
 //! Settings shared by [`TcpSink`](crate::TcpSink) and [`TcpSource`](crate::TcpSource).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// What a sender does when its retention window is full while its peer is away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RetentionFull {
+    /// Stop taking input: upstream waits until the peer is back and acknowledges (the default,
+    /// for sources that can wait, such as files).
+    #[default]
+    Block,
+    /// Drop the oldest retained items, count them, and tell the receiver with a GAP frame,
+    /// which it marks with a [`GAP`](sluice_runtime::metadata::GAP) tag: for real-time
+    /// sources, which cannot wait.
+    DropOldest,
+}
+
+/// When a receiver acknowledges items, letting the sender release them.
+#[derive(Debug, Clone, Default)]
+pub enum Acknowledge {
+    /// Once they are committed into the receiver's queue (the default).
+    #[default]
+    Received,
+    /// Once `AckHandle` says so: whoever owns the handle (the cluster's failover, which
+    /// advances it as outputs made from these items are acknowledged further downstream)
+    /// moves it forward; the receiver acknowledges the lesser of it and what it received.
+    External(AckHandle),
+}
+
+impl PartialEq for Acknowledge {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Acknowledge::Received, Acknowledge::Received) => true,
+            (Acknowledge::External(a), Acknowledge::External(b)) => Arc::ptr_eq(&a.0, &b.0),
+            _ => false,
+        }
+    }
+}
+
+/// A stream offset that another part of the program advances: for
+/// [`Acknowledge::External`]. Cloning it shares it.
+#[derive(Debug, Clone, Default)]
+pub struct AckHandle(Arc<AtomicU64>);
+
+impl AckHandle {
+    /// A handle at offset 0.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Says that every item below `offset` may be released (offsets only move forward: a
+    /// lower value than before is ignored).
+    pub fn advance(&self, offset: u64) {
+        self.0.fetch_max(offset, Ordering::AcqRel);
+    }
+
+    /// The offset it has reached.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+}
 
 /// How a TCP block behaves. Each block reads the fields that concern it (see each field).
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +87,17 @@ pub struct TcpOptions {
     pub resume_timeout: Duration,
     /// Receiver: frames whose length field exceeds this are refused, unread.
     pub max_frame: u32,
+    /// Sender: what to do when retention is full while the peer is away.
+    pub retention_full: RetentionFull,
+    /// Receiver: items before its resume offset that its consumer needs to prime its state
+    /// (an FIR's taps − 1). The receiver declares it in WELCOME; the sender then keeps that
+    /// many acknowledged items too, so that a receiver taking over may resume that far back.
+    pub history: u64,
+    /// Receiver: when it acknowledges (by default, once received).
+    pub ack: Acknowledge,
+    /// Receiver: the stream offset of its first item: 0 for a receiver there from the start;
+    /// a receiver taking over a running stream starts where it must (with its history).
+    pub start_offset: u64,
 }
 
 impl Default for TcpOptions {
@@ -40,6 +111,10 @@ impl Default for TcpOptions {
             connect_timeout: Duration::from_secs(60),
             resume_timeout: Duration::from_secs(60),
             max_frame: crate::wire::DEFAULT_MAX_FRAME,
+            retention_full: RetentionFull::Block,
+            history: 0,
+            ack: Acknowledge::Received,
+            start_offset: 0,
         }
     }
 }

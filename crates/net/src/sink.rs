@@ -5,10 +5,15 @@
 //! frame leaves in one `sendmsg`: the header and tags from a small buffer, the payload from
 //! the queue's memory, the CRC trailer from the stack. After a lost connection the peer's
 //! WELCOME says where it stands and sending resumes from there.
+//!
+//! Retention also keeps the `history` items the receiver declared before what it
+//! acknowledged, so that a receiver taking over may resume that far back and prime its
+//! filters. When retention is full while the peer is away, the sink blocks upstream, or with
+//! [`RetentionFull::DropOldest`] drops the oldest items, counts them, and sends a GAP.
 
 use crate::conn::{io_err, Conn, Endpoint};
 use crate::decoder::{Decoder, Event, Need, Role};
-use crate::options::{Backoff, TcpOptions};
+use crate::options::{Backoff, RetentionFull, TcpOptions};
 use crate::wire::{self, Hello, Kind, CRC_LEN, DATA_HEAD_LEN, HEADER_LEN};
 use crate::NetError;
 use sluice_runtime::metadata;
@@ -61,6 +66,16 @@ pub struct TcpSink<T> {
     end_sent: Option<u64>,
     backoff: Backoff,
     rx: [u8; 256],
+    /// Acknowledged items kept for a receiver that re-primes (the largest history a WELCOME
+    /// declared).
+    history: u64,
+    /// Items dropped while the peer was away (retention full, [`RetentionFull::DropOldest`]),
+    /// and how many times.
+    dropped: u64,
+    drops: u64,
+    /// The latest metadata tag of each key among dropped items: re-sent on the first item
+    /// after the gap, so that the receiver learns what changed in it.
+    carried: Vec<Tag>,
     _items: PhantomData<T>,
 }
 
@@ -79,8 +94,17 @@ impl<T: Item> TcpSink<T> {
             end_sent: None,
             backoff: Backoff::new(),
             rx: [0; 256],
+            history: 0,
+            dropped: 0,
+            drops: 0,
+            carried: Vec::new(),
             _items: PhantomData,
         })
+    }
+
+    /// Items dropped so far because retention was full while the peer was away.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// The address a listening sink is bound to.
@@ -172,8 +196,9 @@ impl<T: Item> TcpSink<T> {
         Ok(true)
     }
 
-    /// Reads and handles every frame the peer has sent so far.
-    fn pump_rx(&mut self, written: u64) -> Result<(), NetError> {
+    /// Reads and handles every frame the peer has sent so far; `read..written` is what the
+    /// input queue (of `capacity` items) holds.
+    fn pump_rx(&mut self, read: u64, written: u64, capacity: usize) -> Result<(), NetError> {
         let Some(s) = self.session.as_mut() else {
             return Ok(());
         };
@@ -202,11 +227,12 @@ impl<T: Item> TcpSink<T> {
             let peer = s.conn.peer.clone();
             match event {
                 Event::Welcome(w) => {
-                    if w.resume < self.acked || w.resume > written {
-                        let what = if w.resume < self.acked {
+                    let floor = self.acked.saturating_sub(self.history);
+                    if w.resume < floor || w.resume > written {
+                        let what = if w.resume < floor {
                             format!(
-                                "the receiver resumes at offset {} but acknowledged {} already (a receiver that lost what it acknowledged)",
-                                w.resume, self.acked
+                                "the receiver resumes at offset {} but acknowledged {} already and declared {} items of history (a receiver that lost what it acknowledged)",
+                                w.resume, self.acked, self.history
                             )
                         } else {
                             format!(
@@ -221,27 +247,55 @@ impl<T: Item> TcpSink<T> {
                             what,
                         });
                     }
-                    self.acked = w.resume;
+                    if w.history > capacity as u64 / 2 {
+                        return Err(NetError::Protocol {
+                            peer,
+                            offset: self.acked,
+                            kind: "WELCOME",
+                            what: format!(
+                                "the receiver declares {} items of history, but this sender's retention holds {capacity} items, and must keep room to send; raise retention_bytes to at least {} bytes",
+                                w.history,
+                                (w.history * 2).saturating_mul(std::mem::size_of::<T>() as u64)
+                            ),
+                        });
+                    }
+                    self.history = self.history.max(w.history);
                     self.lost = None;
-                    s.sent = w.resume;
-                    s.credit = w.credit.max(w.resume);
+                    // Items below what the queue still holds were dropped while the peer was
+                    // away: say so, and go on from the oldest item kept.
+                    let from = w.resume.max(read);
+                    if from > w.resume {
+                        s.conn
+                            .send_control(&wire::gap(w.resume, from), CONTROL_WAIT)
+                            .map_err(|e| io_err(&peer, w.resume, "send GAP", &e))?;
+                        for mut tag in self.carried.drain(..) {
+                            tag.index = from;
+                            self.tags.push_front(tag);
+                        }
+                    }
+                    s.sent = from;
+                    // The receiver's credit counts from its resume offset; the gap is room.
+                    s.credit = (w.credit + (from - w.resume)).max(from);
                     s.max_items = w.max_items as usize;
                     s.welcomed = true;
                 }
                 Event::Ack(a) => {
-                    if a < self.acked || a > s.sent {
+                    // A receiver that took over may acknowledge less than its predecessor did,
+                    // by up to the history it re-primes from.
+                    let floor = self.acked.saturating_sub(self.history);
+                    if a < floor || a > s.sent.max(self.acked) {
                         return Err(NetError::Protocol {
                             peer,
                             offset: self.acked,
                             kind: "ACK",
                             what: format!(
-                                "acknowledges offset {a}, expected one between {} (acknowledged) and {} (sent)",
-                                self.acked, s.sent
+                                "acknowledges offset {a}, expected one between {floor} (acknowledged, less the history) and {} (sent)",
+                                s.sent.max(self.acked)
                             ),
                         });
                     }
-                    self.acked = a;
-                    s.decoder.set_offset(a);
+                    self.acked = self.acked.max(a);
+                    s.decoder.set_offset(self.acked);
                 }
                 Event::Credit(c) => s.credit = s.credit.max(c),
                 Event::Heartbeat => {}
@@ -254,15 +308,46 @@ impl<T: Item> TcpSink<T> {
     fn take_tags(&mut self, input: &Input<T>, end: u64, buf: &mut Vec<Tag>) {
         input.take_tags(end, buf);
         for tag in buf.drain(..) {
-            if matches!(
-                &*tag.key,
-                metadata::SAMPLE_RATE | metadata::CENTER_FREQUENCY | metadata::TIME
-            ) {
+            if metadata_key(&tag.key) {
                 self.metadata.retain(|m| m.key != tag.key);
                 self.metadata.push(tag.clone());
             }
             self.tags.push_back(tag);
         }
+    }
+
+    /// With [`RetentionFull::DropOldest`], while the peer is away and retention is more than
+    /// three quarters full, drops the oldest items down to half full (their tags too, keeping
+    /// the latest metadata to re-send after the gap), so that upstream never waits.
+    fn drop_if_full(&mut self, input: &mut Input<T>) -> Result<(), NodeError> {
+        let away = !self.session.as_ref().is_some_and(|s| s.welcomed);
+        if self.opts.retention_full != RetentionFull::DropOldest || !away {
+            return Ok(());
+        }
+        let capacity = input.capacity();
+        // Ask for more than the threshold: a shorter request may be answered from what the
+        // queue saw last time.
+        let threshold = capacity / 4 * 3;
+        let avail = match input.window(threshold + 1)? {
+            Some(w) if w.len() > threshold => w.len(),
+            _ => return Ok(()),
+        };
+        let read = input.items_read();
+        let k = avail - capacity / 2;
+        let mut buf = Vec::new();
+        self.take_tags(input, read + avail as u64, &mut buf);
+        input.consume(k);
+        let kept_from = read + k as u64;
+        while self.tags.front().is_some_and(|t| t.index < kept_from) {
+            let tag = self.tags.pop_front().expect("checked");
+            if metadata_key(&tag.key) {
+                self.carried.retain(|m| m.key != tag.key);
+                self.carried.push(tag);
+            }
+        }
+        self.dropped += k as u64;
+        self.drops += 1;
+        Ok(())
     }
 
     /// Builds the next DATA frame of `items` items from `offset` over `payload`.
@@ -314,6 +399,14 @@ impl<T: Item> TcpSink<T> {
     }
 }
 
+/// Whether `key` is stream metadata (sample rate, centre frequency, time).
+fn metadata_key(key: &str) -> bool {
+    matches!(
+        key,
+        metadata::SAMPLE_RATE | metadata::CENTER_FREQUENCY | metadata::TIME
+    )
+}
+
 /// The slices of a frame still to send, after `written` bytes of it went out.
 fn rest<'a>(parts: [&'a [u8]; 3], mut written: usize) -> ([IoSlice<'a>; 3], usize) {
     let mut out = [IoSlice::new(&[]), IoSlice::new(&[]), IoSlice::new(&[])];
@@ -343,6 +436,7 @@ impl<T: Item> Node for TcpSink<T> {
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let input = io.inputs.get::<T>(0)?;
+        self.drop_if_full(input)?;
         if self.session.is_none() && !self.establish()? {
             return Ok(Work::Progress);
         }
@@ -354,7 +448,7 @@ impl<T: Item> Node for TcpSink<T> {
         loop {
             let read = input.items_read();
             let avail = input.window(1)?.map_or(0, |w| w.len());
-            if let Err(e) = self.pump_rx(read + avail as u64) {
+            if let Err(e) = self.pump_rx(read, read + avail as u64, input.capacity()) {
                 if self.end_sent.is_some_and(|end| end == self.acked) {
                     // The peer acknowledged the END and closed: the stream is delivered.
                     self.session = None;
@@ -363,11 +457,12 @@ impl<T: Item> Node for TcpSink<T> {
                 self.lose(e)?;
                 return Ok(Work::Progress);
             }
-            // Release what the peer has.
-            if self.acked > read {
-                let k = ((self.acked - read) as usize).min(avail);
+            // Release what the peer has, but for the history it declared.
+            let release = self.acked.saturating_sub(self.history);
+            if release > read {
+                let k = ((release - read) as usize).min(avail);
                 input.consume(k);
-                while self.tags.front().is_some_and(|t| t.index < self.acked) {
+                while self.tags.front().is_some_and(|t| t.index < release) {
                     self.tags.pop_front();
                 }
                 moved = true;
@@ -484,5 +579,17 @@ impl<T: Item> Node for TcpSink<T> {
 
     fn stop(&mut self) {
         self.session = None;
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        if self.dropped == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "dropped {} items in {} gaps while the peer was away and retention was full (retention_full = drop_oldest); the receiver marks each gap with a '{}' tag",
+            self.dropped,
+            self.drops,
+            metadata::GAP
+        )]
     }
 }

@@ -5,13 +5,20 @@
 //! items are committed, with their tags, once the whole frame is there (and its CRC matched,
 //! when on), so what the graph receives is always whole frames: after a lost connection the
 //! WELCOME of the next one asks the sender to resume at the first item not committed.
+//!
+//! Stream offsets and the output queue's item indices differ by what this receiver never
+//! had: the items before its start offset and the gaps the sender reported (items it
+//! dropped while this end was away). A gap is marked with a [`GAP`](metadata::GAP) tag on
+//! the first item after it.
 
 use crate::conn::{io_err, Conn, Endpoint, Recv};
 use crate::decoder::{Decoder, Event, Need, Role};
-use crate::options::{Backoff, TcpOptions};
+use crate::options::{AckHandle, Acknowledge, Backoff, TcpOptions};
 use crate::wire::{self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, HEADER_LEN};
 use crate::NetError;
-use sluice_runtime::{Item, ItemType, Node, NodeError, Output, Ports, Tag, Work, WorkIo};
+use sluice_runtime::{
+    metadata, Item, ItemType, Node, NodeError, Output, Ports, Tag, TagValue, Work, WorkIo,
+};
 use std::io::IoSliceMut;
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
@@ -52,7 +59,16 @@ pub struct TcpSource<T> {
     endpoint: Endpoint,
     opts: TcpOptions,
     session: Option<Session>,
+    /// The stream offset last acknowledged, and the credit last given.
     acked: u64,
+    credited: u64,
+    /// Stream offsets passed without items in the output queue: the start offset, then every
+    /// gap. Stream offset = items written + skipped.
+    skipped: u64,
+    gaps: u64,
+    gap_items: u64,
+    /// A new connection was welcomed: acknowledge (again) what may be released.
+    ack_due: bool,
     lost: Option<(Instant, NetError)>,
     waiting_since: Instant,
     done: bool,
@@ -72,11 +88,17 @@ enum Step {
 impl<T: Item> TcpSource<T> {
     /// A source for `url` (`tcp://host:port` connects, `tcp-listen://host:port` listens).
     pub fn new(url: &str, opts: TcpOptions) -> Result<Self, NetError> {
+        let start = opts.start_offset;
         Ok(TcpSource {
             endpoint: Endpoint::parse(url)?,
             opts,
             session: None,
-            acked: 0,
+            acked: start,
+            credited: start,
+            skipped: start,
+            gaps: 0,
+            gap_items: 0,
+            ack_due: false,
             lost: None,
             waiting_since: Instant::now(),
             done: false,
@@ -97,7 +119,7 @@ impl<T: Item> TcpSource<T> {
         &self.metadata
     }
 
-    fn lose(&mut self, cause: NetError, received: u64) -> Result<(), NodeError> {
+    fn lose(&mut self, cause: NetError) -> Result<(), NodeError> {
         if let Some(s) = self.session.take() {
             if cause.is_fatal() && !matches!(cause, NetError::Remote { .. }) {
                 let _ = s
@@ -105,7 +127,6 @@ impl<T: Item> TcpSource<T> {
                     .send_control(&wire::error(&cause.to_string()), CONTROL_WAIT);
             }
         }
-        self.acked = received;
         if cause.is_fatal() || self.opts.resume_timeout.is_zero() {
             return Err(cause.into());
         }
@@ -165,21 +186,35 @@ impl<T: Item> TcpSource<T> {
         Ok(true)
     }
 
-    /// Sends ACK and CREDIT for everything received.
+    /// The stream offset this end has received up to (the first it does not have).
+    fn received(&self, out: &Output<T>) -> u64 {
+        out.items_written() + self.skipped
+    }
+
+    /// What may be acknowledged of the `received` items (see [`Acknowledge`]).
+    fn ackable(&self, received: u64) -> u64 {
+        match &self.opts.ack {
+            Acknowledge::Received => received,
+            Acknowledge::External(handle) => received.min(handle.get()).max(self.acked),
+        }
+    }
+
+    /// Sends ACK (what may be released) and CREDIT (received + queue capacity).
     fn acknowledge(&mut self, received: u64, capacity: usize) -> Result<(), NetError> {
         let Some(s) = self.session.as_ref() else {
             return Ok(());
         };
+        let ack = self.ackable(received);
+        let credit = received + capacity as u64;
         let mut both = [0u8; 2 * (HEADER_LEN + 8)];
-        both[..HEADER_LEN + 8].copy_from_slice(&wire::offset_frame(Kind::Ack, received));
-        both[HEADER_LEN + 8..].copy_from_slice(&wire::offset_frame(
-            Kind::Credit,
-            received + capacity as u64,
-        ));
+        both[..HEADER_LEN + 8].copy_from_slice(&wire::offset_frame(Kind::Ack, ack));
+        both[HEADER_LEN + 8..].copy_from_slice(&wire::offset_frame(Kind::Credit, credit));
         s.conn
             .send_control(&both, CONTROL_WAIT)
             .map_err(|e| io_err(&s.conn.peer, received, "send ACK", &e))?;
-        self.acked = received;
+        self.acked = ack;
+        self.credited = credit;
+        self.ack_due = false;
         Ok(())
     }
 
@@ -281,13 +316,14 @@ impl<T: Item> TcpSource<T> {
         };
         match event {
             Event::Hello(h) => {
-                let received = out.items_written();
+                let received = out.items_written() + self.skipped;
                 let max_items = capacity.min(self.opts.max_frame as usize / size).max(1);
                 let welcome = wire::welcome(&Welcome {
                     resume: received,
                     credit: received + capacity as u64,
                     max_items: max_items.min(u32::MAX as usize) as u32,
                     heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
+                    history: self.opts.history,
                 });
                 s.conn
                     .send_control(&welcome, CONTROL_WAIT)
@@ -295,7 +331,9 @@ impl<T: Item> TcpSource<T> {
                 self.metadata = h.metadata.clone();
                 s.hello = Some(h);
                 self.lost = None;
-                self.acked = received;
+                // A WELCOME says where to resume, not what the sender may release: an ACK
+                // follows once this turn of the receive loop is over.
+                self.ack_due = true;
             }
             Event::DataBegin {
                 offset,
@@ -312,11 +350,32 @@ impl<T: Item> TcpSource<T> {
                         ),
                     });
                 }
+                // Tags travel by stream offset (inside the frame, checked by the decoder); the
+                // queue counts only the items it has.
+                let skipped = self.skipped;
+                let tags = tags
+                    .into_iter()
+                    .map(|mut t| {
+                        t.index -= skipped;
+                        t
+                    })
+                    .collect();
                 s.frame = Some(Frame {
                     items: items as usize,
                     tags,
                     at: None,
                 });
+            }
+            Event::Gap { from, to } => {
+                let lost = to - from;
+                out.push_tag(Tag::new(
+                    out.items_written(),
+                    metadata::GAP,
+                    TagValue::U64(lost),
+                ));
+                self.skipped += lost;
+                self.gaps += 1;
+                self.gap_items += lost;
             }
             Event::DataEnd { items, .. } => {
                 let frame = s.frame.take().expect("DataEnd follows DataBegin");
@@ -378,6 +437,53 @@ impl<T: Item> Node for TcpSource<T> {
     fn stop(&mut self) {
         self.session = None;
     }
+
+    fn warnings(&mut self) -> Vec<String> {
+        if self.gaps == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "the sender dropped {} items in {} gaps while this end was away (its retention was full); each gap is marked with a '{}' tag",
+            self.gap_items,
+            self.gaps,
+            metadata::GAP
+        )]
+    }
+}
+
+/// After the stream's END, with [`Acknowledge::External`]: a thread of its own keeps the
+/// connection and acknowledges the last items as `handle` reaches them, so that the sender
+/// releases them only then (it stays done when `handle` reaches `end`), until the peer closes
+/// or `limit` passes.
+fn ack_until_end(
+    conn: crate::conn::Conn,
+    handle: AckHandle,
+    mut acked: u64,
+    end: u64,
+    limit: Duration,
+) {
+    let spawned = std::thread::Builder::new()
+        .name("tcp_source ack".into())
+        .spawn(move || {
+            let started = Instant::now();
+            while acked < end && started.elapsed() < limit {
+                let now = handle.get().min(end);
+                if now > acked {
+                    if conn
+                        .send_control(&wire::offset_frame(Kind::Ack, now), CONTROL_WAIT)
+                        .is_err()
+                    {
+                        return;
+                    }
+                    acked = now;
+                } else {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        });
+    // Without a thread the sender learns nothing more and fails after its resume timeout,
+    // which is what a lost connection would give: nothing is released that should not be.
+    drop(spawned);
 }
 
 impl<T: Item> TcpSource<T> {
@@ -386,7 +492,7 @@ impl<T: Item> TcpSource<T> {
         if self.done {
             return Ok(Work::Done);
         }
-        let received = out.items_written();
+        let received = self.received(out);
         if self.session.is_none() && !self.establish(received)? {
             return Ok(Work::Progress);
         }
@@ -401,31 +507,50 @@ impl<T: Item> TcpSource<T> {
                     break;
                 }
                 Err(e) => {
-                    let received = out.items_written();
-                    self.lose(e, received)?;
+                    self.lose(e)?;
                     return Ok(Work::Progress);
                 }
             }
         }
-        let received = out.items_written();
+        let received = self.received(out);
         let ack_every = (capacity / 4).max(1) as u64;
         let idle = !matches!(outcome, Step::Moved);
-        if received > self.acked && (idle || received - self.acked >= ack_every) {
+        // How far the sender's view lags: what it may release, and the room it may fill.
+        let behind = (self.ackable(received) - self.acked)
+            .max((received + capacity as u64).saturating_sub(self.credited));
+        let welcomed = self.session.as_ref().is_some_and(|s| s.hello.is_some());
+        if welcomed && (self.ack_due || (behind > 0 && (idle || behind >= ack_every))) {
             if let Err(e) = self.acknowledge(received, capacity) {
-                self.lose(e, received)?;
+                self.lose(e)?;
                 return Ok(Work::Progress);
             }
         }
         match outcome {
             Step::End(end) => {
-                // acknowledge() above covered everything; the END's offset is the data's end.
-                if self.acked < end {
+                // acknowledge() above covered everything received; the END's offset is the
+                // data's end.
+                if self.acked < self.ackable(end) {
                     if let Err(e) = self.acknowledge(end, capacity) {
-                        self.lose(e, received)?;
+                        self.lose(e)?;
                         return Ok(Work::Progress);
                     }
                 }
                 self.done = true;
+                if let (Acknowledge::External(handle), Some(s)) =
+                    (&self.opts.ack, self.session.take())
+                {
+                    if self.acked < end {
+                        // The stream ends here, but the sender may release the last items
+                        // only as they are acknowledged downstream.
+                        ack_until_end(
+                            s.conn,
+                            handle.clone(),
+                            self.acked,
+                            end,
+                            self.opts.resume_timeout,
+                        );
+                    }
+                }
                 self.session = None;
                 Ok(Work::Done)
             }
@@ -443,7 +568,7 @@ impl<T: Item> TcpSource<T> {
                         offset: received,
                         secs: silent.as_secs_f64(),
                     };
-                    self.lose(cause, received)?;
+                    self.lose(cause)?;
                     return Ok(Work::Progress);
                 }
                 s.conn.wait(false, self.backoff.next());

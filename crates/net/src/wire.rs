@@ -29,6 +29,10 @@ pub const FLAG_CRC: u16 = 1;
 /// The default limit on a frame's length field (bytes after the header).
 pub const DEFAULT_MAX_FRAME: u32 = 64 << 20;
 
+/// Bytes of a WELCOME's body: resume (8), credit (8), max_items (4), heartbeat_ms (4),
+/// history (8).
+pub const WELCOME_LEN: usize = 32;
+
 /// The most bytes of a non-DATA frame's body, and of a DATA frame's tags: these pass through
 /// the receiver's small control buffer, which never grows beyond this.
 pub const MAX_CONTROL: usize = 64 << 10;
@@ -56,6 +60,9 @@ pub enum Kind {
     End = 7,
     /// Either way: a fatal error, in words; the sender of it closes the connection.
     Error = 8,
+    /// Sender → receiver: the items from the receiver's resume offset up to an offset were
+    /// dropped while it was away (the sender's retention was full); the stream goes on there.
+    Gap = 9,
 }
 
 impl Kind {
@@ -70,6 +77,7 @@ impl Kind {
             6 => Kind::Heartbeat,
             7 => Kind::End,
             8 => Kind::Error,
+            9 => Kind::Gap,
             _ => return None,
         })
     }
@@ -85,13 +93,15 @@ impl Kind {
             Kind::Heartbeat => "HEARTBEAT",
             Kind::End => "END",
             Kind::Error => "ERROR",
+            Kind::Gap => "GAP",
         }
     }
 
     /// The exact body length of the kinds whose body is fixed.
     pub fn fixed_body(self) -> Option<usize> {
         match self {
-            Kind::Welcome => Some(24),
+            Kind::Welcome => Some(WELCOME_LEN),
+            Kind::Gap => Some(16),
             Kind::Ack | Kind::Credit | Kind::End => Some(8),
             Kind::Heartbeat => Some(0),
             Kind::Hello | Kind::Data | Kind::Error => None,
@@ -126,6 +136,10 @@ pub struct Welcome {
     pub max_items: u32,
     /// The receiver's heartbeat period in milliseconds.
     pub heartbeat_ms: u32,
+    /// Items before `resume` that the receiver's consumer needs to prime its state after a
+    /// takeover (an FIR's taps − 1): the sender keeps that many acknowledged items, and a
+    /// later WELCOME may resume up to this far behind what was acknowledged.
+    pub history: u64,
 }
 
 /// The 12-byte header of a frame of `kind` whose body (and trailer) is `length` bytes.
@@ -189,12 +203,22 @@ pub fn hello(h: &Hello) -> Result<Vec<u8>, pmt::PmtError> {
 
 /// A WELCOME frame.
 pub fn welcome(w: &Welcome) -> Vec<u8> {
-    let mut body = [0u8; 24];
+    let mut body = [0u8; WELCOME_LEN];
     body[..8].copy_from_slice(&w.resume.to_le_bytes());
     body[8..16].copy_from_slice(&w.credit.to_le_bytes());
     body[16..20].copy_from_slice(&w.max_items.to_le_bytes());
     body[20..24].copy_from_slice(&w.heartbeat_ms.to_le_bytes());
+    body[24..32].copy_from_slice(&w.history.to_le_bytes());
     frame(Kind::Welcome, 0, &body)
+}
+
+/// A GAP frame: the items `from..to` are lost; the stream goes on at `to`.
+pub fn gap(from: u64, to: u64) -> [u8; HEADER_LEN + 16] {
+    let mut f = [0u8; HEADER_LEN + 16];
+    f[..HEADER_LEN].copy_from_slice(&header(Kind::Gap, 0, 16));
+    f[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&from.to_le_bytes());
+    f[HEADER_LEN + 8..].copy_from_slice(&to.to_le_bytes());
+    f
 }
 
 /// A frame whose body is one u64: ACK, CREDIT or END.

@@ -129,6 +129,7 @@ fn a_silent_receiver_is_detected_by_the_sender() {
             credit: 1 << 40,
             max_items: 1 << 16,
             heartbeat_ms: 50,
+            history: 0,
         }))
         .unwrap();
         // Keep the connection open, read nothing more, say nothing more.

@@ -6,73 +6,8 @@ mod common;
 use common::*;
 use rand::{Rng, SeedableRng};
 use sluice_net::TcpOptions;
-use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// Relays connections from its listener to `target`; connection `i` is cut after
-/// `cuts[i]` bytes from the client (later ones are relayed whole). Returns its address and the
-/// count of connections cut.
-fn cutting_relay(
-    target: std::net::SocketAddr,
-    cuts: Vec<usize>,
-) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let cut_count = Arc::new(AtomicUsize::new(0));
-    let counted = cut_count.clone();
-    std::thread::spawn(move || {
-        for (i, client) in listener.incoming().enumerate() {
-            let Ok(client) = client else { return };
-            let Ok(server) = TcpStream::connect(target) else {
-                return;
-            };
-            let limit = cuts.get(i).copied();
-            let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-            // Server → client, whole.
-            let back = std::thread::spawn(move || {
-                let (mut from, mut to) = (s2, c2);
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = from.read(&mut buf) {
-                    if n == 0 || to.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-                let _ = to.shutdown(Shutdown::Both);
-            });
-            let (mut from, mut to) = (client, server);
-            let mut buf = vec![0u8; 1 << 16];
-            let mut total = 0usize;
-            let mut cut = false;
-            loop {
-                let want = match limit {
-                    Some(l) => buf.len().min(l - total),
-                    None => buf.len(),
-                };
-                let Ok(n) = from.read(&mut buf[..want.max(1)]) else {
-                    break;
-                };
-                if n == 0 || to.write_all(&buf[..n]).is_err() {
-                    break;
-                }
-                total += n;
-                if limit.is_some_and(|l| total >= l) {
-                    cut = true;
-                    break;
-                }
-            }
-            if cut {
-                counted.fetch_add(1, Ordering::SeqCst);
-            }
-            let _ = from.shutdown(Shutdown::Both);
-            let _ = to.shutdown(Shutdown::Both);
-            let _ = back.join();
-        }
-    });
-    (addr, cut_count)
-}
 
 fn resume_through_cuts(seed: u64, crc: bool) {
     let count = 4_000_000u64; // 32 MB of u64
@@ -89,7 +24,7 @@ fn resume_through_cuts(seed: u64, crc: bool) {
     };
     let make = |i: u64| i.wrapping_mul(0x9e3779b97f4a7c15);
     let (rx, addr, seen) = receiver::<u64>(make, opts.clone());
-    let (relay, cut) = cutting_relay(addr, cuts.clone());
+    let (relay, cut) = cutting_relay(addr, cuts.clone(), Flow::FromClient);
     let tags: Vec<_> = (0..count)
         .step_by(333_333)
         .map(|i| rate_tag(i, i as f64))

@@ -9,6 +9,7 @@
 //! | [`SAMPLE_RATE`] (`rx_rate`) | f64, Hz | the stream's sample rate from this item on |
 //! | [`CENTER_FREQUENCY`] (`rx_freq`) | f64, Hz | the RF centre frequency of a complex baseband stream |
 //! | [`TIME`] (`rx_time`) | (u64 seconds, f64 fraction) | the time of this item's sample |
+//! | [`GAP`] (`gap`) | u64, items | this many items of the stream were lost just before this item |
 //!
 //! A source tags its first item with what it knows (a WAV source its file's rate, a signal
 //! generator its rate). The runtime rescales the sample rate as the tag passes a node whose
@@ -26,6 +27,12 @@ pub const CENTER_FREQUENCY: &str = "rx_freq";
 
 /// The key of a sample's time: GNU Radio's `rx_time`, whole seconds and a fraction.
 pub const TIME: &str = "rx_time";
+
+/// The key of a gap in a stream: items lost just before the tagged item (u64, how many), by a
+/// real-time source that could not wait (an overflow) or a link whose sender had to drop what
+/// it could not keep. Not a GNU Radio key: GNU Radio's hardware sources re-send `rx_time`
+/// after an overflow instead, which a sluice source that knows the time does as well.
+pub const GAP: &str = "gap";
 
 /// A sample rate as a tag value.
 pub fn sample_rate(hz: f64) -> TagValue {

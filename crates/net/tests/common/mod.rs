@@ -174,3 +174,82 @@ pub fn sender<T: Item>(counter: Counter<T>, url: &str, opts: TcpOptions) -> Grap
 pub fn rate_tag(index: u64, hz: f64) -> Tag {
     Tag::new(index, "rx_rate", TagValue::F64(hz))
 }
+
+/// Which direction's bytes a [`cutting_relay`] counts towards a cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Bytes from the connecting end.
+    FromClient,
+    /// Bytes from the listening end.
+    FromServer,
+}
+
+/// Relays connections from its listener to `target`; connection `i` is cut after `cuts[i]`
+/// bytes flowed in direction `flow` (later ones are relayed whole). Returns its address and
+/// the count of connections cut.
+pub fn cutting_relay(
+    target: std::net::SocketAddr,
+    cuts: Vec<usize>,
+    flow: Flow,
+) -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let cut_count = Arc::new(AtomicUsize::new(0));
+    let counted = cut_count.clone();
+    std::thread::spawn(move || {
+        for (i, client) in listener.incoming().enumerate() {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(target) else {
+                return;
+            };
+            let limit = cuts.get(i).copied();
+            let (from, to) = match flow {
+                Flow::FromClient => (client, server),
+                Flow::FromServer => (server, client),
+            };
+            let (to2, from2) = (to.try_clone().unwrap(), from.try_clone().unwrap());
+            // The other direction, whole.
+            let back = std::thread::spawn(move || {
+                let (mut from, mut to) = (to2, from2);
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = from.read(&mut buf) {
+                    if n == 0 || to.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = to.shutdown(Shutdown::Both);
+            });
+            let (mut from, mut to) = (from, to);
+            let mut buf = vec![0u8; 1 << 16];
+            let mut total = 0usize;
+            let mut cut = false;
+            loop {
+                let want = match limit {
+                    Some(l) => buf.len().min(l - total),
+                    None => buf.len(),
+                };
+                let Ok(n) = from.read(&mut buf[..want.max(1)]) else {
+                    break;
+                };
+                if n == 0 || to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+                total += n;
+                if limit.is_some_and(|l| total >= l) {
+                    cut = true;
+                    break;
+                }
+            }
+            if cut {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+            let _ = from.shutdown(Shutdown::Both);
+            let _ = to.shutdown(Shutdown::Both);
+            let _ = back.join();
+        }
+    });
+    (addr, cut_count)
+}

@@ -63,6 +63,11 @@ const SINK_PARAMS: &[ParamDoc] = &[
         default: "8388608",
         help: "un-acknowledged bytes kept for resending after a reconnect",
     },
+    ParamDoc {
+        name: "flush_us",
+        default: "50",
+        help: "microseconds committed items may wait to batch into a larger frame (0: none)",
+    },
 ];
 
 const SOURCE_PARAMS: &[ParamDoc] = &[
@@ -78,12 +83,29 @@ const SOURCE_PARAMS: &[ParamDoc] = &[
         default: "67108864",
         help: "frames longer than this many bytes are refused",
     },
+    ParamDoc {
+        name: "spin_us",
+        default: "0",
+        help: "microseconds to busy-poll the socket after a frame before sleeping (0: no spin)",
+    },
 ];
 
 fn seconds(p: &mut Params, name: &str, default: f64) -> Result<Duration, ParamError> {
     let s = p.f64_or(name, default)?;
     Duration::try_from_secs_f64(s)
         .map_err(|_| ParamError::new(name, format!("must be a number of seconds ≥ 0, not {s}")))
+}
+
+/// A whole number of microseconds, at most one second.
+fn micros(p: &mut Params, name: &str, default: Duration) -> Result<Duration, ParamError> {
+    let us = p.u64_or(name, default.as_micros() as u64)?;
+    if us > 1_000_000 {
+        return Err(ParamError::new(
+            name,
+            format!("must be at most 1000000 µs (one second), not {us}"),
+        ));
+    }
+    Ok(Duration::from_micros(us))
 }
 
 fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
@@ -109,7 +131,9 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
     if sink {
         o.crc = p.bool_or("crc", false)?;
         o.retention_bytes = p.u64_or("retention_bytes", o.retention_bytes as u64)? as usize;
+        o.flush = micros(p, "flush_us", o.flush)?;
     } else {
+        o.spin = micros(p, "spin_us", o.spin)?;
         let max = p.u64_or("max_frame", u64::from(o.max_frame))?;
         o.max_frame = u32::try_from(max)
             .map_err(|_| ParamError::new("max_frame", format!("at most {}", u32::MAX)))?;

@@ -27,6 +27,18 @@ pub struct TcpOptions {
     pub resume_timeout: Duration,
     /// Receiver: frames whose length field exceeds this are refused, unread.
     pub max_frame: u32,
+    /// Sender: the longest committed items may wait to be batched with more into one frame.
+    /// The sender sends whatever its input holds whenever it runs, never waiting for a full
+    /// frame; this bounds how long the scheduler may let it sleep after items came, hoping
+    /// for half a queue (its batching, [`Node::batch_wait`](sluice_runtime::Node::batch_wait)).
+    /// Zero: wake for every commit (lowest latency, most frames).
+    pub flush: Duration,
+    /// Receiver: after it received something, look for the next bytes without blocking
+    /// (busy-polling the socket) for this long before it sleeps in `poll`. Zero (the default):
+    /// no spin. A spin saves the wake-up of a sleeping thread (about 10 µs here, far more on a
+    /// loaded machine) when the next frame is due within the window, as in a request/reply
+    /// exchange, at the price of a CPU busy for that long after every frame.
+    pub spin: Duration,
 }
 
 impl Default for TcpOptions {
@@ -40,6 +52,8 @@ impl Default for TcpOptions {
             connect_timeout: Duration::from_secs(60),
             resume_timeout: Duration::from_secs(60),
             max_frame: crate::wire::DEFAULT_MAX_FRAME,
+            flush: Duration::from_micros(50),
+            spin: Duration::ZERO,
         }
     }
 }

@@ -43,6 +43,9 @@ struct Session {
     credit: u64,
     max_items: usize,
     pending: Option<Pending>,
+    /// Bytes of `TcpSink::rx` read from this connection and not yet decoded: `rx_at..rx_len`.
+    rx_at: usize,
+    rx_len: usize,
 }
 
 /// Sends a stream of `T` over TCP (see the crate docs and `docs/net/wire.md`).
@@ -168,6 +171,8 @@ impl<T: Item> TcpSink<T> {
             credit: self.acked,
             max_items: 1,
             pending: None,
+            rx_at: 0,
+            rx_len: 0,
         });
         Ok(true)
     }
@@ -182,20 +187,24 @@ impl<T: Item> TcpSink<T> {
             let Need::Control(n) = s.decoder.need() else {
                 unreachable!("a sender's decoder reads no payload");
             };
-            let n = n.min(self.rx.len());
-            let got = match s.conn.recv(&mut self.rx[..n]) {
-                Ok(crate::conn::Recv::Got(k)) => k,
-                Ok(crate::conn::Recv::WouldBlock) => return Ok(()),
-                Ok(crate::conn::Recv::Eof) => {
-                    s.decoder.eof()?;
-                    return Err(NetError::Closed {
-                        peer: s.conn.peer.clone(),
-                        offset: self.acked,
-                    });
+            if s.rx_at == s.rx_len {
+                // Only control frames come from the receiver: read as many bytes as came.
+                match s.conn.recv(&mut self.rx) {
+                    Ok(crate::conn::Recv::Got(k)) => (s.rx_at, s.rx_len) = (0, k),
+                    Ok(crate::conn::Recv::WouldBlock) => return Ok(()),
+                    Ok(crate::conn::Recv::Eof) => {
+                        s.decoder.eof()?;
+                        return Err(NetError::Closed {
+                            peer: s.conn.peer.clone(),
+                            offset: self.acked,
+                        });
+                    }
+                    Err(e) => return Err(io_err(&s.conn.peer, self.acked, "recv", &e)),
                 }
-                Err(e) => return Err(io_err(&s.conn.peer, self.acked, "recv", &e)),
-            };
-            s.decoder.control_space()[..got].copy_from_slice(&self.rx[..got]);
+            }
+            let got = n.min(s.rx_len - s.rx_at);
+            s.decoder.control_space()[..got].copy_from_slice(&self.rx[s.rx_at..s.rx_at + got]);
+            s.rx_at += got;
             let Some(event) = s.decoder.control_filled(got)? else {
                 continue;
             };
@@ -341,6 +350,10 @@ impl<T: Item> Node for TcpSink<T> {
         TagPolicy::Drop
     }
 
+    fn batch_wait(&self) -> Option<Duration> {
+        Some(self.opts.flush)
+    }
+
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let input = io.inputs.get::<T>(0)?;
         if self.session.is_none() && !self.establish()? {
@@ -458,6 +471,15 @@ impl<T: Item> Node for TcpSink<T> {
             // Nothing to send and nothing to wait for: wait for input. The keeper thread sends
             // heartbeats meanwhile.
             return Ok(Work::NeedInput { port: 0, items: 1 });
+        } else if all_sent && avail < input.capacity() / 2 {
+            // Everything is sent and only acknowledgements are outstanding, with room to spare
+            // in the retention window: wait for new input (waiting on the socket instead would
+            // hold new items back until an ACK came). The ACKs are read at the next call, as
+            // they are when the input is all acknowledged and the peer is not watched.
+            return Ok(Work::NeedInput {
+                port: 0,
+                items: avail + 1,
+            });
         }
         // Waiting on the peer: for a WELCOME, an ACK, credit, or room in the socket.
         let silent = s.conn.last_rx.elapsed();

@@ -59,6 +59,8 @@ pub struct TcpSource<T> {
     backoff: Backoff,
     metadata: Vec<Tag>,
     failing: Option<NodeError>,
+    /// Whether the spin (`opts.spin`) after the last frame was spent already.
+    spun: bool,
     _items: PhantomData<T>,
 }
 
@@ -83,6 +85,7 @@ impl<T: Item> TcpSource<T> {
             backoff: Backoff::new(),
             metadata: Vec::new(),
             failing: None,
+            spun: false,
             _items: PhantomData,
         })
     }
@@ -190,6 +193,18 @@ impl<T: Item> TcpSource<T> {
         let s = self.session.as_mut().expect("connected");
         match s.decoder.need() {
             Need::Control(n) => {
+                if s.stash_at == s.stash_len && s.decoder.between_frames() {
+                    // At a frame boundary the next 28 bytes are control bytes whatever comes
+                    // (a DATA frame's header and fixed part, or control frames and the start of
+                    // the next): one read takes them all instead of one per header part.
+                    let ahead = HEADER_LEN + DATA_HEAD_LEN;
+                    match s.conn.recv(&mut s.stash[..ahead]) {
+                        Ok(Recv::Got(k)) => (s.stash_at, s.stash_len) = (0, k),
+                        Ok(Recv::WouldBlock) => return Ok(Step::Idle),
+                        Ok(Recv::Eof) => return Err(self.eof()),
+                        Err(e) => return Err(io_err(&s.conn.peer, s.decoder.offset(), "recv", &e)),
+                    }
+                }
                 let got = if s.stash_at < s.stash_len {
                     let k = n.min(s.stash_len - s.stash_at);
                     s.decoder.control_space()[..k]
@@ -432,6 +447,7 @@ impl<T: Item> TcpSource<T> {
             Step::NeedOutput(items) => Ok(Work::NeedOutput { port: 0, items }),
             _ if moved => {
                 self.backoff.reset();
+                self.spun = false;
                 Ok(Work::Progress)
             }
             _ => {
@@ -445,6 +461,13 @@ impl<T: Item> TcpSource<T> {
                     };
                     self.lose(cause, received)?;
                     return Ok(Work::Progress);
+                }
+                // Once after something came, look for more without sleeping (opts.spin).
+                if !self.spun && !self.opts.spin.is_zero() {
+                    self.spun = true;
+                    if s.conn.spin_readable(self.opts.spin) {
+                        return Ok(Work::Progress);
+                    }
                 }
                 s.conn.wait(false, self.backoff.next());
                 Ok(Work::Progress)

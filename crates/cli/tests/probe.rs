@@ -131,3 +131,44 @@ fn bad_probe_settings_are_refused() {
         "{stderr}"
     );
 }
+
+/// The README's namespace command, small: three namespaces on a bridge, the loop through two
+/// reflectors, and nothing left behind. Needs root (CI runs as root) and iproute2.
+#[test]
+fn the_loop_runs_across_network_namespaces_and_cleans_up() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(root.join("scripts/netns_probe.sh"))
+        .args(["--reflectors", "2", "--count", "2000", "--rate", "200M"])
+        .args(["--out", dir.path().to_str().unwrap()])
+        .env("SLUICE", env!("CARGO_BIN_EXE_sluice"))
+        .output()
+        .expect("run scripts/netns_probe.sh");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "scripts/netns_probe.sh failed (it needs root and iproute2):\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("3 hosts"), "{stdout}");
+    assert!(
+        stdout.contains("every packet came back, in order and unaltered"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("reflector ").count(), 2, "{stdout}");
+    // The namespaces it named are gone.
+    let names: Vec<&str> = stdout
+        .lines()
+        .find_map(|l| l.split_once("hosts (").map(|(_, r)| r))
+        .and_then(|r| r.split(')').next())
+        .expect("the hosts line")
+        .split(' ')
+        .collect();
+    let listed = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    for n in names {
+        assert!(!listed.contains(n), "namespace {n} left behind:\n{listed}");
+    }
+}

@@ -30,7 +30,7 @@ const BATCH_FRAMES: usize = 128;
 
 /// Frames are added to a batch while it holds fewer bytes than this: many small frames share
 /// a system call, a large frame goes alone.
-const BATCH_BYTES: usize = 64 << 10;
+const BATCH_BYTES: usize = 1 << 20;
 
 /// One DATA frame of a batch.
 #[derive(Debug)]

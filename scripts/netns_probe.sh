@@ -3,12 +3,16 @@
 # each "machine" a namespace of its own, all plugged into one bridge (the seed's switch).
 #
 #   scripts/netns_probe.sh                          # the seed's table: 2 and 3 machines,
-#                                                   # 70 Mbit/s and full speed, then the table
+#                                                   # 70 Mbit/s and full speed, then the table;
+#                                                   # and the same loops through byte relays
+#                                                   # at 70 Mbit/s: the machine's floor
 #   scripts/netns_probe.sh --reflectors 2 --rate 70M --count 50000   # one loop
 #   scripts/netns_probe.sh --shape 100mbit          # every host's link shaped with tc tbf
 #
 # Options (all optional):
-#   --reflectors N   one loop through N reflectors (default: the four runs of the table)
+#   --reflectors N   one loop through N reflectors (default: the six runs of the table)
+#   --via relay      the hops are `sluice probe relay` (bytes passed on unread) instead
+#   --delay-us D     relays hold every chunk back D µs (with --via relay)
 #   --rate R         packet bit rate: 70M, 1G, full (default 70M; the table runs 70M and full)
 #   --count C        packets timed per run (default 50000, as the seed)
 #   --size B         bytes per packet (default 1024)
@@ -27,7 +31,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-reflectors="" rate="" count=50000 size=1024 shape="" threads=1 spin=0 flush=50 chrt=""
+reflectors="" rate="" count=50000 size=1024 shape="" threads=1 spin=0 flush=50 chrt="" via=reflector delay=0
 out="target/probe/netns" sluice="${SLUICE:-$here/target/release/sluice}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -42,7 +46,9 @@ while [ $# -gt 0 ]; do
     --chrt) chrt=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --sluice) sluice=$2; shift 2 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    --via) via=$2; shift 2 ;;
+    --delay-us) delay=$2; shift 2 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "netns_probe.sh: unknown option '$1' (--help lists them)" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +59,7 @@ command -v ip >/dev/null || fail "needs ip (apt-get install iproute2)"
 [ -z "$shape" ] || command -v tc >/dev/null || fail "needs tc for --shape (apt-get install iproute2)"
 [ -x "$sluice" ] || fail "no sluice binary at $sluice (cargo build --release -p sluice, or --sluice PATH)"
 case "$threads" in 1|2) ;; *) fail "--threads takes 1 or 2, not '$threads'" ;; esac
+case "$via" in reflector|relay) ;; *) fail "--via takes reflector or relay, not '$via'" ;; esac
 [ -z "$reflectors" ] || [ "$reflectors" -ge 1 ] 2>/dev/null || fail "--reflectors takes a number ≥ 1"
 mkdir -p "$out"
 
@@ -105,21 +112,25 @@ prio=()
 # One loop: origin in host 0, reflectors in hosts 1..n, each listening on port 7000 for the
 # stream and connecting to the next host; the origin listens on 7001 for its return.
 one_loop() {
-  local n=$1 r=$2 name=$3 label=$4
-  local i next
+  local n=$1 r=$2 name=$3 label=$4 v=$5
+  local i next hop
   pids=()
   for i in $(seq 1 "$n"); do
     if [ "$i" -eq "$n" ]; then next="10.77.0.1:7001"; else next="10.77.0.$((i + 2)):7000"; fi
-    ip netns exec "${hosts[$i]}" "${prio[@]}" "$sluice" probe reflect \
+    if [ "$v" = relay ]; then
+      hop=(probe relay --delay-us "$delay")
+    else
+      hop=(probe reflect --threads "$threads" --spin-us "$spin" --flush-us "$flush")
+    fi
+    ip netns exec "${hosts[$i]}" "${prio[@]}" "$sluice" "${hop[@]}" \
       --from tcp-listen://0.0.0.0:7000 --to "tcp://$next" --timeout 30 \
-      --threads "$threads" --spin-us "$spin" --flush-us "$flush" \
       > "$out/$name.reflector$i.log" 2>&1 &
     pids+=($!)
   done
   # In the background and waited for, so that a signal reaches the trap at once.
   ip netns exec "${hosts[0]}" "${prio[@]}" "$sluice" probe origin \
     --to tcp://10.77.0.2:7000 --from tcp-listen://0.0.0.0:7001 --timeout 10 \
-    --rate "$r" --count "$count" --size "$size" --hops "$n" \
+    --rate "$r" --count "$count" --size "$size" --hops "$n" --via "$v" \
     --label "$label" --out "$out" --name "$name" &
   pids+=($!)
   if ! wait "${pids[-1]}"; then
@@ -128,7 +139,7 @@ one_loop() {
   fi
   for i in $(seq 1 "$n"); do
     wait "${pids[$((i - 1))]}" || fail "reflector $i failed: $(cat "$out/$name.reflector$i.log")"
-    sed -n 's/^reflect: passed/  reflector '"$i"': passed/p' "$out/$name.reflector$i.log"
+    sed -n 's/^\(reflect\|relay\): passed/  '"$v $i"': passed/p' "$out/$name.reflector$i.log"
   done
   pids=()
 }
@@ -136,14 +147,19 @@ one_loop() {
 words() { if [ "$1" = full ]; then echo "full speed"; else echo "$1""bit/s"; fi; }
 if [ -n "$reflectors" ]; then
   r=${rate:-70M}
-  one_loop "$reflectors" "$r" "loop$reflectors-$r" "$((reflectors + 1)) namespaces, $(words "$r")${shape:+, tbf $shape}"
+  one_loop "$reflectors" "$r" "$via$reflectors-$r" "$((reflectors + 1)) namespaces, $reflectors $via(s), $(words "$r")${shape:+, tbf $shape}" "$via"
 else
   files=()
   for r in ${rate:-70M full}; do
     for n in 1 2; do
-      one_loop "$n" "$r" "loop$n-$r" "$((n + 1)) namespaces, $(words "$r")${shape:+, tbf $shape}"
-      files+=("$out/loop$n-$r.json")
+      one_loop "$n" "$r" "reflector$n-$r" "$((n + 1)) namespaces, $(words "$r")${shape:+, tbf $shape}" reflector
+      files+=("$out/reflector$n-$r.json")
     done
+  done
+  # The floor: the same loops through byte relays (a blocking read/write loop, no framing).
+  for n in 1 2; do
+    one_loop "$n" 70M "relay$n-70M" "$((n + 1)) namespaces, byte relays, 70Mbit/s${shape:+, tbf $shape}" relay
+    files+=("$out/relay$n-70M.json")
   done
   "$sluice" probe table "${files[@]}" --csv "$out/table.csv"
 fi

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use sluice_bench::plot::{lines, Series};
 use sluice_bench::report::{machine_description, Table};
-use sluice_net::probe::{Origin, OriginConfig, OriginRun, Reflector, Summary};
+use sluice_net::probe::{Origin, OriginConfig, OriginRun, Reflector, Relay, Summary};
 use sluice_net::TcpOptions;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -23,6 +23,9 @@ pub enum ProbeCommand {
     Origin(OriginArgs),
     /// A reflector (B, C, …): passes the stream on, a graph `tcp_source -> tcp_sink`.
     Reflect(ReflectArgs),
+    /// A byte relay: passes a connection's bytes on both ways unread, optionally delayed (the
+    /// floor of a hop on this machine, or a longer link where there is no netem).
+    Relay(RelayArgs),
     /// The whole loop on this machine: the origin here and `--reflectors` reflector processes,
     /// all on 127.0.0.1.
     Loop(LoopArgs),
@@ -69,6 +72,44 @@ pub struct OriginOpts {
     /// Reflectors in the loop (recorded for `sluice probe table`; `loop` sets it).
     #[arg(long, default_value_t = 1)]
     pub hops: u32,
+    /// What the hops are, for `sluice probe table`: sluice reflectors or byte relays.
+    #[arg(long, value_enum, default_value = "reflector")]
+    pub via: Via,
+}
+
+/// The kind of process at each hop of a loop.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// `sluice probe reflect`: tcp_source -> tcp_sink.
+    Reflector,
+    /// `sluice probe relay`: bytes passed on unread.
+    Relay,
+}
+
+impl Via {
+    fn name(self) -> &'static str {
+        match self {
+            Via::Reflector => "reflector",
+            Via::Relay => "relay",
+        }
+    }
+}
+
+/// Arguments of `sluice probe relay`.
+#[derive(Args, Debug)]
+pub struct RelayArgs {
+    /// One side (tcp-listen://host:port or tcp://host:port): the side the stream comes from.
+    #[arg(long)]
+    pub from: String,
+    /// The other side.
+    #[arg(long)]
+    pub to: String,
+    /// Hold every chunk back this many µs, each way.
+    #[arg(long, default_value_t = 0)]
+    pub delay_us: u64,
+    /// Seconds to wait for the connections.
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout: f64,
 }
 
 /// A bit rate, or full speed.
@@ -172,6 +213,7 @@ pub fn run(cmd: ProbeCommand) -> anyhow::Result<()> {
     match cmd {
         ProbeCommand::Origin(a) => origin(a),
         ProbeCommand::Reflect(a) => reflect(a),
+        ProbeCommand::Relay(a) => relay(a),
         ProbeCommand::Loop(a) => run_loop(a),
         ProbeCommand::Table(a) => table(a),
     }
@@ -250,6 +292,29 @@ fn reflect(a: ReflectArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn relay(a: RelayArgs) -> anyhow::Result<()> {
+    let r = Relay::new(
+        &a.from,
+        &a.to,
+        Duration::from_micros(a.delay_us),
+        seconds(a.timeout, "timeout")?,
+    )?;
+    match (r.from_addr(), r.to_addr()) {
+        (Some(f), _) => println!("relay: listening on {f}"),
+        (None, Some(t)) => println!("relay: listening on {t}"),
+        _ => println!("relay: connecting both ways"),
+    }
+    let cpu0 = sluice_os::process_cpu_time();
+    let st = r.run()?;
+    let cpu = (sluice_os::process_cpu_time() - cpu0).as_secs_f64();
+    println!(
+        "relay: passed {} bytes forward and {} back, CPU {cpu:.3} s (delay {} µs)",
+        st.forward, st.back, a.delay_us
+    );
+    println!("reflect-cpu {cpu:.6} {}", st.forward);
+    Ok(())
+}
+
 /// Child processes that are killed if the loop ends before they do.
 struct Children(Vec<Child>);
 
@@ -284,21 +349,18 @@ fn run_loop(a: LoopArgs) -> anyhow::Result<()> {
         } else {
             "tcp-listen://127.0.0.1:0".to_string()
         };
-        let mut child = Command::new(&exe)
-            .args([
-                "probe",
-                "reflect",
-                "--from",
-                &format!("tcp://{prev}"),
-                "--to",
-                &to,
-            ])
-            .args(["--timeout", &a.origin.timeout.to_string()])
-            .args(["--threads", &r.threads.to_string()])
-            .args(["--flush-us", &r.flush_us.to_string()])
-            .args(["--spin-us", &r.spin_us.to_string()])
-            .args(["--frame-bytes", &r.frame_bytes.to_string()])
-            .args(["--retention-bytes", &r.retention_bytes.to_string()])
+        let mut cmd = Command::new(&exe);
+        cmd.args(["probe", a.origin.via.name()])
+            .args(["--from", &format!("tcp://{prev}"), "--to", &to])
+            .args(["--timeout", &a.origin.timeout.to_string()]);
+        if a.origin.via == Via::Reflector {
+            cmd.args(["--threads", &r.threads.to_string()])
+                .args(["--flush-us", &r.flush_us.to_string()])
+                .args(["--spin-us", &r.spin_us.to_string()])
+                .args(["--frame-bytes", &r.frame_bytes.to_string()])
+                .args(["--retention-bytes", &r.retention_bytes.to_string()]);
+        }
+        let mut child = cmd
             .stdout(Stdio::piped())
             .spawn()
             .with_context(|| format!("cannot start {}", exe.display()))?;
@@ -310,7 +372,8 @@ fn run_loop(a: LoopArgs) -> anyhow::Result<()> {
         if i < a.reflectors {
             prev = line
                 .trim()
-                .strip_prefix("reflect: listening on ")
+                .split_once(": listening on ")
+                .map(|(_, a)| a)
                 .with_context(|| format!("reflector {i} said '{}'", line.trim()))?
                 .to_string();
         }
@@ -358,19 +421,26 @@ fn report(
     let lat: Vec<f64> = run.samples.iter().map(|s| s.latency_us()).collect();
     let s = Summary::of(&lat).context("no packet came back")?;
     let n = run.samples.len() as f64;
-    let label = o
-        .label
-        .clone()
-        .unwrap_or_else(|| format!("{} machines, {}", o.hops + 1, rate_words(o.rate.0)));
+    let label = o.label.clone().unwrap_or_else(|| {
+        format!(
+            "{} machines ({} {}{}), {}",
+            o.hops + 1,
+            o.hops,
+            o.via.name(),
+            if o.hops == 1 { "" } else { "s" },
+            rate_words(o.rate.0)
+        )
+    });
     let achieved = n * o.size as f64 * 8.0 / run.secs.max(1e-9);
     println!("# {}", machine_description());
     println!(
-        "probe: {} packets (after {} warm-up packets) of {} bytes at {} through {} reflector{} ({}; {:.1} Mbit/s achieved, {:.2} s): every packet came back, in order and unaltered",
+        "probe: {} packets (after {} warm-up packets) of {} bytes at {} through {} {}{} ({}; {:.1} Mbit/s achieved, {:.2} s): every packet came back, in order and unaltered",
         run.samples.len(),
         o.warmup,
         o.size,
         rate_words(o.rate.0),
         o.hops,
+        o.via.name(),
         if o.hops == 1 { "" } else { "s" },
         label,
         achieved / 1e6,
@@ -391,7 +461,11 @@ fn report(
         n / run.frames_back.max(1) as f64,
         run.reads,
         per(origin_cpu),
-        if refl.is_empty() { "" } else { ", reflectors " },
+        if refl.is_empty() {
+            String::new()
+        } else {
+            format!(", {}s ", o.via.name())
+        },
         refl.join(", ")
     );
     std::fs::create_dir_all(&o.out)
@@ -414,6 +488,7 @@ fn report(
         "machine": machine_description(),
         "label": label,
         "hops": o.hops,
+        "via": o.via.name(),
         "size": o.size,
         "count": o.count,
         "warmup": o.warmup,
@@ -465,6 +540,7 @@ fn report(
 /// One run's summary as `table` reads it back.
 struct Row {
     label: String,
+    via: String,
     hops: u64,
     size: u64,
     rate: Option<f64>,
@@ -484,6 +560,11 @@ fn read_row(path: &Path) -> anyhow::Result<Row> {
             .get("label")
             .and_then(|l| l.as_str())
             .ok_or_else(bad)?
+            .to_string(),
+        via: v
+            .get("via")
+            .and_then(|l| l.as_str())
+            .unwrap_or("reflector")
             .to_string(),
         hops: num(&v, "hops")? as u64,
         size: num(&v, "size")? as u64,
@@ -509,7 +590,8 @@ fn table(a: TableArgs) -> anyhow::Result<()> {
         .collect::<anyhow::Result<_>>()?;
     let mut t = Table::new(&[
         "run",
-        "reflectors",
+        "hops",
+        "via",
         "rate",
         "packets",
         "mean µs",
@@ -523,6 +605,7 @@ fn table(a: TableArgs) -> anyhow::Result<()> {
         t.push(vec![
             r.label.clone(),
             r.hops.to_string(),
+            r.via.clone(),
             rate_words(r.rate),
             r.s.packets.to_string(),
             format!("{:.1}", r.s.mean),
@@ -534,24 +617,35 @@ fn table(a: TableArgs) -> anyhow::Result<()> {
         ]);
     }
     print!("{}", t.render());
-    let mut added = Table::new(&["hop added", "rate", "mean µs", "jitter µs", "p99 µs"]);
+    let mut added = Table::new(&[
+        "hop added",
+        "rate",
+        "mean µs",
+        "jitter µs",
+        "p50 µs",
+        "p99 µs",
+    ]);
     for more in &rows {
-        let fewer = rows
-            .iter()
-            .find(|f| f.hops + 1 == more.hops && f.rate == more.rate && f.size == more.size);
+        let fewer = rows.iter().find(|f| {
+            f.hops + 1 == more.hops
+                && f.rate == more.rate
+                && f.size == more.size
+                && f.via == more.via
+        });
         if let Some(f) = fewer {
             let d = more.s.added_over(&f.s);
             added.push(vec![
-                format!("{} -> {} reflectors", f.hops, more.hops),
+                format!("{} -> {} {}s", f.hops, more.hops, more.via),
                 rate_words(more.rate),
                 format!("{:+.1}", d.mean),
                 format!("{:.1}", d.jitter),
+                format!("{:+.1}", more.s.p50 - f.s.p50),
                 format!("{:+.1}", d.p99),
             ]);
         }
     }
     if !added.rows.is_empty() {
-        println!("\nadded per hop (the seed's arithmetic: difference of means, jitter sqrt(σ² − σ₀²), difference of p99s):");
+        println!("\nadded per hop (the seed's arithmetic: difference of means, jitter sqrt(σ² − σ₀²); differences of p50s and p99s):");
         print!("{}", added.render());
     }
     if let Some(csv) = a.csv {

@@ -9,15 +9,19 @@
 //! loop's last receiver — the origin again — has it whole (just after the `recv` that
 //! completed it). It checks every packet (no loss, no reorder, no altered word) and
 //! summarises the latencies ([`Summary`]); the latency a hop adds is the difference between
-//! loops of n and n + 1 reflectors ([`Summary::added_over`]), as in the seed's table.
+//! loops of n and n + 1 reflectors ([`Summary::added_over`]), as in the seed's table. A
+//! [`Relay`] passes bytes on unread (a blocking `read`/`write` loop, optionally delayed): a
+//! loop of relays is the floor a hop can reach on the same machine.
 
 mod origin;
 pub mod packet;
 mod reflector;
+mod relay;
 mod stats;
 
 pub use origin::{Origin, OriginConfig, OriginRun, Sample};
 pub use reflector::Reflector;
+pub use relay::{Relay, RelayStats};
 pub use stats::{quantile, Added, Summary};
 
 use crate::NetError;

@@ -87,6 +87,14 @@ pub enum Via {
 }
 
 impl Via {
+    /// The `sluice probe` subcommand of such a hop.
+    fn command(self) -> &'static str {
+        match self {
+            Via::Reflector => "reflect",
+            Via::Relay => "relay",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Via::Reflector => "reflector",
@@ -350,7 +358,7 @@ fn run_loop(a: LoopArgs) -> anyhow::Result<()> {
             "tcp-listen://127.0.0.1:0".to_string()
         };
         let mut cmd = Command::new(&exe);
-        cmd.args(["probe", a.origin.via.name()])
+        cmd.args(["probe", a.origin.via.command()])
             .args(["--from", &format!("tcp://{prev}"), "--to", &to])
             .args(["--timeout", &a.origin.timeout.to_string()]);
         if a.origin.via == Via::Reflector {

@@ -91,6 +91,33 @@ fn a_loop_of_processes_verifies_every_packet_and_reports_latency() {
 }
 
 #[test]
+fn a_loop_of_byte_relays_passes_the_stream_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr) = sluice(&[
+        "probe",
+        "loop",
+        "--via",
+        "relay",
+        "--reflectors",
+        "2",
+        "--count",
+        "1000",
+        "--warmup",
+        "10",
+        "--rate",
+        "full",
+        "--timeout",
+        "20",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.contains("through 2 relays"), "{stdout}");
+    assert!(stdout.contains("in order and unaltered"), "{stdout}");
+    assert_eq!(stdout.matches("relay: passed").count(), 2, "{stdout}");
+}
+
+#[test]
 fn an_origin_with_nobody_to_talk_to_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let (ok, _, stderr) = sluice(&[

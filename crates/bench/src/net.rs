@@ -5,8 +5,8 @@
 //! the receiver's sink consumes without reading, so both sides measure the transport (frames,
 //! queues, sockets), as the raw loop does. Each graph runs on one thread (two threads in all,
 //! as the raw loop has; on this 2-core machine four threads ran 5-25 % slower). CPU seconds
-//! per GB are per end: the sender's thread (source + tcp_sink) and the receiver's (tcp_source
-//! + sink), read from the thread's clock; the raw loop's from its two threads. The table
+//! per GB are per end: the sender's thread (source and tcp_sink) and the receiver's
+//! (tcp_source and sink), read from the thread's clock; the raw loop's from its two threads. The table
 //! gives medians over `--runs` interleaved runs.
 //!
 //! libzmq runs in the same invocation through a C harness (`peers/zmq_bench.c`, compiled at

@@ -4,8 +4,9 @@
 #
 #   scripts/setup.sh && cargo test --workspace     # the README's test command
 #
-# - Debian packages: the peers the benchmarks compare with (GNU Radio, zita-convolver) and the
-#   tools the scripts use (a C++ compiler for the zita harness, perf, valgrind).
+# - Debian packages: the peers the benchmarks compare with (GNU Radio, zita-convolver, libzmq)
+#   and the tools the scripts use (C/C++ compilers for the zita and libzmq harnesses, perf,
+#   valgrind, iproute2 for the network-namespace probe).
 # - The nightly toolchain's Miri and rust-src, for `cargo +nightly miri test` (CI runs it).
 # - cargo-fuzz, for the fuzz targets in fuzz/ (CI runs net_receive).
 # Never called from inside `cargo test`: parallel tests would fight over apt's lock.
@@ -15,6 +16,8 @@ APT_PACKAGES=(
   gnuradio python3-numpy           # bench chain / overlap-save peers (GNU Radio 3.10)
   libzita-convolver-dev g++ pkg-config  # scripts/compare_zita.sh harness
   linux-perf valgrind              # profiling the chain, checking the stress tests
+  libzmq3-dev gcc                  # bench net: the libzmq C harness, compiled at run time
+  iproute2                         # scripts/netns_probe.sh (ip netns, veth, bridge, tc tbf)
 )
 
 as_root() {

@@ -7,6 +7,8 @@ mod convolve;
 mod copy;
 mod fir_crossover;
 mod net;
+mod net_small;
+mod net_zmq;
 mod overlap_save;
 pub mod plot;
 pub mod report;
@@ -28,7 +30,8 @@ pub enum BenchCommand {
     /// The asynchronous copy engine vs memcpy/memset and memory bandwidth; `--calibrate`
     /// measures its break-even table.
     Copy(copy::BenchCopyArgs),
-    /// sluice's TCP stream (tcp_sink -> tcp_source) vs a raw TCP write/read loop on loopback.
+    /// sluice's TCP stream (tcp_sink -> tcp_source) vs a raw TCP write/read loop and libzmq
+    /// on loopback: throughput, 100-byte message rate, 100-byte round trip.
     Net(net::BenchNetArgs),
     /// An N-input Sum (windows of every input held at once) vs the same kernel on one input.
     Sum(sum::BenchSumArgs),

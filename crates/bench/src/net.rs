@@ -3,11 +3,22 @@
 //!
 //! Both move the same bytes. The sluice sender's source commits space it does not fill and
 //! the receiver's sink consumes without reading, so both sides measure the transport (frames,
-//! queues, sockets), as the raw loop does. CPU seconds per GB are per end: the sender's
-//! threads (source + tcp_sink) and the receiver's (tcp_source + sink), read from each node's
-//! thread clock with one thread per node; the raw loop's from its two threads. The table
-//! gives medians over `--runs` interleaved runs. libzmq is not compared yet.
+//! queues, sockets), as the raw loop does. Each graph runs on one thread (two threads in all,
+//! as the raw loop has; on this 2-core machine four threads ran 5-25 % slower). CPU seconds
+//! per GB are per end: the sender's thread (source and tcp_sink) and the receiver's
+//! (tcp_source and sink), read from the thread's clock; the raw loop's from its two threads. The table
+//! gives medians over `--runs` interleaved runs.
+//!
+//! libzmq runs in the same invocation through a C harness (`peers/zmq_bench.c`, compiled at
+//! run time against libzmq3-dev): PUSH/PULL at each frame size with zero-copy sends
+//! (`zmq_msg_init_data`), CPU from `getrusage` of each process (its I/O thread included).
+//! Then the small-message cases (`net_small.rs`): 100-byte messages each its own frame
+//! against libzmq PUSH/PULL's message rate, and the 100-byte round trip against REQ/REP.
+//! Without libzmq the bench stops and names the package, unless `--no-zmq` says to run
+//! without it.
 
+use super::net_small;
+use super::net_zmq::{num, Zmq};
 use super::plot::{lines, Series};
 use super::report::{machine_description, median, results_dir, Table};
 use clap::Args;
@@ -36,6 +47,40 @@ pub struct BenchNetArgs {
     /// Directory for the CSV, JSON and PNG results.
     #[arg(long, default_value = "target/bench/net")]
     pub out: PathBuf,
+    /// Small messages: bytes per message (rate and round trip).
+    #[arg(long, default_value_t = 100)]
+    pub message_bytes: usize,
+    /// Small messages: messages per rate run.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub messages: u64,
+    /// Small messages: round trips per run.
+    #[arg(long, default_value_t = 20_000)]
+    pub round_trips: u64,
+    /// Small messages: the busy-poll window (tcp_source spin_us) of the spinning round trip.
+    #[arg(long, default_value_t = 50)]
+    pub spin_us: u64,
+    /// Run without the libzmq peer (its rows say it was not run).
+    #[arg(long)]
+    pub no_zmq: bool,
+    /// Which cases to run, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "throughput,rate,rtt"
+    )]
+    pub cases: Vec<Case>,
+}
+
+/// The cases of `sluice bench net`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    /// Bulk throughput at each `--frames` size (raw TCP, libzmq PUSH/PULL, sluice).
+    Throughput,
+    /// The message rate of `--message-bytes` messages, each its own frame.
+    Rate,
+    /// The round trip of one `--message-bytes` message.
+    Rtt,
 }
 
 /// One measurement: GB/s, sender CPU s/GB, receiver CPU s/GB.
@@ -89,10 +134,11 @@ impl Node for Drop_ {
     }
 }
 
-/// Runs `inner` and adds its thread's CPU time to `cpu` when it stops (one thread per node).
-struct Measured<N> {
-    inner: N,
-    cpu: Arc<Mutex<Duration>>,
+/// Runs `inner` and adds its thread's CPU time to `cpu` when it stops (wrap one node per
+/// thread).
+pub(super) struct Measured<N> {
+    pub(super) inner: N,
+    pub(super) cpu: Arc<Mutex<Duration>>,
 }
 
 impl<N: Node> Node for Measured<N> {
@@ -134,22 +180,10 @@ fn sluice_run(bytes: u64, frame: usize) -> anyhow::Result<Sample> {
             cpu: Arc::clone(&rx_cpu),
         },
     )?;
-    let b = rx.add(
-        "rcv-drop",
-        Measured {
-            inner: Drop_,
-            cpu: Arc::clone(&rx_cpu),
-        },
-    )?;
+    let b = rx.add("rcv-drop", Drop_)?;
     rx.connect(a, "out", b, "in")?;
     let mut tx = Graph::new();
-    let c = tx.add(
-        "snd-src",
-        Measured {
-            inner: Blank { left: items },
-            cpu: Arc::clone(&tx_cpu),
-        },
-    )?;
+    let c = tx.add("snd-src", Blank { left: items })?;
     let sink = TcpSink::<u64>::new(&format!("tcp://{addr}"), opts)?;
     let d = tx.add(
         "snd-tx",
@@ -160,7 +194,7 @@ fn sluice_run(bytes: u64, frame: usize) -> anyhow::Result<Sample> {
     )?;
     tx.connect(c, "out", d, "in")?;
     let run = RunOptions {
-        scheduler: Scheduler::ThreadPerNode,
+        scheduler: Scheduler::Pooled(1),
         ..RunOptions::default()
     };
     let run2 = run.clone();
@@ -217,10 +251,39 @@ fn raw_run(bytes: u64, frame: usize) -> anyhow::Result<Sample> {
     Ok((gb / secs, tx_cpu / gb, rx_cpu / gb))
 }
 
+/// One libzmq PUSH/PULL run of `bytes` in messages of `frame` bytes.
+fn zmq_run(zmq: &Zmq, bytes: u64, frame: usize) -> anyhow::Result<Sample> {
+    let count = (bytes / frame as u64).max(2);
+    let (pull, push) = zmq.pair("pull", "push", frame, count, &[])?;
+    let gb = (count * frame as u64) as f64 / 1e9;
+    let timed = num(&pull, "timed_messages")? * frame as f64 / 1e9;
+    Ok((
+        timed / num(&pull, "secs")?,
+        num(&push, "cpu_s")? / gb,
+        num(&pull, "cpu_s")? / gb,
+    ))
+}
+
 /// Runs `sluice bench net`.
 pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
     let out = results_dir(&args.out)?;
+    let zmq = if args.no_zmq {
+        println!("# libzmq: not run (--no-zmq)");
+        None
+    } else {
+        let z = Zmq::build(&out.join("peers")).map_err(|e| {
+            anyhow::anyhow!("the libzmq peer is missing: {e}; or run with --no-zmq to leave it out")
+        })?;
+        println!(
+            "# libzmq: C harness {} (zmq_msg_init_data sends)",
+            out.join("peers/zmq_bench").display()
+        );
+        Some(z)
+    };
     println!("# {}", machine_description());
+    if !args.cases.contains(&Case::Throughput) {
+        return net_small::report(&args, zmq.as_ref(), &out);
+    }
     println!(
         "# {} per run, {} runs, loopback; sluice: tcp_sink -> tcp_source (u64 items, CRC off), raw: write/read loop",
         args.bytes, args.runs
@@ -232,37 +295,63 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
         "sender CPU s/GB",
         "receiver CPU s/GB",
         "sluice/raw",
+        "sluice/libzmq",
     ]);
-    let mut plot = vec![Vec::new(), Vec::new()];
+    let mut plot = vec![Vec::new(), Vec::new(), Vec::new()];
     for &frame in &args.frames {
-        let (mut s, mut r) = (Vec::new(), Vec::new());
+        let (mut s, mut r, mut z) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..args.runs.max(1) {
             r.push(raw_run(args.bytes, frame)?);
             s.push(sluice_run(args.bytes, frame)?);
+            if let Some(zmq) = &zmq {
+                z.push(zmq_run(zmq, args.bytes, frame)?);
+            }
         }
         let med =
             |v: &[Sample], f: fn(&Sample) -> f64| median(&v.iter().map(f).collect::<Vec<_>>());
-        let (sg, rg) = (med(&s, |x| x.0), med(&r, |x| x.0));
-        for (name, v, ratio) in [
-            ("raw TCP", &r, String::new()),
-            ("sluice TCP", &s, format!("{:.2}", sg / rg)),
+        let (sg, rg, zg) = (med(&s, |x| x.0), med(&r, |x| x.0), med(&z, |x| x.0));
+        for (name, v, ratios) in [
+            ("raw TCP", &r, [String::new(), String::new()]),
+            ("libzmq PUSH/PULL", &z, [String::new(), String::new()]),
+            (
+                "sluice TCP",
+                &s,
+                [format!("{:.2}", sg / rg), format!("{:.2}", sg / zg)],
+            ),
         ] {
+            if v.is_empty() {
+                table.push(vec![
+                    frame.to_string(),
+                    name.to_string(),
+                    "not run (--no-zmq)".into(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]);
+                continue;
+            }
+            let [to_raw, to_zmq] = ratios;
             table.push(vec![
                 frame.to_string(),
                 name.to_string(),
                 format!("{:.2}", med(v, |x| x.0)),
                 format!("{:.3}", med(v, |x| x.1)),
                 format!("{:.3}", med(v, |x| x.2)),
-                ratio,
+                to_raw,
+                if zmq.is_some() { to_zmq } else { String::new() },
             ]);
         }
         plot[0].push((frame as f64 / 1024.0, rg));
         plot[1].push((frame as f64 / 1024.0, sg));
+        if zmq.is_some() {
+            plot[2].push((frame as f64 / 1024.0, zg));
+        }
     }
     print!("{}", table.render());
     table.write_csv(&out.join("net.csv"))?;
     table.write_json(&out.join("net.json"), "net")?;
-    let mut series: Vec<Series> = ["raw TCP", "sluice TCP"]
+    let mut series: Vec<Series> = ["raw TCP", "sluice TCP", "libzmq PUSH/PULL"]
         .iter()
         .zip(plot)
         .enumerate()
@@ -285,5 +374,5 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
         &series,
     )?;
     println!("wrote net.csv, net.json and net.png in {}", out.display());
-    Ok(())
+    net_small::report(&args, zmq.as_ref(), &out)
 }

@@ -2,6 +2,7 @@
 
 mod control_socket;
 mod convolve;
+mod probe_cmd;
 mod run_cmd;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,10 @@ enum Command {
     Graph(run_cmd::GraphArgs),
     /// Convolve a WAV file with an impulse response (partitioned convolution).
     Convolve(convolve::ConvolveArgs),
+    /// The seed's latency and jitter experiment: a loop of processes (origin, reflectors)
+    /// over sluice-net streams, per-packet latency, mean, jitter, percentiles and a plot.
+    #[command(subcommand)]
+    Probe(probe_cmd::ProbeCommand),
     /// Run a benchmark; each compares with its baseline or peer in the same run.
     #[command(subcommand)]
     Bench(sluice_bench::BenchCommand),
@@ -78,6 +83,7 @@ fn main() {
         Command::Blocks(args) => blocks(args),
         Command::Graph(args) => run_cmd::graph(args),
         Command::Convolve(args) => convolve::run(args),
+        Command::Probe(cmd) => probe_cmd::run(cmd),
         Command::Bench(cmd) => sluice_bench::run(cmd),
     };
     if let Err(err) = result {

@@ -256,6 +256,26 @@ impl Conn {
         Ok(())
     }
 
+    /// Looks whether the socket is readable, without blocking, again and again for up to
+    /// `spin` (one `poll` with a zero timeout per look): true as soon as it is.
+    pub fn spin_readable(&self, spin: Duration) -> bool {
+        let start = Instant::now();
+        let zero = rustix::time::Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        loop {
+            let mut fds = [PollFd::new(&*self.stream, PollFlags::IN)];
+            if matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0) {
+                return true;
+            }
+            if start.elapsed() >= spin {
+                return false;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
     /// Waits until the socket is readable (or writable too, with `write`), at most `wait`.
     pub fn wait(&self, write: bool, wait: Duration) {
         let flags = if write {
@@ -271,8 +291,10 @@ impl Drop for Conn {
     fn drop(&mut self) {
         self.keeper_stop.store(true, Ordering::Release);
         if let Some(k) = self.keeper.take() {
+            // Woken, the keeper sees the flag and ends at once. It is not waited for: a join
+            // waits for a thread's exit (a few hundred µs on a loaded machine), which would
+            // hold back whatever this thread does next (a reflector's last frames).
             k.thread().unpark();
-            let _ = k.join();
         }
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }

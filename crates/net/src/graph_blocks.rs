@@ -68,6 +68,11 @@ const SINK_PARAMS: &[ParamDoc] = &[
         default: "block",
         help: "when retention is full while the peer is away: block (upstream waits) or drop_oldest (for real-time sources: drop, count, and mark the gap with a 'gap' tag)",
     },
+    ParamDoc {
+        name: "flush_us",
+        default: "50",
+        help: "microseconds committed items may wait to batch into a larger frame (0: none)",
+    },
 ];
 
 const SOURCE_PARAMS: &[ParamDoc] = &[
@@ -88,12 +93,29 @@ const SOURCE_PARAMS: &[ParamDoc] = &[
         default: "0",
         help: "items before its resume offset that the consumer needs to prime its state (an FIR's taps − 1); the sender keeps that many acknowledged items",
     },
+    ParamDoc {
+        name: "spin_us",
+        default: "0",
+        help: "microseconds to busy-poll the socket after a frame before sleeping (0: no spin)",
+    },
 ];
 
 fn seconds(p: &mut Params, name: &str, default: f64) -> Result<Duration, ParamError> {
     let s = p.f64_or(name, default)?;
     Duration::try_from_secs_f64(s)
         .map_err(|_| ParamError::new(name, format!("must be a number of seconds ≥ 0, not {s}")))
+}
+
+/// A whole number of microseconds, at most one second.
+fn micros(p: &mut Params, name: &str, default: Duration) -> Result<Duration, ParamError> {
+    let us = p.u64_or(name, default.as_micros() as u64)?;
+    if us > 1_000_000 {
+        return Err(ParamError::new(
+            name,
+            format!("must be at most 1000000 µs (one second), not {us}"),
+        ));
+    }
+    Ok(Duration::from_micros(us))
 }
 
 fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
@@ -129,8 +151,10 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
                 ))
             }
         };
+        o.flush = micros(p, "flush_us", o.flush)?;
     } else {
         o.history = p.u64_or("history", 0)?;
+        o.spin = micros(p, "spin_us", o.spin)?;
         let max = p.u64_or("max_frame", u64::from(o.max_frame))?;
         o.max_frame = u32::try_from(max)
             .map_err(|_| ParamError::new("max_frame", format!("at most {}", u32::MAX)))?;

@@ -18,6 +18,9 @@
 //! **Bad input.** [`Decoder`] is the receive state machine, fed any chunking of the bytes
 //! (the fuzz target `net_receive` drives it); every error is a [`NetError`] naming the peer and
 //! the stream offset.
+//!
+//! **Probe.** [`probe`] is the seed's latency and jitter experiment over these streams (`sluice
+//! probe`): an origin and reflectors in a loop, per-packet latency, mean, jitter, percentiles.
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -26,6 +29,7 @@ pub mod decoder;
 mod error;
 pub mod graph_blocks;
 mod options;
+pub mod probe;
 mod sink;
 mod source;
 pub mod wire;

@@ -98,6 +98,18 @@ pub struct TcpOptions {
     /// Receiver: the stream offset of its first item: 0 for a receiver there from the start;
     /// a receiver taking over a running stream starts where it must (with its history).
     pub start_offset: u64,
+    /// Sender: the longest committed items may wait to be batched with more into one frame.
+    /// The sender sends whatever its input holds whenever it runs, never waiting for a full
+    /// frame; this bounds how long the scheduler may let it sleep after items came, hoping
+    /// for half a queue (its batching, [`Node::batch_wait`](sluice_runtime::Node::batch_wait)).
+    /// Zero: wake for every commit (lowest latency, most frames).
+    pub flush: Duration,
+    /// Receiver: after it received something, look for the next bytes without blocking
+    /// (busy-polling the socket) for this long before it sleeps in `poll`. Zero (the default):
+    /// no spin. A spin saves the wake-up of a sleeping thread (about 10 µs here, far more on a
+    /// loaded machine) when the next frame is due within the window, as in a request/reply
+    /// exchange, at the price of a CPU busy for that long after every frame.
+    pub spin: Duration,
 }
 
 impl Default for TcpOptions {
@@ -115,6 +127,8 @@ impl Default for TcpOptions {
             history: 0,
             ack: Acknowledge::Received,
             start_offset: 0,
+            flush: Duration::from_micros(50),
+            spin: Duration::ZERO,
         }
     }
 }
@@ -126,13 +140,16 @@ impl TcpOptions {
     }
 }
 
-/// The idle back-off of a block waiting on its socket: short at first (a frame is usually
-/// microseconds away), growing to a cap so that an idle connection costs little.
+/// The idle back-off of a block waiting on its socket. `poll` returns as soon as the socket
+/// is ready, so the timeout only bounds how long the block is away from its other duties (the
+/// scheduler, a node sharing its thread, its silence and ACK clocks): 500 µs at first, growing
+/// to a cap so that an idle connection costs little. (A 50 µs start woke a reflector two or
+/// three times between 1 KiB packets at 70 Mbit/s for nothing: more CPU, and a later p50.)
 #[derive(Debug)]
 pub(crate) struct Backoff(Duration);
 
 impl Backoff {
-    const FIRST: Duration = Duration::from_micros(50);
+    const FIRST: Duration = Duration::from_micros(500);
     const CAP: Duration = Duration::from_millis(2);
 
     pub fn new() -> Self {

@@ -26,15 +26,33 @@ use std::time::{Duration, Instant};
 /// How long a small control frame (HELLO, END, ERROR) may wait for room in the socket.
 const CONTROL_WAIT: Duration = Duration::from_secs(1);
 
-/// A DATA frame partly sent.
+/// While nothing presses (see `TcpSink::rx_due`), the peer's ACKs and CREDITs are read at
+/// most this often: a read that finds nothing would cost a system call per frame.
+const RX_INTERVAL: Duration = Duration::from_millis(1);
+
+/// The most DATA frames one `sendmsg` carries (three iovecs each, below IOV_MAX = 1024).
+const BATCH_FRAMES: usize = 128;
+
+/// Frames are added to a batch while it holds fewer bytes than this: many small frames share
+/// a system call, a large frame goes alone.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// One DATA frame of a batch.
 #[derive(Debug)]
-struct Pending {
+struct FrameRef {
     offset: u64,
     items: usize,
-    /// Header, fixed part and tags.
-    head: Vec<u8>,
+    /// Where its header, fixed part and tags end in [`Pending::heads`].
+    head_end: usize,
     trailer: [u8; CRC_LEN],
-    trailer_len: usize,
+}
+
+/// DATA frames built, and partly sent, in one batch: consecutive frames whose heads lie in
+/// one buffer and whose payloads are the input window's items, sent by one `sendmsg`.
+#[derive(Debug, Default)]
+struct Pending {
+    frames: Vec<FrameRef>,
+    heads: Vec<u8>,
     written: usize,
     total: usize,
 }
@@ -48,6 +66,12 @@ struct Session {
     credit: u64,
     max_items: usize,
     pending: Option<Pending>,
+    /// Bytes of `TcpSink::rx` read from this connection and not yet decoded: `rx_at..rx_len`.
+    rx_at: usize,
+    rx_len: usize,
+    /// When the socket was last read, and whether the node waited on it since.
+    rx_checked: Instant,
+    waited: bool,
 }
 
 /// Sends a stream of `T` over TCP (see the crate docs and `docs/net/wire.md`).
@@ -192,6 +216,10 @@ impl<T: Item> TcpSink<T> {
             credit: self.acked,
             max_items: 1,
             pending: None,
+            rx_at: 0,
+            rx_len: 0,
+            rx_checked: Instant::now(),
+            waited: false,
         });
         Ok(true)
     }
@@ -203,24 +231,29 @@ impl<T: Item> TcpSink<T> {
             return Ok(());
         };
         s.decoder.set_offset(self.acked);
+        (s.rx_checked, s.waited) = (Instant::now(), false);
         loop {
             let Need::Control(n) = s.decoder.need() else {
                 unreachable!("a sender's decoder reads no payload");
             };
-            let n = n.min(self.rx.len());
-            let got = match s.conn.recv(&mut self.rx[..n]) {
-                Ok(crate::conn::Recv::Got(k)) => k,
-                Ok(crate::conn::Recv::WouldBlock) => return Ok(()),
-                Ok(crate::conn::Recv::Eof) => {
-                    s.decoder.eof()?;
-                    return Err(NetError::Closed {
-                        peer: s.conn.peer.clone(),
-                        offset: self.acked,
-                    });
+            if s.rx_at == s.rx_len {
+                // Only control frames come from the receiver: read as many bytes as came.
+                match s.conn.recv(&mut self.rx) {
+                    Ok(crate::conn::Recv::Got(k)) => (s.rx_at, s.rx_len) = (0, k),
+                    Ok(crate::conn::Recv::WouldBlock) => return Ok(()),
+                    Ok(crate::conn::Recv::Eof) => {
+                        s.decoder.eof()?;
+                        return Err(NetError::Closed {
+                            peer: s.conn.peer.clone(),
+                            offset: self.acked,
+                        });
+                    }
+                    Err(e) => return Err(io_err(&s.conn.peer, self.acked, "recv", &e)),
                 }
-                Err(e) => return Err(io_err(&s.conn.peer, self.acked, "recv", &e)),
-            };
-            s.decoder.control_space()[..got].copy_from_slice(&self.rx[..got]);
+            }
+            let got = n.min(s.rx_len - s.rx_at);
+            s.decoder.control_space()[..got].copy_from_slice(&self.rx[s.rx_at..s.rx_at + got]);
+            s.rx_at += got;
             let Some(event) = s.decoder.control_filled(got)? else {
                 continue;
             };
@@ -304,6 +337,21 @@ impl<T: Item> TcpSink<T> {
         }
     }
 
+    /// Whether to read the peer's frames now: before its WELCOME, after a wait on the socket
+    /// (something came), when credit or retention runs short, at the end of the stream; else
+    /// at most every [`RX_INTERVAL`] (the ACKs of many frames are then read at once).
+    fn rx_due(&self, unacked: u64, capacity: usize) -> bool {
+        let Some(s) = self.session.as_ref() else {
+            return false;
+        };
+        !s.welcomed
+            || s.waited
+            || s.sent >= s.credit
+            || self.end_sent.is_some()
+            || unacked >= (capacity / 4) as u64
+            || s.rx_checked.elapsed() >= RX_INTERVAL
+    }
+
     /// Moves the input's tags below `end` into the retained list (and metadata).
     fn take_tags(&mut self, input: &Input<T>, end: u64, buf: &mut Vec<Tag>) {
         input.take_tags(end, buf);
@@ -350,21 +398,25 @@ impl<T: Item> TcpSink<T> {
         Ok(())
     }
 
-    /// Builds the next DATA frame of `items` items from `offset` over `payload`.
-    fn frame(&self, offset: u64, payload: &[u8], items: usize) -> Result<Pending, NodeError> {
+    /// Adds the DATA frame of `items` items from `offset` over `payload` to `batch`: its head
+    /// (and tags) go straight into the batch's buffer.
+    fn frame(
+        &self,
+        batch: &mut Pending,
+        offset: u64,
+        payload: &[u8],
+        items: usize,
+    ) -> Result<(), NodeError> {
         let end = offset + items as u64;
-        let in_frame: Vec<Tag> = self
-            .tags
-            .iter()
-            .filter(|t| t.index >= offset && t.index < end)
-            .cloned()
-            .collect();
-        let mut head = vec![0u8; HEADER_LEN + DATA_HEAD_LEN];
-        if !in_frame.is_empty() {
-            wire::encode_tags(&in_frame, &mut head)
+        let start = batch.heads.len();
+        batch.heads.resize(start + HEADER_LEN + DATA_HEAD_LEN, 0);
+        let in_frame = |t: &&Tag| t.index >= offset && t.index < end;
+        if self.tags.iter().any(|t| in_frame(&t)) {
+            let tags: Vec<Tag> = self.tags.iter().filter(in_frame).cloned().collect();
+            wire::encode_tags(&tags, &mut batch.heads)
                 .map_err(|e| NodeError::msg(format!("encoding tags at offset {offset}: {e}")))?;
         }
-        let tag_bytes = head.len() - HEADER_LEN - DATA_HEAD_LEN;
+        let tag_bytes = batch.heads.len() - start - HEADER_LEN - DATA_HEAD_LEN;
         if tag_bytes > wire::MAX_CONTROL {
             return Err(NodeError::msg(format!(
                 "the tags on items {offset}..{end} take {tag_bytes} bytes, more than a frame carries ({})",
@@ -379,23 +431,22 @@ impl<T: Item> TcpSink<T> {
             self.opts.crc,
         )
         .ok_or_else(|| NodeError::msg("DATA frame too long for its length field"))?;
+        let head = &mut batch.heads[start..];
         head[..HEADER_LEN + DATA_HEAD_LEN].copy_from_slice(&fixed);
         let (trailer, trailer_len) = if self.opts.crc {
-            let crc = crc32c::crc32c_append(crc32c::crc32c(&head), payload);
+            let crc = crc32c::crc32c_append(crc32c::crc32c(head), payload);
             (crc.to_le_bytes(), CRC_LEN)
         } else {
             ([0; CRC_LEN], 0)
         };
-        let total = head.len() + payload.len() + trailer_len;
-        Ok(Pending {
+        batch.total += head.len() + payload.len() + trailer_len;
+        batch.frames.push(FrameRef {
             offset,
             items,
-            head,
+            head_end: batch.heads.len(),
             trailer,
-            trailer_len,
-            written: 0,
-            total,
-        })
+        });
+        Ok(())
     }
 }
 
@@ -407,20 +458,50 @@ fn metadata_key(key: &str) -> bool {
     )
 }
 
-/// The slices of a frame still to send, after `written` bytes of it went out.
-fn rest<'a>(parts: [&'a [u8]; 3], mut written: usize) -> ([IoSlice<'a>; 3], usize) {
-    let mut out = [IoSlice::new(&[]), IoSlice::new(&[]), IoSlice::new(&[])];
-    let mut n = 0;
-    for p in parts {
-        if written >= p.len() {
-            written -= p.len();
-            continue;
-        }
-        out[n] = IoSlice::new(&p[written..]);
-        written = 0;
-        n += 1;
+/// Every item the input holds now. The queue's reader answers a request from what it saw
+/// when it last looked while that covers the request, so a sink that holds unacknowledged
+/// items asks for one more than it holds to see the items that came since.
+fn available<T: Item>(input: &mut Input<T>) -> Result<usize, NodeError> {
+    let cached = input.window(1)?.map_or(0, |w| w.len());
+    if cached == 0 || cached >= input.capacity() {
+        return Ok(cached);
     }
-    (out, n)
+    Ok(match input.window(cached + 1)? {
+        Some(w) => w.len(),
+        None => input.window(1)?.map_or(0, |w| w.len()),
+    })
+}
+
+/// The slices of a batch still to send, after `written` bytes of it went out: each frame's
+/// head, payload (from `window`, whose first item is at offset `read`) and trailer.
+fn rest<'a>(
+    p: &'a Pending,
+    window: &'a [u8],
+    read: u64,
+    size: usize,
+    trailer_len: usize,
+) -> Vec<IoSlice<'a>> {
+    let mut out = Vec::with_capacity(3 * p.frames.len());
+    let mut written = p.written;
+    let mut head_start = 0;
+    for f in &p.frames {
+        let from = (f.offset - read) as usize * size;
+        let parts = [
+            &p.heads[head_start..f.head_end],
+            &window[from..from + f.items * size],
+            &f.trailer[..trailer_len],
+        ];
+        head_start = f.head_end;
+        for part in parts {
+            if written >= part.len() {
+                written -= part.len();
+                continue;
+            }
+            out.push(IoSlice::new(&part[written..]));
+            written = 0;
+        }
+    }
+    out
 }
 
 impl<T: Item> Node for TcpSink<T> {
@@ -432,6 +513,10 @@ impl<T: Item> Node for TcpSink<T> {
 
     fn tag_policy(&self) -> TagPolicy {
         TagPolicy::Drop
+    }
+
+    fn batch_wait(&self) -> Option<Duration> {
+        Some(self.opts.flush)
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
@@ -447,8 +532,14 @@ impl<T: Item> Node for TcpSink<T> {
         let mut blocked_write = false;
         loop {
             let read = input.items_read();
-            let avail = input.window(1)?.map_or(0, |w| w.len());
-            if let Err(e) = self.pump_rx(read, read + avail as u64, input.capacity()) {
+            let avail = available(input)?;
+            let due = self.rx_due(read + avail as u64 - self.acked, input.capacity());
+            let pumped = if due {
+                self.pump_rx(read, read + avail as u64, input.capacity())
+            } else {
+                Ok(())
+            };
+            if let Err(e) = pumped {
                 if self.end_sent.is_some_and(|end| end == self.acked) {
                     // The peer acknowledged the END and closed: the stream is delivered.
                     self.session = None;
@@ -483,25 +574,30 @@ impl<T: Item> Node for TcpSink<T> {
                 if s.sent >= limit {
                     break;
                 }
-                let items = ((limit - s.sent) as usize)
-                    .min(frame_items)
-                    .min(s.max_items);
-                let from = (s.sent - read) as usize;
-                let payload: &[u8] = bytemuck::cast_slice(&window[from..from + items]);
-                let offset = s.sent;
-                let pending = self.frame(offset, payload, items)?;
-                self.session.as_mut().expect("checked above").pending = Some(pending);
+                // As many frames as are ready, up to a batch: one system call for them all.
+                let (mut at, max_items) = (s.sent, s.max_items);
+                let mut batch = Pending::default();
+                while at < limit && batch.frames.len() < BATCH_FRAMES && batch.total < BATCH_BYTES {
+                    let items = ((limit - at) as usize).min(frame_items).min(max_items);
+                    let from = (at - read) as usize;
+                    let payload: &[u8] = bytemuck::cast_slice(&window[from..from + items]);
+                    self.frame(&mut batch, at, payload, items)?;
+                    at += items as u64;
+                }
+                self.session.as_mut().expect("checked above").pending = Some(batch);
             }
             let s = self.session.as_mut().expect("checked above");
             let p = s.pending.as_mut().expect("set above");
-            let from = (p.offset - read) as usize;
-            let payload: &[u8] = bytemuck::cast_slice(&window[from..from + p.items]);
-            let (iov, n) = rest([&p.head, payload, &p.trailer[..p.trailer_len]], p.written);
-            match s.conn.send_vectored(&iov[..n]) {
+            let trailer_len = if self.opts.crc { CRC_LEN } else { 0 };
+            let bytes: &[u8] = bytemuck::cast_slice(window);
+            let iov = rest(p, bytes, read, size, trailer_len);
+            match s.conn.send_vectored(&iov) {
                 Ok(k) => {
+                    drop(iov);
                     p.written += k;
                     if p.written == p.total {
-                        s.sent = p.offset + p.items as u64;
+                        let last = p.frames.last().expect("a batch has a frame");
+                        s.sent = last.offset + last.items as u64;
                         s.pending = None;
                         moved = true;
                     } else {
@@ -524,7 +620,7 @@ impl<T: Item> Node for TcpSink<T> {
             return Ok(Work::Progress);
         }
         let read = input.items_read();
-        let avail = input.window(1)?.map_or(0, |w| w.len());
+        let avail = available(input)?;
         let s = self.session.as_mut().expect("connected above");
         let all_sent = s.welcomed && s.pending.is_none() && s.sent == read + avail as u64;
         // End of stream: the window is shorter than asked for.
@@ -553,6 +649,15 @@ impl<T: Item> Node for TcpSink<T> {
             // Nothing to send and nothing to wait for: wait for input. The keeper thread sends
             // heartbeats meanwhile.
             return Ok(Work::NeedInput { port: 0, items: 1 });
+        } else if all_sent && avail < input.capacity() / 2 {
+            // Everything is sent and only acknowledgements are outstanding, with room to spare
+            // in the retention window: wait for new input (waiting on the socket instead would
+            // hold new items back until an ACK came). The ACKs are read at the next call, as
+            // they are when the input is all acknowledged and the peer is not watched.
+            return Ok(Work::NeedInput {
+                port: 0,
+                items: avail + 1,
+            });
         }
         // Waiting on the peer: for a WELCOME, an ACK, credit, or room in the socket.
         let silent = s.conn.last_rx.elapsed();
@@ -566,8 +671,9 @@ impl<T: Item> Node for TcpSink<T> {
             return Ok(Work::Progress);
         }
         let wait = self.backoff.next();
-        if let Some(s) = self.session.as_ref() {
+        if let Some(s) = self.session.as_mut() {
             s.conn.wait(blocked_write, wait);
+            s.waited = true;
         }
         Ok(Work::Progress)
     }

@@ -26,12 +26,27 @@ use std::time::{Duration, Instant};
 /// How long a small control frame (WELCOME, ACK, CREDIT) may wait for room in the socket.
 const CONTROL_WAIT: Duration = Duration::from_secs(1);
 
+/// With nothing to read, the receiver acknowledges what it received once this long passed
+/// since its last ACK (and after every quarter queue, and at END, at once): one ACK for many
+/// small frames instead of one each.
+const ACK_DELAY: Duration = Duration::from_millis(1);
+
 /// Control bytes read ahead after a payload: the most that can follow a payload before the
 /// next payload byte (a CRC trailer and the 28-byte head of the next DATA frame).
 const STASH: usize = CRC_LEN + HEADER_LEN + DATA_HEAD_LEN;
 
-/// Receive loop turns per `work` call, so that a fast peer does not keep the node from
-/// returning to the scheduler.
+/// A DATA frame whose payload is at most this many bytes is small: after it, the receiver
+/// reads ahead up to [`READ_AHEAD`] bytes at once and copies the next small frames' payloads
+/// from there, one copy instead of two system calls per frame (libzmq's decoder does the same
+/// for every message). Larger frames are read straight into the queue.
+const SMALL_FRAME: usize = 8 << 10;
+
+/// The read-ahead buffer of small frames (it also holds the stash).
+const READ_AHEAD: usize = 64 << 10;
+
+/// Receive loop turns that read the socket per `work` call, so that a fast peer does not keep
+/// the node from returning to the scheduler (turns served from the read-ahead do not count:
+/// it holds at most [`READ_AHEAD`] bytes).
 const TURNS: usize = 64;
 
 #[derive(Debug)]
@@ -48,9 +63,16 @@ struct Session {
     decoder: Decoder,
     hello: Option<Hello>,
     frame: Option<Frame>,
-    stash: [u8; STASH],
+    /// Bytes read ahead of the decoder: `stash_at..stash_len` (at most [`STASH`] after a large
+    /// frame, up to [`READ_AHEAD`] after a small one).
+    stash: Vec<u8>,
     stash_at: usize,
     stash_len: usize,
+    /// Whether the last DATA frame was small (see [`SMALL_FRAME`]).
+    small: bool,
+    /// Whether the last read took all the socket had (it returned less than asked for): the
+    /// next read waits for `poll` to say more came.
+    drained: bool,
 }
 
 /// Receives a stream of `T` over TCP (see the crate docs and `docs/net/wire.md`).
@@ -75,6 +97,10 @@ pub struct TcpSource<T> {
     backoff: Backoff,
     metadata: Vec<Tag>,
     failing: Option<NodeError>,
+    /// Whether the spin (`opts.spin`) after the last frame was spent already.
+    spun: bool,
+    /// When the last ACK went out.
+    last_ack: Instant,
     _items: PhantomData<T>,
 }
 
@@ -105,6 +131,8 @@ impl<T: Item> TcpSource<T> {
             backoff: Backoff::new(),
             metadata: Vec::new(),
             failing: None,
+            spun: false,
+            last_ack: Instant::now(),
             _items: PhantomData,
         })
     }
@@ -179,9 +207,11 @@ impl<T: Item> TcpSource<T> {
             decoder,
             hello: None,
             frame: None,
-            stash: [0; STASH],
+            stash: vec![0; READ_AHEAD],
             stash_at: 0,
             stash_len: 0,
+            small: false,
+            drained: false,
         });
         Ok(true)
     }
@@ -215,6 +245,7 @@ impl<T: Item> TcpSource<T> {
         self.acked = ack;
         self.credited = credit;
         self.ack_due = false;
+        self.last_ack = Instant::now();
         Ok(())
     }
 
@@ -225,6 +256,27 @@ impl<T: Item> TcpSource<T> {
         let s = self.session.as_mut().expect("connected");
         match s.decoder.need() {
             Need::Control(n) => {
+                if s.stash_at == s.stash_len && s.decoder.between_frames() {
+                    if s.drained {
+                        return Ok(Step::Idle);
+                    }
+                    // At a frame boundary the next 28 bytes are control bytes whatever comes
+                    // (a DATA frame's header and fixed part, or control frames and the start of
+                    // the next): one read takes them all instead of one per header part.
+                    let ahead = if s.small {
+                        READ_AHEAD
+                    } else {
+                        HEADER_LEN + DATA_HEAD_LEN
+                    };
+                    match s.conn.recv(&mut s.stash[..ahead]) {
+                        Ok(Recv::Got(k)) => {
+                            (s.stash_at, s.stash_len, s.drained) = (0, k, k < ahead);
+                        }
+                        Ok(Recv::WouldBlock) => return Ok(Step::Idle),
+                        Ok(Recv::Eof) => return Err(self.eof()),
+                        Err(e) => return Err(io_err(&s.conn.peer, s.decoder.offset(), "recv", &e)),
+                    }
+                }
                 let got = if s.stash_at < s.stash_len {
                     let k = n.min(s.stash_len - s.stash_at);
                     s.decoder.control_space()[..k]
@@ -262,19 +314,26 @@ impl<T: Item> TcpSource<T> {
                 let done = s.decoder.payload_done();
                 let dest = &mut bytes[done..done + remaining];
                 let got = if s.stash_at < s.stash_len {
-                    // Only if a peer's frames were shorter than the stash can hold (never for a
-                    // well-formed stream): the few bytes move from the stash.
+                    // Small frames read ahead (or a frame shorter than the stash): the payload
+                    // moves from the stash.
                     let k = remaining.min(s.stash_len - s.stash_at);
                     dest[..k].copy_from_slice(&s.stash[s.stash_at..s.stash_at + k]);
                     s.stash_at += k;
                     k
                 } else {
                     let crc = s.hello.as_ref().is_some_and(|h| h.crc);
-                    let ahead = if crc { STASH } else { STASH - CRC_LEN };
+                    let ahead = if s.small {
+                        READ_AHEAD
+                    } else if crc {
+                        STASH
+                    } else {
+                        STASH - CRC_LEN
+                    };
                     let (dest_len, stash) = (dest.len(), &mut s.stash[..ahead]);
                     let mut iov = [IoSliceMut::new(dest), IoSliceMut::new(stash)];
                     match s.conn.recv_vectored(&mut iov) {
                         Ok(Recv::Got(k)) => {
+                            s.drained = k < dest_len + ahead;
                             if k > dest_len {
                                 s.stash_at = 0;
                                 s.stash_len = k - dest_len;
@@ -350,6 +409,7 @@ impl<T: Item> TcpSource<T> {
                         ),
                     });
                 }
+                s.small = items as usize * size <= SMALL_FRAME;
                 // Tags travel by stream offset (inside the frame, checked by the decoder); the
                 // queue counts only the items it has.
                 let skipped = self.skipped;
@@ -499,7 +559,15 @@ impl<T: Item> TcpSource<T> {
         let capacity = out.capacity();
         let mut outcome = Step::Idle;
         let mut moved = false;
-        for _ in 0..TURNS {
+        let mut turns = 0;
+        while turns < TURNS {
+            if self
+                .session
+                .as_ref()
+                .is_none_or(|s| s.stash_at == s.stash_len)
+            {
+                turns += 1;
+            }
             match self.step(out) {
                 Ok(Step::Moved) => moved = true,
                 Ok(step) => {
@@ -519,7 +587,8 @@ impl<T: Item> TcpSource<T> {
         let behind = (self.ackable(received) - self.acked)
             .max((received + capacity as u64).saturating_sub(self.credited));
         let welcomed = self.session.as_ref().is_some_and(|s| s.hello.is_some());
-        if welcomed && (self.ack_due || (behind > 0 && (idle || behind >= ack_every))) {
+        let delayed = idle && self.last_ack.elapsed() >= ACK_DELAY;
+        if welcomed && (self.ack_due || (behind > 0 && (delayed || behind >= ack_every))) {
             if let Err(e) = self.acknowledge(received, capacity) {
                 self.lose(e)?;
                 return Ok(Work::Progress);
@@ -557,10 +626,11 @@ impl<T: Item> TcpSource<T> {
             Step::NeedOutput(items) => Ok(Work::NeedOutput { port: 0, items }),
             _ if moved => {
                 self.backoff.reset();
+                self.spun = false;
                 Ok(Work::Progress)
             }
             _ => {
-                let s = self.session.as_ref().expect("connected");
+                let s = self.session.as_mut().expect("connected");
                 let silent = s.conn.last_rx.elapsed();
                 if silent > self.opts.peer_timeout {
                     let cause = NetError::Silent {
@@ -571,7 +641,16 @@ impl<T: Item> TcpSource<T> {
                     self.lose(cause)?;
                     return Ok(Work::Progress);
                 }
+                // Once after something came, look for more without sleeping (opts.spin).
+                if !self.spun && !self.opts.spin.is_zero() {
+                    self.spun = true;
+                    if s.conn.spin_readable(self.opts.spin) {
+                        s.drained = false;
+                        return Ok(Work::Progress);
+                    }
+                }
                 s.conn.wait(false, self.backoff.next());
+                s.drained = false;
                 Ok(Work::Progress)
             }
         }

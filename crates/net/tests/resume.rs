@@ -9,15 +9,15 @@ use sluice_net::TcpOptions;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-fn resume_through_cuts(seed: u64, crc: bool) {
-    let count = 4_000_000u64; // 32 MB of u64
+fn resume_through_cuts(seed: u64, crc: bool, frame_bytes: usize, count: u64) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    // Six cuts anywhere in the first few MB of each connection: mid-header, mid-payload,
-    // mid-tags, between frames.
-    let cuts: Vec<usize> = (0..6).map(|_| rng.gen_range(1..6_000_000)).collect();
+    // Six cuts anywhere in the first few MB of each connection (or of the whole stream):
+    // mid-header, mid-payload, mid-tags, between frames.
+    let span = (count as usize * 8 / 10).min(6_000_000);
+    let cuts: Vec<usize> = (0..6).map(|_| rng.gen_range(1..span)).collect();
     let opts = TcpOptions {
         crc,
-        frame_bytes: 256 << 10,
+        frame_bytes,
         retention_bytes: 4 << 20,
         resume_timeout: Duration::from_secs(20),
         ..TcpOptions::default()
@@ -26,7 +26,7 @@ fn resume_through_cuts(seed: u64, crc: bool) {
     let (rx, addr, seen) = receiver::<u64>(make, opts.clone());
     let (relay, cut) = cutting_relay(addr, cuts.clone(), Flow::FromClient);
     let tags: Vec<_> = (0..count)
-        .step_by(333_333)
+        .step_by(count as usize / 12 + 1)
         .map(|i| rate_tag(i, i as f64))
         .collect();
     let tx = sender(
@@ -57,10 +57,18 @@ fn resume_through_cuts(seed: u64, crc: bool) {
 
 #[test]
 fn every_item_arrives_once_in_order_across_random_cuts() {
-    resume_through_cuts(1, false);
+    resume_through_cuts(1, false, 256 << 10, 4_000_000); // 32 MB of u64
 }
 
 #[test]
 fn resume_with_crc_across_random_cuts() {
-    resume_through_cuts(2, true);
+    resume_through_cuts(2, true, 256 << 10, 4_000_000);
+}
+
+/// Small frames (1000 bytes) take the receiver's read-ahead path: their payloads come from
+/// its read-ahead buffer, across cuts, with CRC and tags.
+#[test]
+fn small_frames_resume_across_random_cuts() {
+    resume_through_cuts(3, true, 1000, 500_000); // 4 MB in 4000 frames
+    resume_through_cuts(4, false, 1000, 500_000);
 }

@@ -5,6 +5,7 @@ use crate::io::WorkIo;
 use crate::port::Ports;
 use crate::NodeError;
 use sluice_queue::TagValue;
+use std::time::Duration;
 
 /// What one call of [`Node::work`] achieved; it drives the scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +108,15 @@ pub trait Node: Send {
     /// that does not repeat): a progress display shows how far a run has come from it. `None`
     /// (the default) for nodes that run as long as their input or until stopped.
     fn length(&self) -> Option<u64> {
+        None
+    }
+
+    /// The longest the threaded scheduler may keep this node asleep, once its firing rule is
+    /// met, waiting for a batch (half the queue) so that it fires less often on larger windows.
+    /// `None` (the default): the scheduler's own bound (200 µs), right for nodes whose cost is
+    /// per call. A node whose items must leave promptly (a network sender flushing small
+    /// messages) returns its flush interval; `Some(Duration::ZERO)` wakes it for every item.
+    fn batch_wait(&self) -> Option<Duration> {
         None
     }
 

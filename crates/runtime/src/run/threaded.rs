@@ -618,7 +618,15 @@ fn spin_until_a_need_is_met(group: &mut [Member], needs: &[(usize, Work)]) -> bo
     let start = Instant::now();
     loop {
         for &(k, work) in needs {
-            if group[k].node.need_met_in_batch(work).unwrap_or(true) {
+            let node = &mut group[k].node;
+            // A node that may not wait for a batch this long takes what is there.
+            let prompt = node.node.batch_wait().is_some_and(|d| start.elapsed() >= d);
+            let met = if prompt {
+                node.need_met(work)
+            } else {
+                node.need_met_in_batch(work)
+            };
+            if met.unwrap_or(true) {
                 return true;
             }
         }
@@ -633,10 +641,15 @@ fn spin_until_a_need_is_met(group: &mut [Member], needs: &[(usize, Work)]) -> bo
     }
 }
 
-/// Waits up to [`BATCH_WAIT`] for half of the queue behind `work`'s need (at least the need
-/// itself); true if that much came.
+/// Waits up to [`BATCH_WAIT`] (or the node's own [`Node::batch_wait`](crate::Node::batch_wait))
+/// for half of the queue behind `work`'s need (at least the need itself); true if that much
+/// came.
 fn wait_for_batch(node: &mut BuiltNode, work: Work) -> Result<bool, crate::NodeError> {
-    let deadline = Instant::now() + BATCH_WAIT;
+    let limit = node.node.batch_wait().unwrap_or(BATCH_WAIT).min(BATCH_WAIT);
+    if limit.is_zero() {
+        return Ok(false);
+    }
+    let deadline = Instant::now() + limit;
     Ok(match work {
         Work::NeedInput { port, items } => match node.inputs.get_mut(port) {
             Some(q) => q.wait(super::batch(items, q.capacity()), deadline)?,

@@ -13,13 +13,23 @@ mod fir;
 mod fir_channels;
 mod fir_decim;
 mod fir_lanes;
+mod fir_rcf;
+#[cfg(target_arch = "x86_64")]
+mod fir_rcf_x86;
+mod fm_demod;
+#[cfg(target_arch = "x86_64")]
+mod fm_demod_x86;
+mod multi_dot;
 mod overlap_save;
 mod resample;
+mod rotator;
 mod scale;
+mod simd;
 mod sum;
 mod taps_file;
 #[cfg(test)]
 mod test_util;
+mod xlating;
 
 pub use cmac::{cmac, cmac_with, cmul, cmul_assign, cmul_with, SimdLevel};
 pub use crossover::{
@@ -32,8 +42,11 @@ pub use fft::FftPlanCache;
 pub use fir::Fir;
 pub use fir_channels::{ChannelFir, ChannelSample};
 pub use fir_decim::FirDecim;
+pub use fm_demod::{fast_atan2, FmDemod};
 pub use overlap_save::OverlapSave;
 pub use resample::{resample, resample_ir};
+pub use rotator::Rotator;
 pub use scale::{scale, Scalable};
 pub use sum::{add, sum, sum_accumulate, Summable};
 pub use taps_file::{load_taps, load_taps_as, parse_taps_text, Taps, TapsFormat};
+pub use xlating::XlatingFir;

@@ -1,6 +1,7 @@
 //! Pure DSP kernels: they take slices and return `(consumed, produced)`; none imports the
 //! runtime or the queues. Blocks (elsewhere) adapt them to the runtime.
 
+mod arb_resample;
 mod cmac;
 #[cfg(target_arch = "x86_64")]
 mod cmac_x86;
@@ -21,6 +22,7 @@ mod fm_demod;
 mod fm_demod_x86;
 mod multi_dot;
 mod overlap_save;
+mod rational;
 mod resample;
 mod rotator;
 mod scale;
@@ -31,6 +33,7 @@ mod taps_file;
 mod test_util;
 mod xlating;
 
+pub use arb_resample::ArbResampler;
 pub use cmac::{cmac, cmac_with, cmul, cmul_assign, cmul_with, SimdLevel};
 pub use crossover::{
     fft_size_for_taps, prefer_overlap_save, FFT_CROSSOVER_TAPS, FFT_SIZE_FACTOR, MIN_FFT_SIZE,
@@ -44,6 +47,7 @@ pub use fir_channels::{ChannelFir, ChannelSample};
 pub use fir_decim::FirDecim;
 pub use fm_demod::{fast_atan2, FmDemod};
 pub use overlap_save::OverlapSave;
+pub use rational::RationalResampler;
 pub use resample::{resample, resample_ir};
 pub use rotator::Rotator;
 pub use scale::{scale, Scalable};

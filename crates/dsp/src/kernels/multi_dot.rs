@@ -27,6 +27,20 @@ pub(super) fn dots(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
     portable(t, windows)
 }
 
+/// [`dots`] with one window: `[Σ_even t[i]·w[i], Σ_odd t[i]·w[i]]`.
+pub(super) fn dot(t: &[f32], w: &[f32]) -> [f32; 2] {
+    assert!(
+        t.len().is_multiple_of(2) && w.len() >= t.len(),
+        "dots: windows shorter than the taps"
+    );
+    #[cfg(target_arch = "x86_64")]
+    if super::simd::usable(super::SimdLevel::Avx2Fma) {
+        // SAFETY: avx2 and fma were detected just above; `w` holds t.len() floats (asserted).
+        return unsafe { x86::dot(t, w) };
+    }
+    portable(t, [w; GROUP])[0]
+}
+
 /// The plain loop: pair sums, tap by tap.
 fn portable(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
     windows.map(|w| {
@@ -77,19 +91,58 @@ mod x86 {
         }
         let mut out = [[0.0f32; 2]; GROUP];
         for (g, a) in acc.iter().enumerate() {
-            // [e0 o0 e1 o1 | e2 o2 e3 o3] → [e o] by adding halves.
-            let v = _mm256_add_ps(a[0], a[1]);
-            let q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-            let h = _mm_add_ps(q, _mm_movehl_ps(q, q));
-            let mut s = [_mm_cvtss_f32(h), _mm_cvtss_f32(_mm_shuffle_ps::<1>(h, h))];
-            // The remaining (fewer than 8, an even number of) floats keep lane parity.
-            for i in (k..n).step_by(2) {
-                s[0] = t[i].mul_add(windows[g][i], s[0]);
-                s[1] = t[i + 1].mul_add(windows[g][i + 1], s[1]);
-            }
-            out[g] = s;
+            out[g] = finish(_mm256_add_ps(a[0], a[1]), t, windows[g], k);
         }
         out
+    }
+
+    /// One window, four accumulators.
+    ///
+    /// # Safety
+    /// As for [`dots`], with one window.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn dot(t: &[f32], w: &[f32]) -> [f32; 2] {
+        let n = t.len();
+        let (pt, pw) = (t.as_ptr(), w.as_ptr());
+        let mut acc = [_mm256_setzero_ps(); 4];
+        let mut k = 0;
+        while k + 32 <= n {
+            for (j, a) in acc.iter_mut().enumerate() {
+                // SAFETY: k + 32 ≤ n ≤ both lengths; unaligned loads.
+                *a = unsafe {
+                    let o = k + 8 * j;
+                    _mm256_fmadd_ps(_mm256_loadu_ps(pt.add(o)), _mm256_loadu_ps(pw.add(o)), *a)
+                };
+            }
+            k += 32;
+        }
+        while k + 8 <= n {
+            // SAFETY: k + 8 ≤ n ≤ both lengths.
+            acc[0] = unsafe {
+                _mm256_fmadd_ps(
+                    _mm256_loadu_ps(pt.add(k)),
+                    _mm256_loadu_ps(pw.add(k)),
+                    acc[0],
+                )
+            };
+            k += 8;
+        }
+        let v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+        finish(v, t, w, k)
+    }
+
+    /// Reduces `[e0 o0 e1 o1 | e2 o2 e3 o3]` to `[e, o]` and adds the floats from `k` on
+    /// (fewer than 8, an even number: they keep lane parity).
+    #[target_feature(enable = "avx2,fma")]
+    fn finish(v: __m256, t: &[f32], w: &[f32], k: usize) -> [f32; 2] {
+        let q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let h = _mm_add_ps(q, _mm_movehl_ps(q, q));
+        let mut s = [_mm_cvtss_f32(h), _mm_cvtss_f32(_mm_shuffle_ps::<1>(h, h))];
+        for i in (k..t.len()).step_by(2) {
+            s[0] = t[i].mul_add(w[i], s[0]);
+            s[1] = t[i + 1].mul_add(w[i + 1], s[1]);
+        }
+        s
     }
 }
 
@@ -101,13 +154,14 @@ mod tests {
     #[test]
     fn dispatched_and_portable_match_f64_pair_sums() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(4);
-        for len in [0, 2, 6, 8, 10, 16, 22, 96, 512, 514] {
+        for len in [0, 2, 6, 8, 10, 16, 22, 34, 66, 96, 512, 514] {
             let t: Vec<f32> = (0..len).map(|_| rng.gen_range(-1.0..1.0)).collect();
             let w: Vec<Vec<f32>> = (0..GROUP)
                 .map(|g| (0..len + g).map(|_| rng.gen_range(-1.0..1.0)).collect())
                 .collect();
             let windows: [&[f32]; GROUP] = std::array::from_fn(|g| &w[g][..]);
-            for got in [dots(&t, windows), portable(&t, windows)] {
+            let single: [[f32; 2]; GROUP] = std::array::from_fn(|g| dot(&t, windows[g]));
+            for got in [dots(&t, windows), portable(&t, windows), single] {
                 for (g, pair) in got.iter().enumerate() {
                     for (parity, &sum) in pair.iter().enumerate() {
                         let want: f64 = (parity..len)

@@ -2,6 +2,7 @@
 //! runtime or the queues. Blocks (elsewhere) adapt them to the runtime.
 
 mod arb_resample;
+mod channelizer;
 mod cmac;
 #[cfg(target_arch = "x86_64")]
 mod cmac_x86;
@@ -22,6 +23,7 @@ mod fm_demod;
 mod fm_demod_x86;
 mod multi_dot;
 mod overlap_save;
+mod pfb_mac;
 mod rational;
 mod resample;
 mod rotator;
@@ -34,6 +36,7 @@ mod test_util;
 mod xlating;
 
 pub use arb_resample::ArbResampler;
+pub use channelizer::Channelizer;
 pub use cmac::{cmac, cmac_with, cmul, cmul_assign, cmul_with, SimdLevel};
 pub use crossover::{
     fft_size_for_taps, prefer_overlap_save, FFT_CROSSOVER_TAPS, FFT_SIZE_FACTOR, MIN_FFT_SIZE,

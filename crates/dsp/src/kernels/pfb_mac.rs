@@ -94,3 +94,48 @@ mod x86 {
         blocks
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn matches_the_f64_sum_for_any_branch_count_and_frame_count() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        for (m, p) in [(2, 1), (8, 3), (13, 4), (24, 2), (33, 5)] {
+            let h: Vec<f32> = (0..p * m)
+                .flat_map(|_| {
+                    let t = rng.gen_range(-1.0f32..1.0);
+                    [t, t]
+                })
+                .collect();
+            let x: Vec<f32> = (0..2 * (p * m + 3 * m + 7))
+                .map(|_| rng.gen_range(-1.0..1.0))
+                .collect();
+            for frames in 1..=FRAMES {
+                let starts: Vec<usize> = (0..frames).map(|f| f * m / 2 + f).collect();
+                let mut rows = vec![vec![0.0f32; 2 * m]; frames];
+                let mut views: Vec<&mut [f32]> = rows.iter_mut().map(|r| &mut r[..]).collect();
+                mac(&h, m, &x, &starts, &mut views);
+                for (f, &s) in starts.iter().enumerate() {
+                    for r in 0..m {
+                        for part in 0..2 {
+                            let want: f64 = (0..p)
+                                .map(|j| {
+                                    f64::from(h[2 * (j * m + r)])
+                                        * f64::from(x[2 * (s + j * m + r) + part])
+                                })
+                                .sum();
+                            let got = f64::from(rows[f][2 * r + part]);
+                            assert!(
+                                (got - want).abs() < 1e-5,
+                                "M {m} P {p} frame {f} branch {r}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

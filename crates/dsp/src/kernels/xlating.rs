@@ -4,28 +4,36 @@
 //!
 //! `y[m] = Σ_k h[k] · x[mD − k] · e^{−j2πf(mD − k)}`, with `x[n] = 0` for `n < 0`.
 //!
-//! GNU Radio rotates the taps to the band (`h[k]·e^{j2πfk}`, complex) and rotates each output
-//! back; the sum is the same, but every output then costs a complex-by-complex dot product.
-//! Here each input sample is mixed down once (the [`Rotator`], phase-continuous, f64 phase)
-//! into a buffer that also keeps the last `L − 1` mixed samples, and only every `D`-th window
-//! is filtered, with real taps: half the arithmetic of complex taps, four outputs at a time
-//! so each tap vector loaded serves four windows.
+//! As GNU Radio does, the taps are rotated to the band, `c[k] = h[k]·e^{j2πfk}`, and each
+//! output rotated back: `y[m] = e^{−j2πf·mD} · Σ_k c[k]·x[mD − k]`, the same sum. Only every
+//! `D`-th window is filtered, straight from the input (no per-sample mixing pass), four windows
+//! at a time so each tap vector loaded serves four outputs ([`super::multi_dot`]). The output
+//! rotation comes from an f64 phase accumulator (one `sin_cos` per output), so it does not
+//! drift. Retuning re-rotates the taps (as GNU Radio's `set_center_freq` does) and the output
+//! phase goes on from where it was.
 
-use super::multi_dot::{dots, GROUP};
-use super::{DspError, Rotator};
+use super::multi_dot::{complex_dots, GROUP};
+use super::DspError;
 use num_complex::Complex32;
+use std::f64::consts::TAU;
 
-/// Input samples mixed per round (then filtered, then the history moved to the front).
+/// Input samples buffered per round (beyond the history).
 const ROUND: usize = 4096;
 
 /// A frequency-translating decimating FIR; see the module docs.
 #[derive(Debug, Clone)]
 pub struct XlatingFir {
-    /// The taps reversed and duplicated (`[h, h]` per tap) for interleaved complex samples.
-    rev_dup: Vec<f32>,
+    /// The baseband taps.
+    taps: Vec<f32>,
+    /// The rotated taps reversed, real and imaginary parts each written twice.
+    re_dup: Vec<f32>,
+    im_dup: Vec<f32>,
     decimation: usize,
-    rotator: Rotator,
-    /// Mixed samples; `buf[0]` is the first sample of the next output's window.
+    /// Cycles per sample moved to 0.
+    center: f64,
+    /// The next output's rotation, in cycles (−0.5 … 0.5).
+    phase: f64,
+    /// Input samples; `buf[0]` is the first sample of the next output's window.
     buf: Vec<Complex32>,
     filled: usize,
     /// Input samples no window reads (decimation beyond the taps), still to be dropped.
@@ -42,21 +50,25 @@ impl XlatingFir {
         if decimation == 0 {
             return Err(DspError::InvalidDecimation(decimation));
         }
-        let rev_dup = taps.iter().rev().flat_map(|&t| [t, t]).collect();
         let len = taps.len();
-        Ok(XlatingFir {
-            rev_dup,
+        let mut k = XlatingFir {
+            taps: taps.to_vec(),
+            re_dup: vec![0.0; 2 * len],
+            im_dup: vec![0.0; 2 * len],
             decimation,
-            rotator: Rotator::new(-center)?,
+            center: 0.0,
+            phase: 0.0,
             buf: vec![Complex32::default(); len - 1 + ROUND.max(decimation * GROUP)],
             filled: len - 1,
             skip: 0,
-        })
+        };
+        k.set_center(center)?;
+        Ok(k)
     }
 
     /// Number of taps.
     pub fn taps(&self) -> usize {
-        self.rev_dup.len() / 2
+        self.taps.len()
     }
 
     /// The decimation factor `D`.
@@ -66,13 +78,29 @@ impl XlatingFir {
 
     /// The centre frequency shifted to 0, in cycles/sample.
     pub fn center(&self) -> f64 {
-        -self.rotator.frequency()
+        self.center
     }
 
-    /// Retunes: samples from the next one on are shifted by the new `center` (cycles/sample),
-    /// phase-continuously. Samples already mixed (the filter's history) keep the old shift.
+    /// Retunes to `center` cycles/sample: the taps are rotated to the new band, the output
+    /// phase goes on from where it was. `Err` (and no change) if it is not finite.
     pub fn set_center(&mut self, center: f64) -> Result<(), DspError> {
-        self.rotator.set_frequency(-center)
+        if !center.is_finite() {
+            return Err(DspError::InvalidDesign {
+                name: "center",
+                value: center.to_string(),
+                expected: "a finite number",
+            });
+        }
+        self.center = center - center.round();
+        let len = self.taps.len();
+        for (k, &h) in self.taps.iter().enumerate() {
+            let (s, c) = (TAU * (self.center * k as f64).fract()).sin_cos();
+            let i = len - 1 - k; // reversed: tap k multiplies window item L − 1 − k
+            let (re, im) = ((f64::from(h) * c) as f32, (f64::from(h) * s) as f32);
+            self.re_dup[2 * i..2 * i + 2].fill(re);
+            self.im_dup[2 * i..2 * i + 2].fill(im);
+        }
+        Ok(())
     }
 
     /// Back to the initial state: zero history, phase 0.
@@ -80,7 +108,7 @@ impl XlatingFir {
         self.buf.fill(Complex32::default());
         self.filled = self.taps() - 1;
         self.skip = 0;
-        self.rotator.reset();
+        self.phase = 0.0;
     }
 
     /// Consumes input (all of it, unless `output` fills up first) and writes the outputs it
@@ -107,37 +135,37 @@ impl XlatingFir {
                 self.filled -= n * d;
             }
             let dropped = self.skip.min(input.len() - consumed);
-            self.rotator.skip(dropped);
             self.skip -= dropped;
             consumed += dropped;
             let room = (self.buf.len() - self.filled).min(input.len() - consumed);
             if room == 0 || n < ready {
                 return (consumed, produced);
             }
-            let new = &input[consumed..consumed + room];
-            self.rotator
-                .process(new, &mut self.buf[self.filled..self.filled + room]);
+            self.buf[self.filled..self.filled + room]
+                .copy_from_slice(&input[consumed..consumed + room]);
             self.filled += room;
             consumed += room;
         }
     }
 
-    /// Outputs `0..n` from the buffer's windows `j·D .. j·D + L`.
-    fn filter(&self, n: usize, out: &mut [Complex32]) {
+    /// Outputs `0..n` from the buffer's windows `j·D .. j·D + L`, rotated back.
+    fn filter(&mut self, n: usize, out: &mut [Complex32]) {
         let x: &[f32] = bytemuck::cast_slice(&self.buf[..self.filled]);
-        let (w, step) = (self.rev_dup.len(), 2 * self.decimation);
-        let groups = n / GROUP * GROUP;
-        for j in (0..groups).step_by(GROUP) {
-            let windows: [&[f32]; GROUP] = std::array::from_fn(|g| &x[(j + g) * step..][..w]);
-            let sums = dots(&self.rev_dup, windows);
-            for (g, s) in sums.iter().enumerate() {
-                out[j + g] = Complex32::new(s[0], s[1]);
+        let (w, step) = (self.re_dup.len(), 2 * self.decimation);
+        let mut j = 0;
+        while j < n {
+            let g = GROUP.min(n - j);
+            // A short last group repeats its last window (the extra sums are not used).
+            let windows: [&[f32]; GROUP] =
+                std::array::from_fn(|i| &x[(j + i.min(g - 1)) * step..][..w]);
+            let sums = complex_dots(&self.re_dup, &self.im_dup, windows);
+            for (o, s) in out[j..j + g].iter_mut().zip(sums) {
+                let (sin, cos) = (TAU * self.phase).sin_cos();
+                *o = Complex32::new(s[0], s[1]) * Complex32::new(cos as f32, sin as f32);
+                let next = self.phase - self.center * self.decimation as f64;
+                self.phase = next - next.round();
             }
-        }
-        for (j, o) in out.iter_mut().enumerate().take(n).skip(groups) {
-            let windows = [&x[j * step..][..w]; GROUP];
-            let s = dots(&self.rev_dup, windows)[0];
-            *o = Complex32::new(s[0], s[1]);
+            j += g;
         }
     }
 }

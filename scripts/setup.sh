@@ -15,6 +15,7 @@ APT_PACKAGES=(
   gnuradio python3-numpy           # bench chain / overlap-save peers (GNU Radio 3.10)
   libzita-convolver-dev g++ pkg-config  # scripts/compare_zita.sh harness
   linux-perf valgrind              # profiling the chain, checking the stress tests
+  libliquid-dev gcc                # sluice bench radio: liquid-dsp peer (C harness built by the bench)
 )
 
 as_root() {

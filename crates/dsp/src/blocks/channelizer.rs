@@ -40,11 +40,56 @@ impl ChannelizerBlock {
     }
 }
 
+/// Channels per tile of the scatter: a tile reads whole cache lines of the frame-major scratch.
+const TILE: usize = 8;
+
+fn vanished() -> NodeError {
+    NodeError::msg("internal error: reserved space vanished")
+}
+
+impl ChannelizerBlock {
+    /// Copies `frames` frames from the scratch to the channels' ports, `TILE` ports at a time
+    /// so each frame's slice of the tile is one contiguous read.
+    fn scatter(&mut self, io: &mut WorkIo<'_>, frames: usize) -> Result<(), NodeError> {
+        let k = self.kernel.outputs().len();
+        let mut c = 0;
+        while c + TILE <= k {
+            let mut outs = io
+                .outputs
+                .get_many::<Complex32, TILE>(std::array::from_fn(|i| c + i))?;
+            let mut ys: [&mut [Complex32]; TILE] = Default::default();
+            for (y, out) in ys.iter_mut().zip(outs.iter_mut()) {
+                *y = out.reserve(frames)?.ok_or_else(vanished)?;
+            }
+            for (f, frame) in self.scratch[..frames * k].chunks_exact(k).enumerate() {
+                for (y, &v) in ys.iter_mut().zip(&frame[c..c + TILE]) {
+                    y[f] = v;
+                }
+            }
+            for out in outs.iter_mut() {
+                out.commit(frames);
+            }
+            c += TILE;
+        }
+        for c in c..k {
+            let out = io.outputs.get::<Complex32>(c)?;
+            let y = out.reserve(frames)?.ok_or_else(vanished)?;
+            for (dst, frame) in y[..frames].iter_mut().zip(self.scratch.chunks_exact(k)) {
+                *dst = frame[c];
+            }
+            out.commit(frames);
+        }
+        Ok(())
+    }
+}
+
 impl Node for ChannelizerBlock {
     fn ports(&self) -> Ports {
         let k = self.kernel.outputs().len();
         let mut ports = Ports::new();
-        ports.add_input_window::<Complex32>("in", self.kernel.decimation());
+        // Room for a whole batch of frames in one window: fewer, larger calls amortise the
+        // per-port work over the many outputs.
+        ports.add_input_window::<Complex32>("in", FRAMES * self.kernel.decimation());
         match self.layout {
             ChannelOutputs::Vectors => {
                 ports.add_output_vectors::<Complex32>("out", k, 0);
@@ -61,8 +106,14 @@ impl Node for ChannelizerBlock {
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let k = self.kernel.outputs().len();
         let input = io.inputs.get::<Complex32>(0)?;
-        let Some(x) = input.window(1)? else {
-            return Ok(Work::NeedInput { port: 0, items: 1 });
+        // A whole batch per call (fewer calls here and at every channel's reader); the window
+        // is shorter only at the end of the stream.
+        let batch = FRAMES * self.kernel.decimation();
+        let Some(x) = input.window(batch)? else {
+            return Ok(Work::NeedInput {
+                port: 0,
+                items: batch,
+            });
         };
         // At the end of the stream, frames already buffered still go out; then it ends.
         let end = x.is_empty();
@@ -85,28 +136,16 @@ impl Node for ChannelizerBlock {
             return Ok(Work::Done);
         }
         let frames = produced / k;
-        for (c, out) in io.outputs.all::<Complex32>()?.enumerate() {
-            if frames == 0 {
-                break;
-            }
-            let Some(y) = out.reserve(frames)? else {
-                return Err(NodeError::msg("internal error: reserved space vanished"));
-            };
+        if frames > 0 {
             match self.layout {
                 ChannelOutputs::Vectors => {
-                    y[..frames * k].copy_from_slice(&self.scratch[..frames * k])
+                    let out = io.outputs.get::<Complex32>(0)?;
+                    let y = out.reserve(frames * k)?.ok_or_else(vanished)?;
+                    y[..frames * k].copy_from_slice(&self.scratch[..frames * k]);
+                    out.commit(frames * k);
                 }
-                ChannelOutputs::Streams => {
-                    for (dst, frame) in y[..frames].iter_mut().zip(self.scratch.chunks_exact(k)) {
-                        *dst = frame[c];
-                    }
-                }
+                ChannelOutputs::Streams => self.scatter(io, frames)?,
             }
-            out.commit(if self.layout == ChannelOutputs::Vectors {
-                frames * k
-            } else {
-                frames
-            });
         }
         if consumed == 0 && produced == 0 {
             let unit = if self.layout == ChannelOutputs::Vectors {
@@ -143,10 +182,12 @@ mod tests {
     fn streams_and_vectors_carry_the_kernels_channels() {
         let (m, d) = (12, 6);
         let taps = Channelizer::prototype(m, 4).unwrap();
-        let chosen = [5, 0, 11];
+        // Eleven channels: one tile of eight ports and three single ones.
+        let chosen = [5, 0, 11, 1, 2, 3, 4, 6, 7, 8, 9];
+        let k = chosen.len();
         let x = c32_noise(6000, 9);
         let mut kernel = Channelizer::new(m, d, &taps, Some(&chosen)).unwrap();
-        let mut want = vec![Complex32::default(); 3 * x.len()];
+        let mut want = vec![Complex32::default(); k * x.len()];
         let (_, p) = kernel.process(&x, &mut want);
         want.truncate(p);
         for layout in [ChannelOutputs::Streams, ChannelOutputs::Vectors] {
@@ -162,14 +203,14 @@ mod tests {
             g.connect_with(src, "out", ch, "in", Some(1024)).unwrap();
             let mut sinks = Vec::new();
             let ports: Vec<String> = match layout {
-                ChannelOutputs::Streams => (0..3).map(|c| format!("out{c}")).collect(),
+                ChannelOutputs::Streams => (0..k).map(|c| format!("out{c}")).collect(),
                 ChannelOutputs::Vectors => vec!["out".into()],
             };
             for (i, port) in ports.iter().enumerate() {
                 let (sink, data) = VectorSink::<Complex32>::new();
                 let sink = g.add(&format!("sink{i}"), sink).unwrap();
                 if layout == ChannelOutputs::Vectors {
-                    let unpack = Rated::new(VectorToStream::<Complex32>::new(3));
+                    let unpack = Rated::new(VectorToStream::<Complex32>::new(k));
                     let unpack = g.add("unpack", unpack).unwrap();
                     g.connect_with(ch, port, unpack, "in", Some(96)).unwrap();
                     g.connect(unpack, "out", sink, "in").unwrap();
@@ -184,7 +225,7 @@ mod tests {
                 ChannelOutputs::Streams => {
                     for (slot, data) in sinks.iter().enumerate() {
                         let column: Vec<Complex32> =
-                            want.iter().skip(slot).step_by(3).copied().collect();
+                            want.iter().skip(slot).step_by(k).copied().collect();
                         assert_eq!(data.items(), column, "channel {}", chosen[slot]);
                     }
                 }

@@ -45,6 +45,25 @@ pub struct Channelizer {
     /// phase turn), and how much it grows per frame (`c·D mod M`).
     turn: Vec<usize>,
     turn_step: Vec<usize>,
+    /// The phase factors repeat every `M / gcd(D, M)` frames: row `r` holds the chosen
+    /// channels' factors for frames `n ≡ r` (empty when that table would be too large, and
+    /// `turn` is used instead); `row` is the next frame's.
+    rows: Vec<Complex32>,
+    row: usize,
+    /// Whether the chosen channels are all of them, in order (the factors then multiply the
+    /// whole spectrum with the SIMD complex multiply).
+    all_in_order: bool,
+}
+
+/// Largest phase-factor table kept (entries); small in tests so the fallback runs too.
+const MAX_ROWS: usize = if cfg!(test) { 64 } else { 1 << 20 };
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 impl std::fmt::Debug for Channelizer {
@@ -107,7 +126,7 @@ impl Channelizer {
             .collect();
         let fft = FftPlanCache::global().forward(m);
         let scratch = vec![Complex32::default(); fft.get_inplace_scratch_len()];
-        let turns = (0..m)
+        let turns: Vec<Complex32> = (0..m)
             .map(|i| {
                 let (s, c) = (-TAU * i as f64 / m as f64).sin_cos();
                 Complex32::new(c as f32, s as f32)
@@ -115,6 +134,20 @@ impl Channelizer {
             .collect();
         let history = p * m - 1;
         let turn_step = channels.iter().map(|&c| (c * decimation) % m).collect();
+        let period = m / gcd(decimation, m);
+        let rows = if period * channels.len() <= MAX_ROWS {
+            (0..period)
+                .flat_map(|r| {
+                    channels
+                        .iter()
+                        .map(move |&c| (c * (r * decimation + 1)) % m)
+                })
+                .map(|i| turns[i])
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let all_in_order = channels.iter().enumerate().all(|(i, &c)| i == c) && channels.len() == m;
         Ok(Channelizer {
             m,
             decimation,
@@ -127,6 +160,9 @@ impl Channelizer {
             filled: history,
             turn: channels.clone(),
             turn_step,
+            rows,
+            row: 0,
+            all_in_order,
             channels,
         })
     }
@@ -177,6 +213,7 @@ impl Channelizer {
         self.buf.fill(Complex32::default());
         self.filled = self.taps_per_branch() * self.m - 1;
         self.turn.copy_from_slice(&self.channels);
+        self.row = 0;
     }
 
     /// Consumes input (all of it, unless `output` fills up first) and writes the frames it
@@ -230,14 +267,29 @@ impl Channelizer {
         self.fft
             .process_with_scratch(&mut self.frames[..batch * m], &mut self.scratch);
         for (f, spectrum) in self.frames[..batch * m].chunks_exact(m).enumerate() {
-            let row = &mut out[f * k..(f + 1) * k];
-            let turns = self.turn.iter_mut().zip(&self.turn_step);
-            for ((y, &c), (turn, &step)) in row.iter_mut().zip(&self.channels).zip(turns) {
-                *y = spectrum[c] * self.turns[*turn];
-                *turn += step;
-                if *turn >= m {
-                    *turn -= m;
+            let out = &mut out[f * k..(f + 1) * k];
+            if self.rows.is_empty() {
+                let turns = self.turn.iter_mut().zip(&self.turn_step);
+                for ((y, &c), (turn, &step)) in out.iter_mut().zip(&self.channels).zip(turns) {
+                    *y = spectrum[c] * self.turns[*turn];
+                    *turn += step;
+                    if *turn >= m {
+                        *turn -= m;
+                    }
                 }
+                continue;
+            }
+            let factors = &self.rows[self.row * k..(self.row + 1) * k];
+            if self.all_in_order {
+                super::cmul(spectrum, factors, out);
+            } else {
+                for ((y, &c), &w) in out.iter_mut().zip(&self.channels).zip(factors) {
+                    *y = spectrum[c] * w;
+                }
+            }
+            self.row += 1;
+            if self.row * k == self.rows.len() {
+                self.row = 0;
             }
         }
     }
@@ -275,7 +327,8 @@ mod tests {
     #[test]
     fn every_channel_matches_the_f64_definition_in_random_chunks() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(12);
-        let cases: [(usize, usize, usize, Option<&[usize]>); 6] = [
+        let cases: [(usize, usize, usize, Option<&[usize]>); 7] = [
+            (16, 3, 40, None), // a 256-entry factor table: the per-frame fallback
             (8, 8, 32, None),
             (5, 5, 17, None),
             (12, 6, 60, None),

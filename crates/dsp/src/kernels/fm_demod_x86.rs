@@ -1,7 +1,7 @@
 //! The AVX2+FMA kernel of [`super::fm_demod`]: 8 samples per vector, deinterleaved into real
 //! and imaginary parts, the conjugate product, the arctangent of the module docs (its
-//! polynomial evaluated by Estrin's scheme, so the dependency chain is 4 multiply-adds deep
-//! rather than 6), the gain; two vectors per step keep both FMA pipes busy.
+//! polynomial evaluated by Estrin's scheme, so the dependency chain is 3 multiply-adds deep
+//! rather than 4), the gain; two vectors per step keep both FMA pipes busy.
 //! (No AVX-512 kernel: see `fir_rcf_x86.rs`; CPUs with AVX-512 run this one.)
 
 use super::fm_demod::{demod_lanes, ATAN};
@@ -76,16 +76,14 @@ unsafe fn octet(gain: f32, cur: *const f32, prev: *const f32) -> __m256 {
     let r0 = _mm256_rcp_ps(hi);
     let r = _mm256_mul_ps(r0, _mm256_fnmadd_ps(hi, r0, _mm256_set1_ps(2.0)));
     let t = _mm256_mul_ps(lo, r);
-    // P(u) = (c0 + c1·u) + u²·(c2 + c3·u) + u⁴·((c4 + c5·u) + u²·c6), u = t².
+    // P(u) = (c0 + c1·u) + u²·(c2 + c3·u) + u⁴·c4, u = t².
     let c = |k: usize| _mm256_set1_ps(ATAN[k]);
     let u = _mm256_mul_ps(t, t);
     let u2 = _mm256_mul_ps(u, u);
     let u4 = _mm256_mul_ps(u2, u2);
     let p01 = _mm256_fmadd_ps(c(1), u, c(0));
     let p23 = _mm256_fmadd_ps(c(3), u, c(2));
-    let p45 = _mm256_fmadd_ps(c(5), u, c(4));
-    let p46 = _mm256_fmadd_ps(c(6), u2, p45);
-    let p = _mm256_fmadd_ps(u4, p46, _mm256_fmadd_ps(u2, p23, p01));
+    let p = _mm256_fmadd_ps(u4, c(4), _mm256_fmadd_ps(u2, p23, p01));
     let mut a = _mm256_mul_ps(p, t);
     a = _mm256_blendv_ps(a, _mm256_sub_ps(_mm256_set1_ps(FRAC_PI_2), a), swap);
     let west = _mm256_cmp_ps::<_CMP_LT_OQ>(re, _mm256_setzero_ps());

@@ -18,6 +18,7 @@ APT_PACKAGES=(
   linux-perf valgrind              # profiling the chain, checking the stress tests
   libzmq3-dev gcc                  # bench net: the libzmq C harness, compiled at run time
   iproute2                         # scripts/netns_probe.sh (ip netns, veth, bridge, tc tbf)
+  libliquid-dev                    # sluice bench radio: liquid-dsp peer (C harness built by the bench)
 )
 
 as_root() {

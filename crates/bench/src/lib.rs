@@ -11,6 +11,8 @@ mod net_small;
 mod net_zmq;
 mod overlap_save;
 pub mod plot;
+mod radio;
+mod radio_cases;
 pub mod report;
 mod sum;
 
@@ -35,6 +37,8 @@ pub enum BenchCommand {
     Net(net::BenchNetArgs),
     /// An N-input Sum (windows of every input held at once) vs the same kernel on one input.
     Sum(sum::BenchSumArgs),
+    /// Radio blocks (FIR, xlating FIR, resamplers, FM, rotator, channelizer) vs GNU Radio, FutureSDR and liquid-dsp.
+    Radio(radio::BenchRadioArgs),
 }
 
 /// Runs one benchmark.
@@ -47,5 +51,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Copy(args) => copy::run(args),
         BenchCommand::Sum(args) => sum::run(args),
         BenchCommand::Net(args) => net::run(args),
+        BenchCommand::Radio(args) => radio::run(args),
     }
 }

@@ -2,12 +2,16 @@
 
 pub mod arith;
 pub mod basic;
+pub mod channelizer;
 pub mod channels;
 pub mod corner_turn;
 pub mod file;
+pub mod fm_demod;
 pub mod keep;
 pub mod multiply_const;
 pub mod probe;
+pub mod resamplers;
+pub mod rotator;
 pub mod sample;
 pub mod signal;
 pub mod throttle;
@@ -16,12 +20,16 @@ pub mod wav;
 
 pub use arith::{Add, Sum};
 pub use basic::{Copy, Head, NullSink, NullSource};
+pub use channelizer::{ChannelOutputs, ChannelizerBlock};
 pub use channels::{ChannelFirFilter, StreamToVector, VectorToStream};
 pub use corner_turn::CornerTurn;
 pub use file::{FileSink, FileSource};
+pub use fm_demod::FmDemodulator;
 pub use keep::KeepOneInN;
 pub use multiply_const::MultiplyConst;
 pub use probe::{Probe, ProbeStats};
+pub use resamplers::{ArbResamplerBlock, FreqXlatingFir, RationalResamplerBlock};
+pub use rotator::FrequencyShift;
 pub use sample::Sample;
 pub use signal::{SignalSource, Waveform};
 pub use throttle::Throttle;

@@ -12,7 +12,7 @@ use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
 use sluice_runtime::{Node, Rated};
 use std::path::Path;
 
-const TAPS_PARAMS: [ParamDoc; 9] = [
+pub(super) const TAPS_PARAMS: [ParamDoc; 9] = [
     ParamDoc {
         name: "taps",
         default: "-",
@@ -80,7 +80,7 @@ fn dsp_err(param: &'static str) -> impl Fn(crate::kernels::DspError) -> ParamErr
 const MAX_DESIGN_TAPS: u64 = 1 << 24;
 
 /// The taps a FIR node asked for, from exactly one of `taps`, `taps_file` or `design`.
-fn taps_from(p: &mut Params) -> Result<Taps, ParamError> {
+pub(super) fn taps_from(p: &mut Params) -> Result<Taps, ParamError> {
     let list = p.opt_f64_list("taps")?;
     let file = p.opt_str("taps_file")?;
     let design = p.opt_str("design")?;

@@ -3,6 +3,7 @@
 //! [`register`] adds them all to a [`Registry`].
 
 mod filters;
+mod radio;
 
 use crate::blocks::{
     Copy, FileSink, FileSource, Head, KeepOneInN, MultiplyConst, NullSink, NullSource, Probe,
@@ -710,7 +711,8 @@ params = { path = "out.wav", channels = 2, sample_rate = 44100, format = "i16" }
             build: wav_sink,
         },
     ];
-    for t in types.into_iter().chain(filters::block_types()) {
+    let radio = radio::block_types();
+    for t in types.into_iter().chain(filters::block_types()).chain(radio) {
         registry
             .add(t)
             .expect("the standard blocks have distinct names");

@@ -14,7 +14,7 @@
 
 use num_complex::Complex32;
 
-use super::{fir_lanes, DspError};
+use super::{fir_lanes, fir_rcf, DspError};
 
 const LANES: usize = 16;
 
@@ -115,7 +115,7 @@ impl FirTaps<Complex32> for RealTaps {
     }
     fn filter_run(&self, window: &[Complex32], out: &mut [Complex32]) {
         let x: &[f32] = bytemuck::cast_slice(&window[..out.len() + self.rev.len() - 1]);
-        fir_lanes::real(&self.rev, x, bytemuck::cast_slice_mut(out), 2);
+        fir_rcf::filter(&self.rev, x, bytemuck::cast_slice_mut(out));
     }
 }
 

@@ -43,6 +43,14 @@ impl<T> FirDecim<T> {
             (input.len() - len) / d + 1
         }
         .min(output.len());
+        if d == 1 {
+            // Consecutive outputs: the multi-output kernels, no reduction per output.
+            if n > 0 {
+                self.taps
+                    .filter_run(&input[..n + len - 1], &mut output[..n]);
+            }
+            return (n, n);
+        }
         for (j, out) in output[..n].iter_mut().enumerate() {
             *out = self.taps.dot(&input[j * d..j * d + len]);
         }

@@ -1,6 +1,8 @@
 //! Pure DSP kernels: they take slices and return `(consumed, produced)`; none imports the
 //! runtime or the queues. Blocks (elsewhere) adapt them to the runtime.
 
+mod arb_resample;
+mod channelizer;
 mod cmac;
 #[cfg(target_arch = "x86_64")]
 mod cmac_x86;
@@ -13,14 +15,28 @@ mod fir;
 mod fir_channels;
 mod fir_decim;
 mod fir_lanes;
+mod fir_rcf;
+#[cfg(target_arch = "x86_64")]
+mod fir_rcf_x86;
+mod fm_demod;
+#[cfg(target_arch = "x86_64")]
+mod fm_demod_x86;
+mod multi_dot;
 mod overlap_save;
+mod pfb_mac;
+mod rational;
 mod resample;
+mod rotator;
 mod scale;
+mod simd;
 mod sum;
 mod taps_file;
 #[cfg(test)]
 mod test_util;
+mod xlating;
 
+pub use arb_resample::ArbResampler;
+pub use channelizer::Channelizer;
 pub use cmac::{cmac, cmac_with, cmul, cmul_assign, cmul_with, SimdLevel};
 pub use crossover::{
     fft_size_for_taps, prefer_overlap_save, FFT_CROSSOVER_TAPS, FFT_SIZE_FACTOR, MIN_FFT_SIZE,
@@ -32,8 +48,12 @@ pub use fft::FftPlanCache;
 pub use fir::Fir;
 pub use fir_channels::{ChannelFir, ChannelSample};
 pub use fir_decim::FirDecim;
+pub use fm_demod::{fast_atan2, FmDemod};
 pub use overlap_save::OverlapSave;
+pub use rational::RationalResampler;
 pub use resample::{resample, resample_ir};
+pub use rotator::Rotator;
 pub use scale::{scale, Scalable};
 pub use sum::{add, sum, sum_accumulate, Summable};
 pub use taps_file::{load_taps, load_taps_as, parse_taps_text, Taps, TapsFormat};
+pub use xlating::XlatingFir;

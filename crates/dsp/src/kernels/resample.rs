@@ -24,21 +24,8 @@ pub fn resample(x: &[f32], from: u32, to: u32) -> Vec<f32> {
     }
     let step = f64::from(from) / f64::from(to); // input samples per output sample
     let fc = ROLLOFF * (1.0f64).min(1.0 / step); // cutoff, in cycles per 2 input samples
-    let norm = bessel_i0(KAISER_BETA);
     let table: Vec<f64> = (0..=SINC_ZEROS * SINC_OVERSAMPLE + 1)
-        .map(|i| {
-            let u = i as f64 / SINC_OVERSAMPLE as f64;
-            let r = u / SINC_ZEROS as f64;
-            if r >= 1.0 {
-                return 0.0;
-            }
-            let sinc = if u == 0.0 {
-                1.0
-            } else {
-                (PI * u).sin() / (PI * u)
-            };
-            sinc * bessel_i0(KAISER_BETA * (1.0 - r * r).sqrt()) / norm
-        })
+        .map(|i| windowed_sinc(i as f64 / SINC_OVERSAMPLE as f64, SINC_ZEROS, KAISER_BETA))
         .collect();
     let kernel = |u: f64| {
         let p = u.abs() * SINC_OVERSAMPLE as f64;
@@ -62,6 +49,21 @@ pub fn resample(x: &[f32], from: u32, to: u32) -> Vec<f32> {
             (acc * fc) as f32
         })
         .collect()
+}
+
+/// The band-limiting kernel shared by the resamplers: `sinc(u)` (zero crossings at the
+/// integers) under a Kaiser window of shape `beta` that reaches zero at `|u| = zeros`.
+pub(super) fn windowed_sinc(u: f64, zeros: usize, beta: f64) -> f64 {
+    let r = u / zeros as f64;
+    if r.abs() >= 1.0 {
+        return 0.0;
+    }
+    let sinc = if u == 0.0 {
+        1.0
+    } else {
+        (PI * u).sin() / (PI * u)
+    };
+    sinc * bessel_i0(beta * (1.0 - r * r).sqrt()) / bessel_i0(beta)
 }
 
 /// Resamples an impulse response from `from` Hz to `to` Hz keeping its frequency response:

@@ -3,6 +3,7 @@
 //! [`register`] adds them all to a [`Registry`].
 
 mod filters;
+mod toolbox;
 
 use crate::blocks::{
     Copy, FileSink, FileSource, Head, KeepOneInN, MultiplyConst, NullSink, NullSource, Probe,
@@ -710,7 +711,11 @@ params = { path = "out.wav", channels = 2, sample_rate = 44100, format = "i16" }
             build: wav_sink,
         },
     ];
-    for t in types.into_iter().chain(filters::block_types()) {
+    for t in types
+        .into_iter()
+        .chain(filters::block_types())
+        .chain(toolbox::block_types())
+    {
         registry
             .add(t)
             .expect("the standard blocks have distinct names");

@@ -132,7 +132,12 @@ impl<T: Item> Node for RtThrottle<T> {
             RtMode::Sink => due + self.buffer,
         };
         if available == 0 {
-            return Ok(Work::NeedInput { port: 0, items: 1 });
+            // A sink cannot wait for input: it sleeps towards the next due item and, if
+            // nothing came by then, plays zeros (above). A source waits for its input.
+            return Ok(match self.mode {
+                RtMode::Sink => self.sleep(start),
+                RtMode::Source => Work::NeedInput { port: 0, items: 1 },
+            });
         }
         if allowed == 0 {
             return Ok(self.sleep(start));

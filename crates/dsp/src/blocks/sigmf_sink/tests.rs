@@ -160,3 +160,39 @@ fn a_bad_recording_is_an_error_naming_the_file() {
     let err = SigmfSource::open(&path).unwrap_err().to_string();
     assert!(err.contains("cannot open") && err.contains("rec.sigmf-data"), "{err}");
 }
+
+#[test]
+fn a_hand_written_ci16_recording_reads_as_the_f64_formula_says() {
+    // Bytes written here, not by the sink: I then Q, little-endian i16, value / 32768.
+    let d = dir("hand");
+    let path = d.0.join("rec");
+    let (meta, data) = sigmf::paths(&path);
+    std::fs::write(
+        &meta,
+        r#"{"global": {"core:datatype": "ci16_le", "core:version": "1.2.0", "core:sample_rate": 1e6},
+            "captures": [{"core:sample_start": 0, "core:frequency": 915e6},
+                         {"core:sample_start": 3, "core:frequency": 916e6}],
+            "annotations": []}"#,
+    )
+    .unwrap();
+    let raw: [i16; 10] = [0, -1, 32767, -32768, 100, -200, 1, 2, -3, 4];
+    let bytes: Vec<u8> = raw.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&data, bytes).unwrap();
+    let (samples, tags) = read(&path);
+    let want: Vec<(f64, f64)> =
+        raw.chunks(2).map(|p| (f64::from(p[0]) / 32768.0, f64::from(p[1]) / 32768.0)).collect();
+    assert_eq!(samples.len(), want.len());
+    for (got, (re, im)) in samples.iter().zip(want) {
+        assert!((f64::from(got.re) - re).abs() < 1e-9 && (f64::from(got.im) - im).abs() < 1e-9, "{got}");
+    }
+    let seen: Vec<(u64, &str, TagValue)> =
+        tags.iter().map(|t| (t.index, &*t.key, t.value.clone())).collect();
+    assert_eq!(
+        seen,
+        [
+            (0, SAMPLE_RATE, TagValue::F64(1e6)),
+            (0, CENTER_FREQUENCY, TagValue::F64(915e6)),
+            (3, CENTER_FREQUENCY, TagValue::F64(916e6)),
+        ]
+    );
+}

@@ -91,7 +91,12 @@ mod tests {
 
     #[test]
     fn silent_ir_channels_are_left_out_of_the_matrix() {
-        let ir = vec![vec![1.0, 0.5], vec![0.0, 0.0], vec![0.0, 0.25], vec![0.0; 2]];
+        let ir = vec![
+            vec![1.0, 0.5],
+            vec![0.0, 0.0],
+            vec![0.0, 0.25],
+            vec![0.0; 2],
+        ];
         let m = Layout::TrueStereo.matrix(2, &ir).unwrap();
         assert_eq!((m.inputs(), m.outputs(), m.nonzero_entries()), (2, 2, 2));
         assert_eq!(m.get(0, 0), Some(&[1.0, 0.5][..]));

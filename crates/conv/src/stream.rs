@@ -84,7 +84,11 @@ impl StreamConvolver {
         outputs: &mut [&mut [f32]],
     ) -> Result<(usize, usize), ConvError> {
         let n_in = same_length("input", inputs.iter().map(|x| x.len()), self.in_buf.len())?;
-        let n_out = same_length("output", outputs.iter().map(|y| y.len()), self.out_buf.len())?;
+        let n_out = same_length(
+            "output",
+            outputs.iter().map(|y| y.len()),
+            self.out_buf.len(),
+        )?;
         let n_in = if self.ending { 0 } else { n_in };
         let (b, mut consumed, mut produced) = (self.block, 0, 0);
         loop {
@@ -94,7 +98,9 @@ impl StreamConvolver {
                 } else {
                     u64::MAX
                 };
-                let k = (self.out_len - self.out_at).min(n_out - produced).min(left.min(usize::MAX as u64) as usize);
+                let k = (self.out_len - self.out_at)
+                    .min(n_out - produced)
+                    .min(left.min(usize::MAX as u64) as usize);
                 if left == 0 {
                     self.out_at = self.out_len; // engine output past the tail
                     continue;
@@ -137,7 +143,8 @@ impl StreamConvolver {
                 }
             }
             self.fill = 0;
-            self.conv.process_at(&self.in_buf, 0, &mut self.out_buf, 0)?;
+            self.conv
+                .process_at(&self.in_buf, 0, &mut self.out_buf, 0)?;
             let dropped = self.skip.min(b);
             self.skip -= dropped;
             (self.out_at, self.out_len) = (dropped, b);
@@ -198,7 +205,9 @@ mod tests {
     fn any_chunking_gives_the_offline_result_and_the_full_tail() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(5);
         let x: Vec<f32> = (0..3000).map(|_| rng.gen_range(-1.0..1.0)).collect();
-        let h: Vec<f32> = (0..700).map(|k| (-(k as f32) / 90.0).exp() * if k % 3 == 0 { -1.0 } else { 0.5 }).collect();
+        let h: Vec<f32> = (0..700)
+            .map(|k| (-(k as f32) / 90.0).exp() * if k % 3 == 0 { -1.0 } else { 0.5 })
+            .collect();
         let irs = IrMatrix::mono_per_channel(1, &h);
         for block in [64, 100] {
             let config = ConvolverConfig {
@@ -228,7 +237,9 @@ mod tests {
             assert_eq!(out, offline, "block {block}");
         }
         let mut s = StreamConvolver::new(ConvolverConfig::default(), &irs).unwrap();
-        let err = s.process(&[&x[..3], &x[..3]], &mut [&mut room_of(3)]).unwrap_err();
+        let err = s
+            .process(&[&x[..3], &x[..3]], &mut [&mut room_of(3)])
+            .unwrap_err();
         assert!(err.to_string().contains("input"), "{err}");
     }
 

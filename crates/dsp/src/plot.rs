@@ -150,21 +150,32 @@ pub fn spectrum_png(
     let finite = spectrum.iter().copied().filter(|v| v.is_finite());
     let top = finite.clone().fold(f32::NEG_INFINITY, f32::max);
     let bottom = finite.fold(f32::INFINITY, f32::min).max(top - 150.0);
-    let (bottom, top) = if top.is_finite() { (bottom - 3.0, top + 3.0) } else { (-1.0, 1.0) };
+    let (bottom, top) = if top.is_finite() {
+        (bottom - 3.0, top + 3.0)
+    } else {
+        (-1.0, 1.0)
+    };
     render(path, size, |root| {
         let mut builder = ChartBuilder::on(root);
         builder.margin(20);
         if text {
-            builder.caption(title, ("sans-serif", 22)).x_label_area_size(45).y_label_area_size(60);
+            builder
+                .caption(title, ("sans-serif", 22))
+                .x_label_area_size(45)
+                .y_label_area_size(60);
         } else {
             builder.x_label_area_size(10).y_label_area_size(10);
         }
         let mut chart = builder
-            .build_cartesian_2d(axis.range(spectrum.len()), f64::from(bottom)..f64::from(top))
+            .build_cartesian_2d(
+                axis.range(spectrum.len()),
+                f64::from(bottom)..f64::from(top),
+            )
             .map_err(|e| e.to_string())?;
         let mut mesh = chart.configure_mesh();
         if text {
-            mesh.x_desc(format!("frequency ({})", axis.unit)).y_desc("power (dB)");
+            mesh.x_desc(format!("frequency ({})", axis.unit))
+                .y_desc("power (dB)");
         } else {
             mesh.x_labels(0).y_labels(0);
         }
@@ -195,7 +206,12 @@ pub fn waterfall_png(
 ) -> Result<bool, PlotError> {
     let text = font_available();
     let bins = rows.first().map_or(1, Vec::len);
-    let top = rows.iter().flatten().copied().filter(|v| v.is_finite()).fold(f32::NEG_INFINITY, f32::max);
+    let top = rows
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(f32::NEG_INFINITY, f32::max);
     let bottom = top - range_db;
     let spectra = (rows.len() as u64 * rows_per_row).max(1) as f64;
     render(path, size, |root| {
@@ -203,7 +219,10 @@ pub fn waterfall_png(
         builder.margin(20);
         if text {
             let caption = format!("{title} ({bottom:.0} to {top:.0} dB)");
-            builder.caption(caption, ("sans-serif", 22)).x_label_area_size(45).y_label_area_size(60);
+            builder
+                .caption(caption, ("sans-serif", 22))
+                .x_label_area_size(45)
+                .y_label_area_size(60);
         } else {
             builder.x_label_area_size(10).y_label_area_size(10);
         }
@@ -218,18 +237,28 @@ pub fn waterfall_png(
                 let Some((f, t)) = area.as_coord_spec().reverse_translate((px, py)) else {
                     continue;
                 };
-                let bin = ((f - range.start) / axis.step).floor().clamp(0.0, (bins - 1) as f64) as usize;
-                let row = (t / rows_per_row as f64).floor().clamp(0.0, (rows.len().max(1) - 1) as f64) as usize;
-                let v = rows.get(row).and_then(|r| r.get(bin)).copied().unwrap_or(bottom);
+                let bin = ((f - range.start) / axis.step)
+                    .floor()
+                    .clamp(0.0, (bins - 1) as f64) as usize;
+                let row = (t / rows_per_row as f64)
+                    .floor()
+                    .clamp(0.0, (rows.len().max(1) - 1) as f64) as usize;
+                let v = rows
+                    .get(row)
+                    .and_then(|r| r.get(bin))
+                    .copied()
+                    .unwrap_or(bottom);
                 let (r, g, b) = colour_map((v - bottom) / range_db);
-                root.draw_pixel((px, py), &RGBColor(r, g, b)).map_err(|e| e.to_string())?;
+                root.draw_pixel((px, py), &RGBColor(r, g, b))
+                    .map_err(|e| e.to_string())?;
             }
         }
         let mut chart = chart;
         let mut mesh = chart.configure_mesh();
         mesh.disable_mesh();
         if text {
-            mesh.x_desc(format!("frequency ({})", axis.unit)).y_desc("spectrum (newest at the top)");
+            mesh.x_desc(format!("frequency ({})", axis.unit))
+                .y_desc("spectrum (newest at the top)");
         } else {
             mesh.x_labels(0).y_labels(0);
         }
@@ -271,7 +300,13 @@ mod tests {
             let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
             assert_eq!((w, h), size, "{}", path.display());
         }
-        let err = spectrum_png(&dir.join("no/such/dir.png"), "t", &axis, &[0.0; 64], (100, 100));
+        let err = spectrum_png(
+            &dir.join("no/such/dir.png"),
+            "t",
+            &axis,
+            &[0.0; 64],
+            (100, 100),
+        );
         assert!(err.unwrap_err().to_string().contains("no/such/dir.png"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -151,101 +151,201 @@ fn error(file: &Path, at: impl Into<String>, message: impl Into<String>) -> Sigm
 
 /// Reads and checks the meta file `file`.
 pub fn read_meta(file: &Path) -> Result<Meta, SigmfError> {
-    let text = std::fs::read_to_string(file).map_err(|e| error(file, "file", format!("cannot read: {e}")))?;
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| error(file, "file", format!("cannot read: {e}")))?;
     parse_meta(&text, file)
 }
 
 /// Parses meta-file text (read from `file`, named in errors).
 pub fn parse_meta(text: &str, file: &Path) -> Result<Meta, SigmfError> {
     let root: Value = serde_json::from_str(text).map_err(|e| {
-        error(file, format!("line {}, column {}", e.line(), e.column()), format!("not valid JSON: {e}"))
+        error(
+            file,
+            format!("line {}, column {}", e.line(), e.column()),
+            format!("not valid JSON: {e}"),
+        )
     })?;
     let root = object(&root, "(top level)", file)?;
     let global = object(field(root, "global", "", file)?, "global", file)?;
-    let kind = string(field(global, "core:datatype", "global.", file)?, "global.core:datatype", file)?;
+    let kind = string(
+        field(global, "core:datatype", "global.", file)?,
+        "global.core:datatype",
+        file,
+    )?;
     let datatype = Datatype::parse(kind).ok_or_else(|| {
-        error(file, "global.core:datatype", format!("'{kind}' is not supported (use cf32_le, ci16_le, cu8 or ci8)"))
+        error(
+            file,
+            "global.core:datatype",
+            format!("'{kind}' is not supported (use cf32_le, ci16_le, cu8 or ci8)"),
+        )
     })?;
-    string(field(global, "core:version", "global.", file)?, "global.core:version", file)?;
+    string(
+        field(global, "core:version", "global.", file)?,
+        "global.core:version",
+        file,
+    )?;
     if let Some(v) = global.get("core:num_channels") {
         if v.as_u64() != Some(1) {
-            return Err(error(file, "global.core:num_channels", format!("{v}: only 1 channel is supported")));
+            return Err(error(
+                file,
+                "global.core:num_channels",
+                format!("{v}: only 1 channel is supported"),
+            ));
         }
     }
     let sample_rate = match global.get("core:sample_rate") {
         None => None,
         Some(v) => Some(v.as_f64().filter(|r| *r > 0.0).ok_or_else(|| {
-            error(file, "global.core:sample_rate", format!("{v} is not a positive number"))
+            error(
+                file,
+                "global.core:sample_rate",
+                format!("{v} is not a positive number"),
+            )
         })?),
     };
-    let description = global.get("core:description").and_then(Value::as_str).map(str::to_string);
+    let description = global
+        .get("core:description")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let mut captures = Vec::new();
     for (i, c) in array(root, "captures", file)?.iter().enumerate() {
         let at = format!("captures[{i}]");
         let c = object(c, &at, file)?;
-        let sample_start = start(c, &at, file, captures.last().map(|p: &Capture| p.sample_start))?;
+        let sample_start = start(
+            c,
+            &at,
+            file,
+            captures.last().map(|p: &Capture| p.sample_start),
+        )?;
         if let Some(h) = c.get("core:header_bytes") {
             if h.as_u64() != Some(0) {
-                return Err(error(file, format!("{at}.core:header_bytes"), "header bytes inside the data are not supported"));
+                return Err(error(
+                    file,
+                    format!("{at}.core:header_bytes"),
+                    "header bytes inside the data are not supported",
+                ));
             }
         }
         let frequency = match c.get("core:frequency") {
             None => None,
-            Some(v) => Some(v.as_f64().ok_or_else(|| error(file, format!("{at}.core:frequency"), format!("{v} is not a number")))?),
+            Some(v) => Some(v.as_f64().ok_or_else(|| {
+                error(
+                    file,
+                    format!("{at}.core:frequency"),
+                    format!("{v} is not a number"),
+                )
+            })?),
         };
         let datetime = match c.get("core:datetime") {
             None => None,
             Some(v) => Some(v.as_str().and_then(parse_datetime).ok_or_else(|| {
-                error(file, format!("{at}.core:datetime"), format!("{v} is not an ISO 8601 UTC time (2024-05-01T12:00:00.5Z)"))
+                error(
+                    file,
+                    format!("{at}.core:datetime"),
+                    format!("{v} is not an ISO 8601 UTC time (2024-05-01T12:00:00.5Z)"),
+                )
             })?),
         };
-        captures.push(Capture { sample_start, frequency, datetime });
+        captures.push(Capture {
+            sample_start,
+            frequency,
+            datetime,
+        });
     }
     let mut annotations = Vec::new();
     for (i, a) in array(root, "annotations", file)?.iter().enumerate() {
         let at = format!("annotations[{i}]");
         let a = object(a, &at, file)?;
-        let sample_start = start(a, &at, file, annotations.last().map(|p: &Annotation| p.sample_start))?;
+        let sample_start = start(
+            a,
+            &at,
+            file,
+            annotations.last().map(|p: &Annotation| p.sample_start),
+        )?;
         if let Some(v) = a.get("core:sample_count") {
-            v.as_u64().ok_or_else(|| error(file, format!("{at}.core:sample_count"), format!("{v} is not a whole number")))?;
+            v.as_u64().ok_or_else(|| {
+                error(
+                    file,
+                    format!("{at}.core:sample_count"),
+                    format!("{v} is not a whole number"),
+                )
+            })?;
         }
         let fields = a
             .iter()
             .filter(|(k, _)| *k != "core:sample_start")
             .map(|(k, v)| (k.clone(), to_tag(v)))
             .collect();
-        annotations.push(Annotation { sample_start, fields });
+        annotations.push(Annotation {
+            sample_start,
+            fields,
+        });
     }
-    Ok(Meta { datatype, sample_rate, description, captures, annotations })
+    Ok(Meta {
+        datatype,
+        sample_rate,
+        description,
+        captures,
+        annotations,
+    })
 }
 
 fn object<'a>(v: &'a Value, at: &str, file: &Path) -> Result<&'a Map<String, Value>, SigmfError> {
-    v.as_object().ok_or_else(|| error(file, at, format!("must be an object, not {}", kind(v))))
+    v.as_object()
+        .ok_or_else(|| error(file, at, format!("must be an object, not {}", kind(v))))
 }
 
-fn field<'a>(m: &'a Map<String, Value>, name: &str, prefix: &str, file: &Path) -> Result<&'a Value, SigmfError> {
-    m.get(name).ok_or_else(|| error(file, format!("{prefix}{name}"), "is required but missing"))
+fn field<'a>(
+    m: &'a Map<String, Value>,
+    name: &str,
+    prefix: &str,
+    file: &Path,
+) -> Result<&'a Value, SigmfError> {
+    m.get(name)
+        .ok_or_else(|| error(file, format!("{prefix}{name}"), "is required but missing"))
 }
 
 fn string<'a>(v: &'a Value, at: &str, file: &Path) -> Result<&'a str, SigmfError> {
-    v.as_str().ok_or_else(|| error(file, at, format!("must be a string, not {}", kind(v))))
+    v.as_str()
+        .ok_or_else(|| error(file, at, format!("must be a string, not {}", kind(v))))
 }
 
-fn array<'a>(root: &'a Map<String, Value>, name: &str, file: &Path) -> Result<&'a [Value], SigmfError> {
+fn array<'a>(
+    root: &'a Map<String, Value>,
+    name: &str,
+    file: &Path,
+) -> Result<&'a [Value], SigmfError> {
     match root.get(name) {
         None => Ok(&[]),
         Some(Value::Array(a)) => Ok(a),
-        Some(v) => Err(error(file, name, format!("must be an array, not {}", kind(v)))),
+        Some(v) => Err(error(
+            file,
+            name,
+            format!("must be an array, not {}", kind(v)),
+        )),
     }
 }
 
 /// `core:sample_start` of an entry: required, a whole number, not before `previous`.
-fn start(m: &Map<String, Value>, at: &str, file: &Path, previous: Option<u64>) -> Result<u64, SigmfError> {
+fn start(
+    m: &Map<String, Value>,
+    at: &str,
+    file: &Path,
+    previous: Option<u64>,
+) -> Result<u64, SigmfError> {
     let at = format!("{at}.core:sample_start");
-    let v = m.get("core:sample_start").ok_or_else(|| error(file, &at, "is required but missing"))?;
-    let s = v.as_u64().ok_or_else(|| error(file, &at, format!("{v} is not a whole number of samples")))?;
+    let v = m
+        .get("core:sample_start")
+        .ok_or_else(|| error(file, &at, "is required but missing"))?;
+    let s = v
+        .as_u64()
+        .ok_or_else(|| error(file, &at, format!("{v} is not a whole number of samples")))?;
     match previous {
-        Some(p) if s < p => Err(error(file, &at, format!("{s} comes before the previous entry's {p} (entries must be in sample order)"))),
+        Some(p) if s < p => Err(error(
+            file,
+            &at,
+            format!("{s} comes before the previous entry's {p} (entries must be in sample order)"),
+        )),
         _ => Ok(s),
     }
 }
@@ -303,7 +403,12 @@ pub fn annotation_fields(v: &TagValue) -> Vec<(String, TagValue)> {
 
 /// An annotation's fields as an [`ANNOTATION`] tag value.
 pub fn annotation_tag(fields: &[(String, TagValue)]) -> TagValue {
-    TagValue::Dict(fields.iter().map(|(k, v)| (TagValue::Str(k.as_str().into()), v.clone())).collect())
+    TagValue::Dict(
+        fields
+            .iter()
+            .map(|(k, v)| (TagValue::Str(k.as_str().into()), v.clone()))
+            .collect(),
+    )
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -39,7 +39,11 @@ const PIPE_CHUNK: usize = 4096;
 
 /// Whether `file` is ready to read (`readable`) or write within [`WAIT`].
 fn ready(file: &File, readable: bool) -> Result<bool, NodeError> {
-    let flags = if readable { PollFlags::IN } else { PollFlags::OUT };
+    let flags = if readable {
+        PollFlags::IN
+    } else {
+        PollFlags::OUT
+    };
     let mut fds = [PollFd::new(file, flags)];
     let timeout = Timespec {
         tv_sec: 0,
@@ -74,7 +78,11 @@ impl<T: Item> FdSource<T> {
             name: name.to_string(),
             realtime,
             carry: Vec::with_capacity(std::mem::size_of::<T>()),
-            scratch: if realtime { vec![0; DROP_CHUNK] } else { Vec::new() },
+            scratch: if realtime {
+                vec![0; DROP_CHUNK]
+            } else {
+                Vec::new()
+            },
             gaps: GapCounter::new(),
             _items: PhantomData,
         }
@@ -168,7 +176,8 @@ impl<T: Item> Node for FdSource<T> {
         let size = std::mem::size_of::<T>();
         let filled = partial + got;
         self.carry.clear();
-        self.carry.extend_from_slice(&bytes[filled / size * size..filled]);
+        self.carry
+            .extend_from_slice(&bytes[filled / size * size..filled]);
         if filled >= size {
             if let Some(lost) = self.gaps.take_pending() {
                 out.add_tag(written, OVERFLOW, TagValue::U64(lost));
@@ -179,8 +188,12 @@ impl<T: Item> Node for FdSource<T> {
     }
 
     fn warnings(&mut self) -> Vec<String> {
-        let lost = self.gaps.summary("overflow", "dropped: the graph fell behind");
-        lost.map(|s| format!("{}: {s}", self.name)).into_iter().collect()
+        let lost = self
+            .gaps
+            .summary("overflow", "dropped: the graph fell behind");
+        lost.map(|s| format!("{}: {s}", self.name))
+            .into_iter()
+            .collect()
     }
 }
 
@@ -239,7 +252,11 @@ impl<T: Item> Node for FdSink<T> {
             return Ok(if stopping { Work::Done } else { Work::Progress });
         }
         let bytes: &[u8] = bytemuck::cast_slice(window);
-        let end = if self.pipe { (self.offset + PIPE_CHUNK).min(bytes.len()) } else { bytes.len() };
+        let end = if self.pipe {
+            (self.offset + PIPE_CHUNK).min(bytes.len())
+        } else {
+            bytes.len()
+        };
         match self.file.write(&bytes[self.offset..end]) {
             Ok(n) => {
                 let size = std::mem::size_of::<T>();

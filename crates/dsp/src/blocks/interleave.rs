@@ -201,15 +201,23 @@ mod tests {
         let n = 11;
         let mut g = Graph::new();
         let inter = g.add("inter", Interleave::<u32>::new(n).unwrap()).unwrap();
-        let flat = g.add("flat", Rated::new(VectorToStream::<u32>::new(n))).unwrap();
+        let flat = g
+            .add("flat", Rated::new(VectorToStream::<u32>::new(n)))
+            .unwrap();
         let (framed, frames) = VectorSink::<u32>::new();
         let framed = g.add("framed", framed).unwrap();
-        let deinter = g.add("deinter", Deinterleave::<u32>::new(n).unwrap()).unwrap();
+        let deinter = g
+            .add("deinter", Deinterleave::<u32>::new(n).unwrap())
+            .unwrap();
         for c in 0..n {
             let x: Vec<u32> = (0..3000 - c as u32).map(|i| i * 100 + c as u32).collect();
             let src = VectorSource::new(x).max_chunk(50 + 37 * c);
-            let src = g.add(&format!("src{c}"), src.with_tag(5, "c", TagValue::U64(c as u64)));
-            g.connect(src.unwrap(), "out", inter, &format!("in{c}")).unwrap();
+            let src = g.add(
+                &format!("src{c}"),
+                src.with_tag(5, "c", TagValue::U64(c as u64)),
+            );
+            g.connect(src.unwrap(), "out", inter, &format!("in{c}"))
+                .unwrap();
         }
         // One output feeding two readers: both get every frame.
         g.connect(inter, "out", deinter, "in").unwrap();
@@ -231,7 +239,11 @@ mod tests {
             assert_eq!(tags, vec![5; n], "stream {c}: every stream's tag on item 5");
         }
         for (i, v) in frames.items().iter().enumerate() {
-            assert_eq!(*v, (i / n) as u32 * 100 + (i % n) as u32, "interleaved item {i}");
+            assert_eq!(
+                *v,
+                (i / n) as u32 * 100 + (i % n) as u32,
+                "interleaved item {i}"
+            );
         }
         assert_eq!(frames.items().len(), frames_out as usize * n);
         assert!(Interleave::<u32>::new(0).is_err());

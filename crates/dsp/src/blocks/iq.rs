@@ -40,7 +40,11 @@ fn check_value_type<V: 'static>(format: IqFormat) -> Result<(), NodeError> {
         return Err(NodeError::msg(format!(
             "{} is stored as {}",
             format.name(),
-            if format == IqFormat::Ci16 { "i16" } else { "u8" }
+            if format == IqFormat::Ci16 {
+                "i16"
+            } else {
+                "u8"
+            }
         )));
     }
     Ok(())
@@ -163,26 +167,31 @@ impl<V: IqValue + Item> Node for ComplexToIq<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocks::{VectorSink, VectorSource};
     use crate::blocks::{StreamToVector, VectorToStream};
+    use crate::blocks::{VectorSink, VectorSource};
     use sluice_runtime::{Graph, Rated, TagValue};
 
     #[test]
     fn rtl_sdr_bytes_become_samples_and_go_back_with_tags_on_their_samples() {
         let bytes: Vec<u8> = (0..2000u32).map(|i| (i * 7 % 256) as u8).collect();
         let mut g = Graph::new();
-        let src = VectorSource::new(bytes.clone())
-            .max_chunk(101)
-            .with_tag(10, "mark", TagValue::U64(5));
+        let src =
+            VectorSource::new(bytes.clone())
+                .max_chunk(101)
+                .with_tag(10, "mark", TagValue::U64(5));
         let src = g.add("src", src).unwrap();
-        let pairs = g.add("pairs", Rated::new(StreamToVector::<u8>::new(2))).unwrap();
+        let pairs = g
+            .add("pairs", Rated::new(StreamToVector::<u8>::new(2)))
+            .unwrap();
         let to_c = IqToComplex::<u8>::new(IqFormat::Cu8).unwrap();
         let to_c = g.add("to_c32", to_c).unwrap();
         let (probe, samples) = VectorSink::<Complex32>::new();
         let probe = g.add("samples", probe).unwrap();
         let back = ComplexToIq::<u8>::new(IqFormat::Cu8).unwrap();
         let back = g.add("to_cu8", back).unwrap();
-        let flat = g.add("flat", Rated::new(VectorToStream::<u8>::new(2))).unwrap();
+        let flat = g
+            .add("flat", Rated::new(VectorToStream::<u8>::new(2)))
+            .unwrap();
         let (sink, data) = VectorSink::<u8>::new();
         let sink = g.add("sink", sink).unwrap();
         g.connect(src, "out", pairs, "in").unwrap();
@@ -194,7 +203,10 @@ mod tests {
         g.run_stepped().unwrap();
         let c = samples.items();
         assert_eq!(c.len(), 1000);
-        assert_eq!(c[3], Complex32::new((42.0 - 127.5) / 127.5, (49.0 - 127.5) / 127.5));
+        assert_eq!(
+            c[3],
+            Complex32::new((42.0 - 127.5) / 127.5, (49.0 - 127.5) / 127.5)
+        );
         let tags: Vec<u64> = samples.tags().iter().map(|t| t.index).collect();
         assert_eq!(tags, [5], "byte 10 is sample 5");
         assert_eq!(data.items(), bytes);

@@ -141,7 +141,9 @@ mod tests {
         x: Vec<Complex32>,
     ) -> (Vec<O>, Vec<u64>) {
         let mut g = Graph::new();
-        let src = VectorSource::new(x).max_chunk(13).with_tag(3, "k", TagValue::U64(1));
+        let src = VectorSource::new(x)
+            .max_chunk(13)
+            .with_tag(3, "k", TagValue::U64(1));
         let src = g.add("src", src).unwrap();
         let node = g.add("node", block).unwrap();
         let (sink, data) = VectorSink::<O>::new();
@@ -177,8 +179,12 @@ mod tests {
         let b: Vec<f32> = (0..480).map(|i| 3.0 - i as f32).collect();
         for op in [BinaryOp::Subtract, BinaryOp::Multiply] {
             let mut g = Graph::new();
-            let sa = g.add("a", VectorSource::new(a.clone()).max_chunk(77)).unwrap();
-            let sb = g.add("b", VectorSource::new(b.clone()).max_chunk(31)).unwrap();
+            let sa = g
+                .add("a", VectorSource::new(a.clone()).max_chunk(77))
+                .unwrap();
+            let sb = g
+                .add("b", VectorSource::new(b.clone()).max_chunk(31))
+                .unwrap();
             let node = g.add("op", Binary::<f32>::with_op(op)).unwrap();
             let (sink, data) = VectorSink::<f32>::new();
             let sink = g.add("sink", sink).unwrap();
@@ -189,7 +195,13 @@ mod tests {
             let want: Vec<f32> = a
                 .iter()
                 .zip(&b)
-                .map(|(x, y)| if op == BinaryOp::Subtract { x - y } else { x * y })
+                .map(|(x, y)| {
+                    if op == BinaryOp::Subtract {
+                        x - y
+                    } else {
+                        x * y
+                    }
+                })
                 .collect();
             assert_eq!(data.items(), want, "{op:?}");
         }

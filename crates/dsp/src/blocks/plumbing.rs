@@ -27,7 +27,10 @@ fn pass<T: Item>(
     let Some(y) = output.reserve(1)? else {
         return Ok((Work::NeedOutput { port: 0, items: 1 }, 0));
     };
-    let n = x.len().min(y.len()).min(limit.min(usize::MAX as u64) as usize);
+    let n = x
+        .len()
+        .min(y.len())
+        .min(limit.min(usize::MAX as u64) as usize);
     y[..n].copy_from_slice(&x[..n]);
     move_tags(input, output, read + n as u64, tags, |i| {
         u64::try_from(i128::from(i) + shift).ok()
@@ -217,7 +220,11 @@ mod tests {
         let x: Vec<u32> = (0..1000).collect();
         let src = VectorSource::new(x.clone())
             .with_tag(0, SAMPLE_RATE, TagValue::F64(1000.0))
-            .with_tag(0, TIME, TagValue::Tuple(vec![TagValue::U64(100), TagValue::F64(0.75)]))
+            .with_tag(
+                0,
+                TIME,
+                TagValue::Tuple(vec![TagValue::U64(100), TagValue::F64(0.75)]),
+            )
             .with_tag(10, "k", TagValue::U64(1))
             .with_tag(20, "k", TagValue::U64(2))
             .with_tag(600, "later", TagValue::U64(3));

@@ -139,12 +139,20 @@ mod tests {
 
     /// `x` (interleaved frames of `channels`) through `block` between stream_to_vector and
     /// vector_to_stream, threaded, in odd chunks.
-    fn run_frames<I: Item, O: Item>(block: impl Node + 'static, x: Vec<I>, channels: usize) -> Vec<O> {
+    fn run_frames<I: Item, O: Item>(
+        block: impl Node + 'static,
+        x: Vec<I>,
+        channels: usize,
+    ) -> Vec<O> {
         let mut g = Graph::new();
         let src = g.add("src", VectorSource::new(x).max_chunk(1001)).unwrap();
-        let pack = g.add("pack", Rated::new(StreamToVector::<I>::new(channels))).unwrap();
+        let pack = g
+            .add("pack", Rated::new(StreamToVector::<I>::new(channels)))
+            .unwrap();
         let node = g.add("node", block).unwrap();
-        let unpack = g.add("unpack", Rated::new(VectorToStream::<O>::new(channels))).unwrap();
+        let unpack = g
+            .add("unpack", Rated::new(VectorToStream::<O>::new(channels)))
+            .unwrap();
         let (sink, data) = VectorSink::<O>::new();
         let sink = g.add("sink", sink).unwrap();
         g.connect(src, "out", pack, "in").unwrap();
@@ -171,15 +179,23 @@ mod tests {
         assert_eq!(got, want);
 
         let s = AgcSettings::default();
-        let got: Vec<Complex32> =
-            run_frames(Rated::new(AgcBlock::<Complex32>::new(s, channels).unwrap()), x.clone(), channels);
+        let got: Vec<Complex32> = run_frames(
+            Rated::new(AgcBlock::<Complex32>::new(s, channels).unwrap()),
+            x.clone(),
+            channels,
+        );
         Agc::new(s, channels).unwrap().process(&x, &mut want);
         assert_eq!(got, want);
 
-        let got: Vec<f32> =
-            run_frames(Rated::new(AmDemodBlock::new(0.995, channels).unwrap()), x.clone(), channels);
+        let got: Vec<f32> = run_frames(
+            Rated::new(AmDemodBlock::new(0.995, channels).unwrap()),
+            x.clone(),
+            channels,
+        );
         let mut want = vec![0.0f32; x.len()];
-        AmDemod::new(0.995, channels).unwrap().process(&x, &mut want);
+        AmDemod::new(0.995, channels)
+            .unwrap()
+            .process(&x, &mut want);
         assert_eq!(got, want);
         assert!(IirFilter::<f32>::new(&sections, 0).is_err());
         assert!(AgcBlock::<f32>::new(s, 0).is_err());

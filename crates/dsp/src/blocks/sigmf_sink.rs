@@ -65,7 +65,11 @@ impl SigmfSink {
             frequency,
             description,
             written: 0,
-            scratch: if datatype == Datatype::Cf32Le { Vec::new() } else { vec![0; 2 * CHUNK] },
+            scratch: if datatype == Datatype::Cf32Le {
+                Vec::new()
+            } else {
+                vec![0; 2 * CHUNK]
+            },
             clipped: 0,
             captures: Vec::new(),
             annotations: Vec::new(),
@@ -133,7 +137,11 @@ impl SigmfSink {
         }
         let mut captures: Vec<Map<String, Value>> = Vec::new();
         for (at, field, value) in &self.captures {
-            if captures.last().and_then(|c| c["core:sample_start"].as_u64()) != Some(*at) {
+            if captures
+                .last()
+                .and_then(|c| c["core:sample_start"].as_u64())
+                != Some(*at)
+            {
                 let mut c = Map::new();
                 c.insert("core:sample_start".into(), json!(at));
                 captures.push(c);
@@ -142,7 +150,11 @@ impl SigmfSink {
                 c.insert(field.to_string(), value.clone());
             }
         }
-        if captures.first().and_then(|c| c["core:sample_start"].as_u64()) != Some(0) {
+        if captures
+            .first()
+            .and_then(|c| c["core:sample_start"].as_u64())
+            != Some(0)
+        {
             captures.insert(0, Map::from_iter([("core:sample_start".into(), json!(0))]));
         }
         if let (Some(hz), false) = (self.frequency, captures[0].contains_key("core:frequency")) {
@@ -157,16 +169,27 @@ impl SigmfSink {
             return Ok(());
         };
         if self.sample_rate.is_none() {
-            self.warnings.push("neither the graph nor the stream gives a sample rate; the recording has none".into());
+            self.warnings.push(
+                "neither the graph nor the stream gives a sample rate; the recording has none"
+                    .into(),
+            );
         }
-        let text = serde_json::to_string_pretty(&self.meta_json()).map_err(|e| NodeError::msg(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&self.meta_json())
+            .map_err(|e| NodeError::msg(e.to_string()))?;
         let name = |p: &Path| p.display().to_string();
-        file.flush().map_err(|e| NodeError::msg(format!("writing {}: {e}", name(data.destination()))))?;
+        file.flush()
+            .map_err(|e| NodeError::msg(format!("writing {}: {e}", name(data.destination()))))?;
         std::fs::write(meta.temporary(), text + "\n")
             .map_err(|e| NodeError::msg(format!("writing {}: {e}", self.meta_path.display())))?;
         let dest = name(data.destination());
-        data.commit().map_err(|e| NodeError::msg(format!("cannot move the data into {dest}: {e}")))?;
-        meta.commit().map_err(|e| NodeError::msg(format!("cannot move the metadata into {}: {e}", self.meta_path.display())))
+        data.commit()
+            .map_err(|e| NodeError::msg(format!("cannot move the data into {dest}: {e}")))?;
+        meta.commit().map_err(|e| {
+            NodeError::msg(format!(
+                "cannot move the metadata into {}: {e}",
+                self.meta_path.display()
+            ))
+        })
     }
 }
 
@@ -189,20 +212,24 @@ impl Node for SigmfSink {
             return Ok(Work::Done);
         };
         let n = match self.datatype.iq_format() {
-            None => {
-                file.write_all(bytemuck::cast_slice(x)).map(|()| x.len())
-            }
+            None => file.write_all(bytemuck::cast_slice(x)).map(|()| x.len()),
             Some(format) => {
                 let n = x.len().min(CHUNK);
                 let raw = &mut self.scratch[..2 * n];
                 let clipped = if self.datatype == Datatype::Ci16Le {
                     c32_to_iq(format, &x[..n], raw).1
                 } else {
-                    c32_to_iq(format, &x[..n], &mut bytemuck::cast_slice_mut::<i16, u8>(raw)[..2 * n]).1
+                    c32_to_iq(
+                        format,
+                        &x[..n],
+                        &mut bytemuck::cast_slice_mut::<i16, u8>(raw)[..2 * n],
+                    )
+                    .1
                 };
                 self.clipped += clipped;
                 let bytes: &[u8] = bytemuck::cast_slice(raw);
-                file.write_all(&bytes[..n * self.datatype.sample_bytes()]).map(|()| n)
+                file.write_all(&bytes[..n * self.datatype.sample_bytes()])
+                    .map(|()| n)
             }
         }
         .map_err(|e| NodeError::msg(format!("writing {}: {e}", data.destination().display())))?;

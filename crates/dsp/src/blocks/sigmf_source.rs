@@ -52,7 +52,11 @@ impl SigmfSource {
         }
         for c in &meta.captures {
             if let Some(hz) = c.frequency {
-                tags.push(Tag::new(c.sample_start, CENTER_FREQUENCY, TagValue::F64(hz)));
+                tags.push(Tag::new(
+                    c.sample_start,
+                    CENTER_FREQUENCY,
+                    TagValue::F64(hz),
+                ));
             }
             if let Some((secs, frac)) = c.datetime {
                 let time = TagValue::Tuple(vec![TagValue::U64(secs), TagValue::F64(frac)]);
@@ -60,7 +64,11 @@ impl SigmfSource {
             }
         }
         for a in &meta.annotations {
-            tags.push(Tag::new(a.sample_start, ANNOTATION, annotation_tag(&a.fields)));
+            tags.push(Tag::new(
+                a.sample_start,
+                ANNOTATION,
+                annotation_tag(&a.fields),
+            ));
         }
         tags.sort_by_key(|t| t.index); // stable: captures before annotations at one sample
         let integer = meta.datatype != Datatype::Cf32Le;
@@ -72,7 +80,11 @@ impl SigmfSource {
             sent: 0,
             tags,
             next_tag: 0,
-            scratch: if integer { vec![0; 2 * CHUNK] } else { Vec::new() },
+            scratch: if integer {
+                vec![0; 2 * CHUNK]
+            } else {
+                Vec::new()
+            },
         })
     }
 
@@ -111,16 +123,21 @@ impl Node for SigmfSource {
                 let n = space.len().min(left).min(CHUNK);
                 let raw = &mut self.scratch[..2 * n];
                 let bytes: &mut [u8] = bytemuck::cast_slice_mut(raw);
-                let got = self.file.read_exact(&mut bytes[..n * datatype.sample_bytes()]);
+                let got = self
+                    .file
+                    .read_exact(&mut bytes[..n * datatype.sample_bytes()]);
                 got.map(|()| match datatype {
                     Datatype::Ci16Le => iq_to_c32(format, &raw[..2 * n], space),
-                    _ => iq_to_c32(format, &bytemuck::cast_slice::<i16, u8>(raw)[..2 * n], space),
+                    _ => iq_to_c32(
+                        format,
+                        &bytemuck::cast_slice::<i16, u8>(raw)[..2 * n],
+                        space,
+                    ),
                 })
             }
         };
-        let n = read.map_err(|e| {
-            NodeError::msg(format!("reading {}: {e}", self.data_path.display()))
-        })?;
+        let n =
+            read.map_err(|e| NodeError::msg(format!("reading {}: {e}", self.data_path.display())))?;
         let end = self.sent + n as u64;
         while let Some(tag) = self.tags.get(self.next_tag).filter(|t| t.index < end) {
             out.push_tag(tag.clone());

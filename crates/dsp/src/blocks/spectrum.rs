@@ -50,13 +50,19 @@ impl<S: SpectrumSample + Item> Node for Spectrum<S> {
         let output = io.outputs.get::<f32>(0)?;
         let (read, written) = (input.items_read(), output.items_written());
         let Some(x) = input.window(per)? else {
-            return Ok(Work::NeedInput { port: 0, items: per });
+            return Ok(Work::NeedInput {
+                port: 0,
+                items: per,
+            });
         };
         if x.len() < per {
             return Ok(Work::Done); // a partial last spectrum is not made
         }
         let Some(y) = output.reserve(size)? else {
-            return Ok(Work::NeedOutput { port: 0, items: size });
+            return Ok(Work::NeedOutput {
+                port: 0,
+                items: size,
+            });
         };
         let (consumed, produced) = self.spectrum.process(x, y);
         move_tags(input, output, read + consumed as u64, &mut self.tags, |i| {
@@ -120,7 +126,8 @@ pub struct SpectrumPng {
 impl SpectrumPng {
     /// A sink of `bins`-value spectra drawing into `path`.
     pub fn create(path: &Path, bins: usize, settings: PngSettings) -> Result<Self, NodeError> {
-        let rows = Waterfall::new(bins, settings.max_rows).map_err(|e| NodeError::msg(e.to_string()))?;
+        let rows =
+            Waterfall::new(bins, settings.max_rows).map_err(|e| NodeError::msg(e.to_string()))?;
         let partial = PartialFile::new(path);
         std::fs::File::create(partial.temporary())
             .map_err(|e| NodeError::msg(format!("cannot create {}: {e}", path.display())))?;
@@ -150,19 +157,42 @@ impl SpectrumPng {
         let axis = FrequencyAxis::new(self.bins, self.rate, self.center.unwrap_or(0.0));
         let s = &self.settings;
         let drawn = match s.picture {
-            Picture::Spectrum => spectrum_png(partial.temporary(), &s.title, &axis, &self.rows.mean_db(), s.size),
+            Picture::Spectrum => spectrum_png(
+                partial.temporary(),
+                &s.title,
+                &axis,
+                &self.rows.mean_db(),
+                s.size,
+            ),
             Picture::Waterfall => {
                 let rows = self.rows.rows_db();
-                let rows = if rows.is_empty() { vec![self.rows.mean_db()] } else { rows };
-                waterfall_png(partial.temporary(), &s.title, &axis, &rows, self.rows.rows_per_row(), s.range_db, s.size)
+                let rows = if rows.is_empty() {
+                    vec![self.rows.mean_db()]
+                } else {
+                    rows
+                };
+                waterfall_png(
+                    partial.temporary(),
+                    &s.title,
+                    &axis,
+                    &rows,
+                    self.rows.rows_per_row(),
+                    s.range_db,
+                    s.size,
+                )
             }
         };
         if !drawn.map_err(|e| NodeError::msg(e.to_string()))? {
-            self.warnings.push("no TrueType font found: the picture has no labels (set SLUICE_PLOT_FONT)".into());
+            self.warnings.push(
+                "no TrueType font found: the picture has no labels (set SLUICE_PLOT_FONT)".into(),
+            );
         }
-        partial
-            .commit()
-            .map_err(|e| NodeError::msg(format!("cannot move the picture into {}: {e}", self.path.display())))
+        partial.commit().map_err(|e| {
+            NodeError::msg(format!(
+                "cannot move the picture into {}: {e}",
+                self.path.display()
+            ))
+        })
     }
 }
 
@@ -177,7 +207,10 @@ impl Node for SpectrumPng {
         let input = io.inputs.get::<f32>(0)?;
         let read = input.items_read();
         let Some(x) = input.window(self.bins)? else {
-            return Ok(Work::NeedInput { port: 0, items: self.bins });
+            return Ok(Work::NeedInput {
+                port: 0,
+                items: self.bins,
+            });
         };
         if x.len() < self.bins {
             self.finish()?;
@@ -187,8 +220,12 @@ impl Node for SpectrumPng {
         input.take_tags(read + n as u64, &mut self.tags);
         for tag in self.tags.drain(..) {
             match (&*tag.key, &tag.value) {
-                (SAMPLE_RATE, TagValue::F64(hz)) if self.settings.sample_rate.is_none() => self.rate = Some(*hz),
-                (CENTER_FREQUENCY, TagValue::F64(hz)) if self.settings.center_frequency.is_none() => {
+                (SAMPLE_RATE, TagValue::F64(hz)) if self.settings.sample_rate.is_none() => {
+                    self.rate = Some(*hz)
+                }
+                (CENTER_FREQUENCY, TagValue::F64(hz))
+                    if self.settings.center_frequency.is_none() =>
+                {
                     self.center = Some(*hz)
                 }
                 _ => {}
@@ -210,7 +247,7 @@ impl Node for SpectrumPng {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocks::{SignalSource, Head, Waveform};
+    use crate::blocks::{Head, SignalSource, Waveform};
     use num_complex::Complex32;
     use sluice_runtime::Graph;
 
@@ -235,14 +272,25 @@ mod tests {
         for picture in [Picture::Spectrum, Picture::Waterfall] {
             let path = dir.join(format!("{picture:?}.png"));
             let mut g = Graph::new();
-            let tone = SignalSource::<Complex32>::new(Waveform::Tone { frequency: 6000.0 }, 1.0, 48000.0);
+            let tone =
+                SignalSource::<Complex32>::new(Waveform::Tone { frequency: 6000.0 }, 1.0, 48000.0);
             let src = g.add("src", tone.unwrap()).unwrap();
             let head = g.add("head", Head::<Complex32>::new(256 * 4 * 20)).unwrap();
             let spec = Spectrum::<Complex32>::new(256, SpectrumWindow::BlackmanHarris, 4).unwrap();
             let spec = g.add("spec", spec).unwrap();
             let (probe, data) = crate::blocks::VectorSink::<f32>::new();
-            let png = g.add("png", SpectrumPng::create(&path, 256, settings(picture)).unwrap()).unwrap();
-            let flat = g.add("flat", sluice_runtime::Rated::new(crate::blocks::VectorToStream::<f32>::new(256))).unwrap();
+            let png = g
+                .add(
+                    "png",
+                    SpectrumPng::create(&path, 256, settings(picture)).unwrap(),
+                )
+                .unwrap();
+            let flat = g
+                .add(
+                    "flat",
+                    sluice_runtime::Rated::new(crate::blocks::VectorToStream::<f32>::new(256)),
+                )
+                .unwrap();
             let probe = g.add("probe", probe).unwrap();
             g.connect(src, "out", head, "in").unwrap();
             g.connect(head, "out", spec, "in").unwrap();
@@ -257,7 +305,11 @@ mod tests {
             let peak = (0..256).max_by(|&a, &b| y[a].total_cmp(&y[b])).unwrap();
             assert_eq!(peak, 128 + 32, "6 kHz of 48 kHz is bin 32 above DC");
             assert!(y[peak].abs() < 0.01);
-            let rate = data.tags().into_iter().find(|t| &*t.key == SAMPLE_RATE).unwrap();
+            let rate = data
+                .tags()
+                .into_iter()
+                .find(|t| &*t.key == SAMPLE_RATE)
+                .unwrap();
             assert_eq!((rate.index, rate.value), (0, TagValue::F64(48000.0)));
         }
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
@@ -269,9 +321,24 @@ mod tests {
     fn an_empty_stream_is_an_error_naming_the_picture_and_leaves_no_file() {
         let path = std::env::temp_dir().join(format!("sluice-empty-{}.png", std::process::id()));
         let mut g = Graph::new();
-        let src = g.add("src", crate::blocks::VectorSource::<f32>::new(vec![0.0; 10])).unwrap();
-        let pack = g.add("pack", sluice_runtime::Rated::new(crate::blocks::StreamToVector::<f32>::new(64))).unwrap();
-        let png = g.add("png", SpectrumPng::create(&path, 64, settings(Picture::Spectrum)).unwrap()).unwrap();
+        let src = g
+            .add(
+                "src",
+                crate::blocks::VectorSource::<f32>::new(vec![0.0; 10]),
+            )
+            .unwrap();
+        let pack = g
+            .add(
+                "pack",
+                sluice_runtime::Rated::new(crate::blocks::StreamToVector::<f32>::new(64)),
+            )
+            .unwrap();
+        let png = g
+            .add(
+                "png",
+                SpectrumPng::create(&path, 64, settings(Picture::Spectrum)).unwrap(),
+            )
+            .unwrap();
         g.connect(src, "out", pack, "in").unwrap();
         g.connect(pack, "out", png, "in").unwrap();
         let err = g.run_stepped().unwrap_err().to_string();

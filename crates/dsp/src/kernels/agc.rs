@@ -195,9 +195,17 @@ mod tests {
                 assert!(err <= 1e-4 * (1.0 + re.hypot(im)), "ch {c} n {n}");
             }
             let tail = &y[y.len() / 2..];
-            let level: f32 = tail.iter().skip(c).step_by(channels).map(|v| v.norm()).sum::<f32>()
+            let level: f32 = tail
+                .iter()
+                .skip(c)
+                .step_by(channels)
+                .map(|v| v.norm())
+                .sum::<f32>()
                 / (tail.len() / channels) as f32;
-            assert!((0.15..0.8).contains(&level), "channel {c} settles at {level}");
+            assert!(
+                (0.15..0.8).contains(&level),
+                "channel {c} settles at {level}"
+            );
         }
     }
 

@@ -56,7 +56,9 @@ mod tests {
     /// A 1 kHz tone at depth 0.5 on a carrier of amplitude 0.8 with a drifting phase.
     fn am(n: usize) -> (Vec<Complex32>, Vec<f64>) {
         let fs = 48000.0;
-        let audio: Vec<f64> = (0..n).map(|k| (2.0 * PI * 1000.0 * k as f64 / fs).sin()).collect();
+        let audio: Vec<f64> = (0..n)
+            .map(|k| (2.0 * PI * 1000.0 * k as f64 / fs).sin())
+            .collect();
         let x = audio
             .iter()
             .enumerate()
@@ -86,7 +88,10 @@ mod tests {
         // After the blocker settles (a few time constants of 1000 samples), the audio is the
         // tone scaled by 0.8 · 0.5.
         for k in 20000..48000 {
-            assert!((f64::from(y[k]) - 0.4 * audio[k]).abs() < 0.01, "sample {k}");
+            assert!(
+                (f64::from(y[k]) - 0.4 * audio[k]).abs() < 0.01,
+                "sample {k}"
+            );
         }
     }
 
@@ -101,7 +106,10 @@ mod tests {
         let mut out = vec![0.0f32; 64];
         let pieces: Vec<f32> = chunked(&x, 60, 3, &mut rng, |w, o| {
             let n = demod.process(w, &mut out[..o.len()]);
-            o[..n].iter_mut().zip(&out[..n]).for_each(|(o, v)| o.re = *v);
+            o[..n]
+                .iter_mut()
+                .zip(&out[..n])
+                .for_each(|(o, v)| o.re = *v);
             (n, n)
         })
         .iter()

@@ -246,10 +246,18 @@ mod tests {
         let mut y = vec![Complex32::default(); x.len() + 3];
         assert_eq!(iir.process(&x, &mut y), x.len());
         for c in 0..channels {
-            let xc: Vec<Complex64> = x.iter().skip(c).step_by(channels).map(|v| v.widen()).collect();
+            let xc: Vec<Complex64> = x
+                .iter()
+                .skip(c)
+                .step_by(channels)
+                .map(|v| v.widen())
+                .collect();
             for (n, want) in reference(&sections(), &xc).iter().enumerate() {
                 let got = y[n * channels + c].widen();
-                assert!((got - want).norm() <= 1e-5 * (1.0 + want.norm()), "ch {c} n {n}");
+                assert!(
+                    (got - want).norm() <= 1e-5 * (1.0 + want.norm()),
+                    "ch {c} n {n}"
+                );
             }
         }
     }
@@ -271,7 +279,12 @@ mod tests {
         let xr: Vec<f32> = x.iter().map(|v| v.re).collect();
         let mut yr = vec![0.0f32; xr.len()];
         real.process(&xr, &mut yr);
-        let want = reference(&sections(), &xr.iter().map(|&v| Complex64::new(v.into(), 0.0)).collect::<Vec<_>>());
+        let want = reference(
+            &sections(),
+            &xr.iter()
+                .map(|&v| Complex64::new(v.into(), 0.0))
+                .collect::<Vec<_>>(),
+        );
         for (g, w) in yr.iter().zip(&want) {
             assert!((f64::from(*g) - w.re).abs() <= 1e-5 * (1.0 + w.re.abs()));
         }
@@ -282,7 +295,12 @@ mod tests {
         assert!(Biquad::new([1.0, 0.0, 0.0], [0.0, 1.0, 0.0]).is_err());
         assert!(Biquad::new([f64::NAN, 0.0, 0.0], [1.0, 0.0, 0.0]).is_err());
         let unstable = Biquad::new([1.0, 0.0, 0.0], [1.0, -2.0, 1.0]).unwrap_err();
-        assert!(unstable.to_string().contains("poles inside the unit circle"), "{unstable}");
+        assert!(
+            unstable
+                .to_string()
+                .contains("poles inside the unit circle"),
+            "{unstable}"
+        );
         assert!(BiquadCascade::<f32>::new(&[], 1).is_err());
         assert!(BiquadCascade::<f32>::new(&sections(), 0).is_err());
         let lp = Biquad::new([0.25, 0.5, 0.25], [1.0, 0.0, 0.0]).unwrap();

@@ -81,7 +81,8 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         let (a, b) = (rand_c(1000, &mut rng), rand_c(990, &mut rng));
         let mut out = vec![Complex32::default(); 1000];
-        let ops: [(BinaryOp, fn(Complex64, Complex64) -> Complex64); 3] = [
+        type Reference = fn(Complex64, Complex64) -> Complex64;
+        let ops: [(BinaryOp, Reference); 3] = [
             (BinaryOp::Add, |x, y| x + y),
             (BinaryOp::Subtract, |x, y| x - y),
             (BinaryOp::Multiply, |x, y| x * y),

@@ -90,7 +90,11 @@ pub fn butterworth(kind: Butterworth, order: usize) -> Result<Vec<Biquad>, DspEr
             let low = matches!(kind, Butterworth::Lowpass { .. });
             for p in &pairs {
                 let d = [w * w, -2.0 * p.re * w, 1.0];
-                let n = if low { [w * w, 0.0, 0.0] } else { [0.0, 0.0, 1.0] };
+                let n = if low {
+                    [w * w, 0.0, 0.0]
+                } else {
+                    [0.0, 0.0, 1.0]
+                };
                 out.push(bilinear(n, d)?);
             }
             if odd {
@@ -126,15 +130,18 @@ pub fn butterworth(kind: Butterworth, order: usize) -> Result<Vec<Biquad>, DspEr
 /// the −3 dB point is `1 / (2π·tau)` Hz exactly (as GNU Radio's `fm_deemph`). Unity gain at DC.
 pub fn deemphasis(tau: f64, sample_rate: f64) -> Result<Biquad, DspError> {
     if !(sample_rate.is_finite() && sample_rate > 0.0) {
-        return Err(invalid("sample_rate", sample_rate, "a positive number of Hz"));
+        return Err(invalid(
+            "sample_rate",
+            sample_rate,
+            "a positive number of Hz",
+        ));
     }
     if !(tau.is_finite() && tau > 0.0) {
         return Err(invalid("tau", tau, "a positive time constant in seconds"));
     }
     let corner = 1.0 / (2.0 * PI * tau) / sample_rate;
-    let w = frequency("tau", corner).map_err(|_| {
-        invalid("tau", tau, "a corner 1/(2π·tau) below half the sample rate")
-    })?;
+    let w = frequency("tau", corner)
+        .map_err(|_| invalid("tau", tau, "a corner 1/(2π·tau) below half the sample rate"))?;
     bilinear([w, 0.0, 0.0], [w, 1.0, 0.0])
 }
 
@@ -165,7 +172,11 @@ mod tests {
         for k in 1..200 {
             let f = k as f64 / 400.0;
             let got = cascade_response(sections, f).norm_sqr();
-            assert!((got - want(f)).abs() <= 1e-9, "{what} at {f}: {got} vs {}", want(f));
+            assert!(
+                (got - want(f)).abs() <= 1e-9,
+                "{what} at {f}: {got} vs {}",
+                want(f)
+            );
         }
     }
 
@@ -175,10 +186,25 @@ mod tests {
             let n = 2 * order as i32;
             let lp = butterworth(Butterworth::Lowpass { cutoff: 0.1 }, order).unwrap();
             assert_eq!(lp.len(), order.div_ceil(2));
-            check(&lp, |f| 1.0 / (1.0 + (warped(f) / warped(0.1)).powi(n)), "lowpass");
+            check(
+                &lp,
+                |f| 1.0 / (1.0 + (warped(f) / warped(0.1)).powi(n)),
+                "lowpass",
+            );
             let hp = butterworth(Butterworth::Highpass { cutoff: 0.3 }, order).unwrap();
-            check(&hp, |f| 1.0 / (1.0 + (warped(0.3) / warped(f)).powi(n)), "highpass");
-            let bp = butterworth(Butterworth::Bandpass { low: 0.05, high: 0.2 }, order).unwrap();
+            check(
+                &hp,
+                |f| 1.0 / (1.0 + (warped(0.3) / warped(f)).powi(n)),
+                "highpass",
+            );
+            let bp = butterworth(
+                Butterworth::Bandpass {
+                    low: 0.05,
+                    high: 0.2,
+                },
+                order,
+            )
+            .unwrap();
             assert_eq!(bp.len(), order);
             let (wl, wh) = (2.0 * warped(0.05), 2.0 * warped(0.2));
             check(
@@ -198,7 +224,11 @@ mod tests {
         let fs = 48000.0;
         let d = deemphasis(75e-6, fs).unwrap();
         let corner = 1.0 / (2.0 * PI * 75e-6) / fs;
-        check(&[d], |f| 1.0 / (1.0 + (warped(f) / warped(corner)).powi(2)), "deemphasis");
+        check(
+            &[d],
+            |f| 1.0 / (1.0 + (warped(f) / warped(corner)).powi(2)),
+            "deemphasis",
+        );
         assert!((cascade_response(&[d], 0.0).norm() - 1.0).abs() < 1e-12);
         let dc = dc_blocker(0.999).unwrap();
         assert!(cascade_response(&[dc], 0.0).norm() < 1e-12);
@@ -211,10 +241,16 @@ mod tests {
         assert!(err(butterworth(Butterworth::Lowpass { cutoff: 0.5 }, 2)).contains("cutoff = 0.5"));
         assert!(err(butterworth(Butterworth::Lowpass { cutoff: 0.1 }, 0)).contains("order"));
         assert!(err(butterworth(Butterworth::Highpass { cutoff: 0.1 }, 17)).contains("order"));
-        let swapped = Butterworth::Bandpass { low: 0.2, high: 0.1 };
+        let swapped = Butterworth::Bandpass {
+            low: 0.2,
+            high: 0.1,
+        };
         assert!(err(butterworth(swapped, 2)).contains("above low"));
         assert!(deemphasis(75e-6, 0.0).is_err());
-        assert!(deemphasis(1e-9, 48000.0).unwrap_err().to_string().contains("tau"));
+        assert!(deemphasis(1e-9, 48000.0)
+            .unwrap_err()
+            .to_string()
+            .contains("tau"));
         assert!(dc_blocker(1.0).is_err());
     }
 }

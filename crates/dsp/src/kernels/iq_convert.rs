@@ -187,7 +187,10 @@ mod tests {
         let mut bytes = vec![0u8; 6];
         assert_eq!(c32_to_iq(IqFormat::Cu8, &loud, &mut bytes), (3, 3));
         assert_eq!(bytes[..2], [255, 0]);
-        assert_eq!(bytes[2], 128, "NaN is the format's zero (127.5 rounds to 128)");
+        assert_eq!(
+            bytes[2], 128,
+            "NaN is the format's zero (127.5 rounds to 128)"
+        );
     }
 
     #[test]
@@ -198,7 +201,11 @@ mod tests {
         let mut parts = vec![Complex32::default(); 500];
         let mut at = 0;
         for len in [1, 3, 300, 196] {
-            at += iq_to_c32(IqFormat::Cu8, &bytes[2 * at..2 * (at + len)], &mut parts[at..]);
+            at += iq_to_c32(
+                IqFormat::Cu8,
+                &bytes[2 * at..2 * (at + len)],
+                &mut parts[at..],
+            );
         }
         assert_eq!((at, &whole), (500, &parts));
         assert_eq!(IqFormat::parse("ci16").unwrap().name(), "ci16");

@@ -28,9 +28,9 @@ mod scale;
 mod spectrum;
 mod sum;
 mod taps_file;
-mod waterfall;
 #[cfg(test)]
 mod test_util;
+mod waterfall;
 
 pub use agc::{Agc, AgcSample, AgcSettings};
 pub use am_demod::AmDemod;

@@ -49,7 +49,9 @@ impl SpectrumWindow {
                     let t = 2.0 * PI * n as f64 / len as f64;
                     a.iter()
                         .enumerate()
-                        .map(|(k, c)| c * (k as f64 * t).cos() * if k % 2 == 1 { -1.0 } else { 1.0 })
+                        .map(|(k, c)| {
+                            c * (k as f64 * t).cos() * if k % 2 == 1 { -1.0 } else { 1.0 }
+                        })
                         .sum()
                 })
                 .collect()
@@ -153,13 +155,18 @@ impl PowerSpectrum {
     pub fn process<S: SpectrumSample>(&mut self, x: &[S], out: &mut [f32]) -> (usize, usize) {
         let per = self.input_per_output();
         let spectra = (x.len() / per).min(out.len() / self.size);
-        for (xs, ys) in x.chunks_exact(per).zip(out.chunks_exact_mut(self.size)).take(spectra) {
+        for (xs, ys) in x
+            .chunks_exact(per)
+            .zip(out.chunks_exact_mut(self.size))
+            .take(spectra)
+        {
             self.power.fill(0.0);
             for frame in xs.chunks_exact(self.size) {
                 for ((b, &v), &w) in self.buf.iter_mut().zip(frame).zip(&self.window) {
                     *b = v.complex() * w;
                 }
-                self.fft.process_with_scratch(&mut self.buf, &mut self.scratch);
+                self.fft
+                    .process_with_scratch(&mut self.buf, &mut self.scratch);
                 for (p, b) in self.power.iter_mut().zip(&self.buf) {
                     *p += f64::from(b.norm_sqr());
                 }
@@ -205,7 +212,10 @@ mod tests {
     #[test]
     fn matches_a_direct_dft_and_reads_a_full_scale_tone_as_0_db() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(6);
-        for (size, window) in [(64, SpectrumWindow::Hann), (45, SpectrumWindow::BlackmanHarris)] {
+        for (size, window) in [
+            (64, SpectrumWindow::Hann),
+            (45, SpectrumWindow::BlackmanHarris),
+        ] {
             let averages = 3;
             let x = rand_c(size * averages * 2 + 5, &mut rng);
             let mut s = PowerSpectrum::new(size, window, averages).unwrap();
@@ -215,7 +225,10 @@ mod tests {
             let total: f64 = want.iter().sum();
             for (j, w) in want.iter().enumerate() {
                 let got = 10f64.powf(f64::from(y[j]) / 10.0);
-                assert!((got - w).abs() <= 1e-5 * total, "{window:?} bin {j}: {got} vs {w}");
+                assert!(
+                    (got - w).abs() <= 1e-5 * total,
+                    "{window:?} bin {j}: {got} vs {w}"
+                );
             }
         }
         let size = 256;
@@ -249,6 +262,9 @@ mod tests {
         assert_eq!(parts, whole);
         assert!(PowerSpectrum::new(1, SpectrumWindow::Hann, 1).is_err());
         assert!(PowerSpectrum::new(8, SpectrumWindow::Hann, 0).is_err());
-        assert!(SpectrumWindow::parse("hamming").unwrap_err().to_string().contains("hann"));
+        assert!(SpectrumWindow::parse("hamming")
+            .unwrap_err()
+            .to_string()
+            .contains("hann"));
     }
 }

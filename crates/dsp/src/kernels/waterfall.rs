@@ -69,7 +69,8 @@ impl Waterfall {
             self.partial_count += 1;
             if self.partial_count == self.merge {
                 let n = self.partial_count as f64;
-                self.rows.extend(self.partial.iter().map(|&p| (p / n) as f32));
+                self.rows
+                    .extend(self.partial.iter().map(|&p| (p / n) as f32));
                 self.partial.fill(0.0);
                 self.partial_count = 0;
                 if self.rows.len() == 2 * self.max_rows * self.bins {
@@ -84,7 +85,8 @@ impl Waterfall {
         let b = self.bins;
         for r in 0..self.max_rows {
             for k in 0..b {
-                self.rows[r * b + k] = 0.5 * (self.rows[2 * r * b + k] + self.rows[(2 * r + 1) * b + k]);
+                self.rows[r * b + k] =
+                    0.5 * (self.rows[2 * r * b + k] + self.rows[(2 * r + 1) * b + k]);
             }
         }
         self.rows.truncate(self.max_rows * b);
@@ -114,7 +116,10 @@ impl Waterfall {
         if self.count == 0 {
             return Vec::new();
         }
-        self.total.iter().map(|&t| db(t / self.count as f64)).collect()
+        self.total
+            .iter()
+            .map(|&t| db(t / self.count as f64))
+            .collect()
     }
 }
 
@@ -128,7 +133,11 @@ pub fn colour_map(level: f32) -> (u8, u8, u8) {
         (94.0, 201.0, 98.0),
         (253.0, 231.0, 37.0),
     ];
-    let t = if level.is_nan() { 0.0 } else { level.clamp(0.0, 1.0) } * 4.0;
+    let t = if level.is_nan() {
+        0.0
+    } else {
+        level.clamp(0.0, 1.0)
+    } * 4.0;
     let i = (t as usize).min(3);
     let f = t - i as f32;
     let (a, b) = (STOPS[i], STOPS[i + 1]);

@@ -15,7 +15,10 @@ fn config(block: usize) -> ConvolverConfig {
 }
 
 fn noise(len: usize, seed: u64) -> Vec<f32> {
-    crate::blocks::test_support::c32_noise(len, seed).iter().map(|v| v.re * 0.3).collect()
+    crate::blocks::test_support::c32_noise(len, seed)
+        .iter()
+        .map(|v| v.re * 0.3)
+        .collect()
 }
 
 /// `inputs` through a `convolve` node (threaded, odd chunks); one vector per output.
@@ -46,18 +49,41 @@ fn run(block: Convolve, inputs: &[Vec<f32>], rate: Option<f64>) -> Result<Vec<Ve
 fn mono_matches_a_direct_f64_convolution_tail_included() {
     let x = noise(20_000, 1);
     let h = noise(3000, 2);
-    let block = Convolve::new(&[h.clone()], 48000, "ir.wav", 1, config(256), true).unwrap();
-    let y = run(block, &[x.clone()], Some(48000.0)).unwrap().remove(0);
+    let block = Convolve::new(
+        std::slice::from_ref(&h),
+        48000,
+        "ir.wav",
+        1,
+        config(256),
+        true,
+    )
+    .unwrap();
+    let y = run(block, std::slice::from_ref(&x), Some(48000.0))
+        .unwrap()
+        .remove(0);
     assert_eq!(y.len(), x.len() + h.len() - 1);
     for (n, got) in y.iter().enumerate() {
         let want: f64 = (n.saturating_sub(h.len() - 1)..=n.min(x.len() - 1))
             .map(|k| f64::from(x[k]) * f64::from(h[n - k]))
             .sum();
-        assert!((f64::from(*got) - want).abs() < 1e-4, "frame {n}: {got} vs {want}");
+        assert!(
+            (f64::from(*got) - want).abs() < 1e-4,
+            "frame {n}: {got} vs {want}"
+        );
     }
     // Without the tail, and at a block size the engine must buffer (latency removed).
-    let block = Convolve::new(&[h.clone()], 48000, "ir.wav", 1, config(100), false).unwrap();
-    let short = run(block, &[x.clone()], None).unwrap().remove(0);
+    let block = Convolve::new(
+        std::slice::from_ref(&h),
+        48000,
+        "ir.wav",
+        1,
+        config(100),
+        false,
+    )
+    .unwrap();
+    let short = run(block, std::slice::from_ref(&x), None)
+        .unwrap()
+        .remove(0);
     assert_eq!(short.len(), x.len());
     for (a, b) in short.iter().zip(&y) {
         assert!((a - b).abs() < 1e-5);
@@ -72,13 +98,24 @@ fn true_stereo_routes_as_the_offline_engine_does() {
     let got = run(block, &inputs, Some(44100.0)).unwrap();
     let matrix = Layout::TrueStereo.matrix(2, &ir).unwrap();
     let want = convolve_offline(&matrix, &[&inputs[0], &inputs[1]], &config(512)).unwrap();
-    assert_eq!(got, want, "the block and the offline engine run the same loop");
+    assert_eq!(
+        got, want,
+        "the block and the offline engine run the same loop"
+    );
 }
 
 #[test]
 fn a_wrong_rate_and_a_wrong_layout_are_errors_naming_the_ir() {
     let h = noise(100, 5);
-    let block = Convolve::new(&[h.clone()], 48000, "ir.wav", 1, config(64), true).unwrap();
+    let block = Convolve::new(
+        std::slice::from_ref(&h),
+        48000,
+        "ir.wav",
+        1,
+        config(64),
+        true,
+    )
+    .unwrap();
     let err = run(block, &[noise(1000, 6)], Some(44100.0)).unwrap_err();
     assert!(
         err.contains("the stream is 44100 Hz but the impulse response ir.wav is 48000 Hz"),
@@ -86,5 +123,9 @@ fn a_wrong_rate_and_a_wrong_layout_are_errors_naming_the_ir() {
     );
     let three = vec![h.clone(), h.clone(), h];
     let err = Convolve::new(&three, 48000, "ir.wav", 2, config(64), true).unwrap_err();
-    assert!(err.to_string().starts_with("ir.wav: the impulse response has 3 channels"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("ir.wav: the impulse response has 3 channels"),
+        "{err}"
+    );
 }

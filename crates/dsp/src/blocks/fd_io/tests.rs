@@ -7,7 +7,10 @@ use sluice_runtime::{Graph, RunOptions, Scheduler};
 
 fn pipe() -> (File, File) {
     let (r, w) = std::io::pipe().unwrap();
-    (File::from(std::os::fd::OwnedFd::from(r)), File::from(std::os::fd::OwnedFd::from(w)))
+    (
+        File::from(std::os::fd::OwnedFd::from(r)),
+        File::from(std::os::fd::OwnedFd::from(w)),
+    )
 }
 
 #[test]
@@ -29,8 +32,12 @@ fn items_cross_a_pipe_in_odd_pieces_and_back_out() {
         all
     });
     let mut g = Graph::new();
-    let src = g.add("src", FdSource::<u32>::new(reader, "the test pipe", false)).unwrap();
-    let sink = g.add("sink", FdSink::<u32>::new(out_writer, "the out pipe")).unwrap();
+    let src = g
+        .add("src", FdSource::<u32>::new(reader, "the test pipe", false))
+        .unwrap();
+    let sink = g
+        .add("sink", FdSink::<u32>::new(out_writer, "the out pipe"))
+        .unwrap();
     g.connect(src, "out", sink, "in").unwrap();
     g.run(&RunOptions::default()).unwrap();
     feeder.join().unwrap();
@@ -44,22 +51,34 @@ fn a_pipe_that_ends_inside_an_item_is_an_error_and_a_broken_pipe_a_warning() {
     writer.write_all(&[1, 2, 3, 4, 5, 6]).unwrap();
     drop(writer);
     let mut g = Graph::new();
-    let src = g.add("src", FdSource::<u32>::new(reader, "the test pipe", false)).unwrap();
+    let src = g
+        .add("src", FdSource::<u32>::new(reader, "the test pipe", false))
+        .unwrap();
     let (sink, _) = VectorSink::<u32>::new();
     let sink = g.add("sink", sink).unwrap();
     g.connect(src, "out", sink, "in").unwrap();
     let err = g.run_stepped().unwrap_err().to_string();
-    assert!(err.contains("the test pipe ended inside an item (2 of 4 bytes)"), "{err}");
+    assert!(
+        err.contains("the test pipe ended inside an item (2 of 4 bytes)"),
+        "{err}"
+    );
 
     let (reader, writer) = pipe();
     drop(reader);
     let mut g = Graph::new();
-    let src = g.add("src", VectorSource::new(vec![7u32; 100_000])).unwrap();
-    let sink = g.add("sink", FdSink::<u32>::new(writer, "the closed pipe")).unwrap();
+    let src = g
+        .add("src", VectorSource::new(vec![7u32; 100_000]))
+        .unwrap();
+    let sink = g
+        .add("sink", FdSink::<u32>::new(writer, "the closed pipe"))
+        .unwrap();
     g.connect(src, "out", sink, "in").unwrap();
     let report = g.run_stepped().unwrap();
     let warnings = &report.node("sink").unwrap().warnings;
-    assert_eq!(warnings, &["the reader of the closed pipe went away after 0 items"]);
+    assert_eq!(
+        warnings,
+        &["the reader of the closed pipe went away after 0 items"]
+    );
 }
 
 /// A fast writer, a slow graph: the real-time source drops what finds no room, and every gap
@@ -73,8 +92,12 @@ fn a_realtime_source_drops_what_finds_no_room_and_tags_each_gap() {
         writer.write_all(bytemuck::cast_slice(&data)).unwrap();
     });
     let mut g = Graph::new();
-    let src = g.add("src", FdSource::<u32>::new(reader, "the test pipe", true)).unwrap();
-    let slow = g.add("slow", Throttle::<u32>::new(400_000.0).unwrap()).unwrap();
+    let src = g
+        .add("src", FdSource::<u32>::new(reader, "the test pipe", true))
+        .unwrap();
+    let slow = g
+        .add("slow", Throttle::<u32>::new(400_000.0).unwrap())
+        .unwrap();
     let (sink, data) = VectorSink::<u32>::new();
     let sink = g.add("sink", sink).unwrap();
     g.connect_with(src, "out", slow, "in", Some(1024)).unwrap();
@@ -95,7 +118,10 @@ fn a_realtime_source_drops_what_finds_no_room_and_tags_each_gap() {
             ref v => panic!("{v:?}"),
         })
         .collect();
-    assert!(!gaps.is_empty(), "the graph kept up with a pipe: nothing was dropped");
+    assert!(
+        !gaps.is_empty(),
+        "the graph kept up with a pipe: nothing was dropped"
+    );
     let mut expected = 0u32;
     for (k, &v) in items.iter().enumerate() {
         let lost = gaps.get(&(k as u64)).copied().unwrap_or(0);
@@ -107,5 +133,8 @@ fn a_realtime_source_drops_what_finds_no_room_and_tags_each_gap() {
     assert_eq!(items.len() as u64 + dropped, u64::from(total));
     let warnings = &report.node("src").unwrap().warnings;
     assert!(warnings[0].starts_with("the test pipe: "), "{warnings:?}");
-    assert!(warnings[0].contains(&format!("({dropped} items dropped")), "{warnings:?}");
+    assert!(
+        warnings[0].contains(&format!("({dropped} items dropped")),
+        "{warnings:?}"
+    );
 }

@@ -31,7 +31,11 @@ impl Node for Stall {
         if self.passed >= self.after && !self.pause.is_zero() {
             std::thread::sleep(std::mem::take(&mut self.pause));
         }
-        let limit = if self.passed < self.after { self.after - self.passed } else { u64::MAX };
+        let limit = if self.passed < self.after {
+            self.after - self.passed
+        } else {
+            u64::MAX
+        };
         let (work, n) = crate::blocks::basic::pass_through::<u32>(io, limit)?;
         self.passed += n as u64;
         Ok(work)
@@ -44,21 +48,41 @@ fn a_source_that_overflows_drops_the_oldest_and_tags_the_gap() {
     // meanwhile, the 256-item queue and the 200-item device buffer hold some, the rest drop.
     let x: Vec<u32> = (0..6000).collect();
     let mut g = Graph::new();
-    let src = g.add("src", VectorSource::new(x.clone()).with_tag(0, "first", TagValue::U64(0))).unwrap();
-    let rt = g.add("rt", RtThrottle::<u32>::new(20_000.0, RtMode::Source, 200).unwrap()).unwrap();
-    let stall = Stall { after: 1000, pause: Duration::from_millis(100), passed: 0 };
+    let src = g
+        .add(
+            "src",
+            VectorSource::new(x.clone()).with_tag(0, "first", TagValue::U64(0)),
+        )
+        .unwrap();
+    let rt = g
+        .add(
+            "rt",
+            RtThrottle::<u32>::new(20_000.0, RtMode::Source, 200).unwrap(),
+        )
+        .unwrap();
+    let stall = Stall {
+        after: 1000,
+        pause: Duration::from_millis(100),
+        passed: 0,
+    };
     let stall = g.add("stall", stall).unwrap();
     let (sink, data) = VectorSink::<u32>::new();
     let sink = g.add("sink", sink).unwrap();
     g.connect(src, "out", rt, "in").unwrap();
     g.connect_with(rt, "out", stall, "in", Some(256)).unwrap();
     g.connect_with(stall, "out", sink, "in", Some(256)).unwrap();
-    let opts = RunOptions { scheduler: Scheduler::ThreadPerNode, ..RunOptions::default() };
+    let opts = RunOptions {
+        scheduler: Scheduler::ThreadPerNode,
+        ..RunOptions::default()
+    };
     let report = g.run(&opts).unwrap();
     let items = data.items();
     let tags = data.tags();
     let lost = gaps(&tags, OVERFLOW);
-    assert!(!lost.is_empty(), "a 100 ms stall at 20 kHz must overflow a 456-item buffer");
+    assert!(
+        !lost.is_empty(),
+        "a 100 ms stall at 20 kHz must overflow a 456-item buffer"
+    );
     let mut expected = 0u32;
     for (k, &v) in items.iter().enumerate() {
         let gap = lost.iter().find(|(i, _)| *i == k as u64).map_or(0, |g| g.1);
@@ -69,7 +93,10 @@ fn a_source_that_overflows_drops_the_oldest_and_tags_the_gap() {
     assert_eq!(items.len() as u64 + dropped, 6000);
     assert!(tags.iter().any(|t| &*t.key == "first" && t.index == 0));
     let w = &report.node("rt").unwrap().warnings;
-    assert!(w[0].contains(&format!("({dropped} items dropped)")), "{w:?}");
+    assert!(
+        w[0].contains(&format!("({dropped} items dropped)")),
+        "{w:?}"
+    );
 }
 
 #[test]
@@ -79,25 +106,42 @@ fn a_sink_that_underflows_plays_zeros_for_the_late_items() {
     let x: Vec<u32> = (1..=3000).collect();
     let mut g = Graph::new();
     let src = g.add("src", VectorSource::new(x.clone())).unwrap();
-    let stall = Stall { after: 1000, pause: Duration::from_millis(100), passed: 0 };
+    let stall = Stall {
+        after: 1000,
+        pause: Duration::from_millis(100),
+        passed: 0,
+    };
     let stall = g.add("stall", stall).unwrap();
-    let rt = g.add("rt", RtThrottle::<u32>::new(20_000.0, RtMode::Sink, 100).unwrap()).unwrap();
+    let rt = g
+        .add(
+            "rt",
+            RtThrottle::<u32>::new(20_000.0, RtMode::Sink, 100).unwrap(),
+        )
+        .unwrap();
     let (sink, data) = VectorSink::<u32>::new();
     let sink = g.add("sink", sink).unwrap();
     g.connect_with(src, "out", stall, "in", Some(256)).unwrap();
     g.connect_with(stall, "out", rt, "in", Some(256)).unwrap();
     g.connect(rt, "out", sink, "in").unwrap();
-    let opts = RunOptions { scheduler: Scheduler::ThreadPerNode, ..RunOptions::default() };
+    let opts = RunOptions {
+        scheduler: Scheduler::ThreadPerNode,
+        ..RunOptions::default()
+    };
     g.run(&opts).unwrap();
     let items = data.items();
     let filled = gaps(&data.tags(), UNDERFLOW);
-    assert!(!filled.is_empty(), "a 100 ms stall at 20 kHz must underflow");
+    assert!(
+        !filled.is_empty(),
+        "a 100 ms stall at 20 kHz must underflow"
+    );
     let zeros: u64 = filled.iter().map(|g| g.1).sum();
     assert_eq!(items.len() as u64, 3000 + zeros);
     let data_only: Vec<u32> = items.iter().copied().filter(|&v| v != 0).collect();
     assert_eq!(data_only, x, "every item passes, in order");
     for &(at, n) in &filled {
-        assert!(items[at as usize..(at + n) as usize].iter().all(|&v| v == 0));
+        assert!(items[at as usize..(at + n) as usize]
+            .iter()
+            .all(|&v| v == 0));
     }
     assert!(RtThrottle::<u32>::new(0.0, RtMode::Sink, 1).is_err());
 }

@@ -102,7 +102,10 @@ fn every_datatype_round_trips_with_its_metadata() {
         assert!(note.contains(&("core:label".into(), TagValue::Str("burst".into()))));
         assert!(note.contains(&("core:sample_count".into(), TagValue::U64(40))));
         let gap = annotation_fields(&tags[5].value);
-        assert!(gap.contains(&("core:label".into(), TagValue::Str(OVERFLOW.into()))), "{gap:?}");
+        assert!(
+            gap.contains(&("core:label".into(), TagValue::Str(OVERFLOW.into()))),
+            "{gap:?}"
+        );
     }
 }
 
@@ -139,8 +142,15 @@ fn a_failed_run_leaves_an_existing_recording_untouched() {
     let sink = g.add("sink", sink).unwrap();
     g.connect(src, "out", sink, "in").unwrap();
     assert!(g.run_stepped().is_err());
-    assert_eq!((std::fs::read(&meta).unwrap(), std::fs::read(&data).unwrap()), before);
-    assert_eq!(std::fs::read_dir(&d.0).unwrap().count(), 2, "no partial file left");
+    assert_eq!(
+        (std::fs::read(&meta).unwrap(), std::fs::read(&data).unwrap()),
+        before
+    );
+    assert_eq!(
+        std::fs::read_dir(&d.0).unwrap().count(),
+        2,
+        "no partial file left"
+    );
 }
 
 #[test]
@@ -148,17 +158,34 @@ fn a_bad_recording_is_an_error_naming_the_file() {
     let d = dir("bad");
     let path = d.0.join("rec");
     let (meta, data) = sigmf::paths(&path);
-    std::fs::write(&meta, r#"{"global": {"core:datatype": "ci16_le", "core:version": "1.2.0"}}"#).unwrap();
+    std::fs::write(
+        &meta,
+        r#"{"global": {"core:datatype": "ci16_le", "core:version": "1.2.0"}}"#,
+    )
+    .unwrap();
     std::fs::write(&data, [0u8; 6]).unwrap();
     let err = SigmfSource::open(&path).unwrap_err().to_string();
-    assert!(err.ends_with("rec.sigmf-data is 6 bytes, not a whole number of 4-byte ci16_le samples"), "{err}");
+    assert!(
+        err.ends_with("rec.sigmf-data is 6 bytes, not a whole number of 4-byte ci16_le samples"),
+        "{err}"
+    );
     std::fs::write(&meta, r#"{"global": {"core:datatype": "ci16_le"}}"#).unwrap();
     let err = SigmfSource::open(&path).unwrap_err().to_string();
-    assert!(err.ends_with("rec.sigmf-meta: global.core:version: is required but missing"), "{err}");
+    assert!(
+        err.ends_with("rec.sigmf-meta: global.core:version: is required but missing"),
+        "{err}"
+    );
     std::fs::remove_file(&data).unwrap();
-    std::fs::write(&meta, r#"{"global": {"core:datatype": "ci16_le", "core:version": "1.2.0"}}"#).unwrap();
+    std::fs::write(
+        &meta,
+        r#"{"global": {"core:datatype": "ci16_le", "core:version": "1.2.0"}}"#,
+    )
+    .unwrap();
     let err = SigmfSource::open(&path).unwrap_err().to_string();
-    assert!(err.contains("cannot open") && err.contains("rec.sigmf-data"), "{err}");
+    assert!(
+        err.contains("cannot open") && err.contains("rec.sigmf-data"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -179,14 +206,21 @@ fn a_hand_written_ci16_recording_reads_as_the_f64_formula_says() {
     let bytes: Vec<u8> = raw.iter().flat_map(|v| v.to_le_bytes()).collect();
     std::fs::write(&data, bytes).unwrap();
     let (samples, tags) = read(&path);
-    let want: Vec<(f64, f64)> =
-        raw.chunks(2).map(|p| (f64::from(p[0]) / 32768.0, f64::from(p[1]) / 32768.0)).collect();
+    let want: Vec<(f64, f64)> = raw
+        .chunks(2)
+        .map(|p| (f64::from(p[0]) / 32768.0, f64::from(p[1]) / 32768.0))
+        .collect();
     assert_eq!(samples.len(), want.len());
     for (got, (re, im)) in samples.iter().zip(want) {
-        assert!((f64::from(got.re) - re).abs() < 1e-9 && (f64::from(got.im) - im).abs() < 1e-9, "{got}");
+        assert!(
+            (f64::from(got.re) - re).abs() < 1e-9 && (f64::from(got.im) - im).abs() < 1e-9,
+            "{got}"
+        );
     }
-    let seen: Vec<(u64, &str, TagValue)> =
-        tags.iter().map(|t| (t.index, &*t.key, t.value.clone())).collect();
+    let seen: Vec<(u64, &str, TagValue)> = tags
+        .iter()
+        .map(|t| (t.index, &*t.key, t.value.clone()))
+        .collect();
     assert_eq!(
         seen,
         [

@@ -32,7 +32,10 @@ fn add_const(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let im = p.f64_or("value_im", 0.0)? as f32;
     if item == "f32" {
         if im != 0.0 {
-            return Err(ParamError::new("value_im", "needs item = \"c32\" (a real stream has no imaginary part)"));
+            return Err(ParamError::new(
+                "value_im",
+                "needs item = \"c32\" (a real stream has no imaginary part)",
+            ));
         }
         return Ok(Box::new(Rated::new(AddConst::new(re))));
     }
@@ -46,15 +49,23 @@ fn format(p: &mut Params) -> Result<IqFormat, ParamError> {
 
 fn iq_to_c32(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     match format(p)? {
-        IqFormat::Ci16 => Ok(Box::new(IqToComplex::<i16>::new(IqFormat::Ci16).map_err(node_err("format"))?)),
-        f => Ok(Box::new(IqToComplex::<u8>::new(f).map_err(node_err("format"))?)),
+        IqFormat::Ci16 => Ok(Box::new(
+            IqToComplex::<i16>::new(IqFormat::Ci16).map_err(node_err("format"))?,
+        )),
+        f => Ok(Box::new(
+            IqToComplex::<u8>::new(f).map_err(node_err("format"))?,
+        )),
     }
 }
 
 fn c32_to_iq(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     match format(p)? {
-        IqFormat::Ci16 => Ok(Box::new(ComplexToIq::<i16>::new(IqFormat::Ci16).map_err(node_err("format"))?)),
-        f => Ok(Box::new(ComplexToIq::<u8>::new(f).map_err(node_err("format"))?)),
+        IqFormat::Ci16 => Ok(Box::new(
+            ComplexToIq::<i16>::new(IqFormat::Ci16).map_err(node_err("format"))?,
+        )),
+        f => Ok(Box::new(
+            ComplexToIq::<u8>::new(f).map_err(node_err("format"))?,
+        )),
     }
 }
 

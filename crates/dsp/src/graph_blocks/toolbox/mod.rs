@@ -73,7 +73,10 @@ fn positive(p: &mut Params, name: &str, default: f64) -> Result<f64, ParamError>
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
-        Err(ParamError::new(name, format!("must be a positive number, not {v}")))
+        Err(ParamError::new(
+            name,
+            format!("must be a positive number, not {v}"),
+        ))
     }
 }
 
@@ -82,7 +85,6 @@ mod tests {
     use super::block_types;
     use crate::graph_blocks::standard_registry;
     use sluice_graph::{FileAccess, Params};
-    use std::collections::BTreeMap;
 
     /// The parameters of the one node of `example`.
     fn params_of(example: &str) -> Params {
@@ -96,7 +98,7 @@ mod tests {
                     .map(|(k, v)| (k.clone(), toml::Spanned::new(0..0, v.clone())))
                     .collect()
             })
-            .unwrap_or_else(BTreeMap::new);
+            .unwrap_or_default();
         Params::new(values)
     }
 
@@ -104,15 +106,28 @@ mod tests {
     fn every_example_builds_its_node_or_names_the_missing_input_file() {
         let registry = standard_registry();
         for b in block_types() {
-            assert!(registry.find(b.name).is_some(), "{} is not registered", b.name);
+            assert!(
+                registry.find(b.name).is_some(),
+                "{} is not registered",
+                b.name
+            );
             let mut params = params_of(b.example);
             match (b.build)(&mut params) {
-                Ok(_) => assert!(params.unused().is_empty(), "{}: {:?}", b.name, params.unused()),
+                Ok(_) => assert!(
+                    params.unused().is_empty(),
+                    "{}: {:?}",
+                    b.name,
+                    params.unused()
+                ),
                 Err(e) => {
                     // Only a block that reads a file may fail here, and only for want of it.
                     let reads = b.files.iter().any(|f| f.access == FileAccess::Read);
                     assert!(reads, "{}: {e:?}", b.name);
-                    assert!(b.files.iter().any(|f| f.param == e.param), "{}: {e:?}", b.name);
+                    assert!(
+                        b.files.iter().any(|f| f.param == e.param),
+                        "{}: {e:?}",
+                        b.name
+                    );
                 }
             }
         }

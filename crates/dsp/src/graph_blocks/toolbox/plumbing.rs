@@ -38,7 +38,10 @@ impl ForItem for SkipB {
 fn streams(p: &mut Params) -> Result<usize, ParamError> {
     let n = p.u64("streams")?;
     if !(1..=crate::blocks::interleave::MAX_STREAMS as u64).contains(&n) {
-        return Err(ParamError::new("streams", format!("must be between 1 and 65536, not {n}")));
+        return Err(ParamError::new(
+            "streams",
+            format!("must be between 1 and 65536, not {n}"),
+        ));
     }
     Ok(n as usize)
 }
@@ -47,7 +50,9 @@ struct InterleaveB;
 impl ForItem for InterleaveB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         let n = streams(p)?;
-        Ok(Box::new(Interleave::<T>::new(n).map_err(node_err("streams"))?))
+        Ok(Box::new(
+            Interleave::<T>::new(n).map_err(node_err("streams"))?,
+        ))
     }
 }
 
@@ -55,7 +60,9 @@ struct DeinterleaveB;
 impl ForItem for DeinterleaveB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         let n = streams(p)?;
-        Ok(Box::new(Deinterleave::<T>::new(n).map_err(node_err("streams"))?))
+        Ok(Box::new(
+            Deinterleave::<T>::new(n).map_err(node_err("streams"))?,
+        ))
     }
 }
 
@@ -73,7 +80,10 @@ struct StdoutB;
 impl ForItem for StdoutB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         let n = vlen(p)?;
-        Ok(vectors(Box::new(FdSink::<T>::stdout().map_err(node_err("vlen"))?), n))
+        Ok(vectors(
+            Box::new(FdSink::<T>::stdout().map_err(node_err("vlen"))?),
+            n,
+        ))
     }
 }
 

@@ -17,9 +17,13 @@ const ITEM_F32: ParamDoc = ParamDoc {
 /// An IIR node of `item` on `channels` channels with `sections`.
 fn iir_node(item: &str, sections: &[Biquad], channels: usize) -> Result<Box<dyn Node>, ParamError> {
     if item == "c32" {
-        Ok(Box::new(Rated::new(IirFilter::<Complex32>::new(sections, channels).map_err(node_err("sos"))?)))
+        Ok(Box::new(Rated::new(
+            IirFilter::<Complex32>::new(sections, channels).map_err(node_err("sos"))?,
+        )))
     } else {
-        Ok(Box::new(Rated::new(IirFilter::<f32>::new(sections, channels).map_err(node_err("sos"))?)))
+        Ok(Box::new(Rated::new(
+            IirFilter::<f32>::new(sections, channels).map_err(node_err("sos"))?,
+        )))
     }
 }
 
@@ -30,20 +34,38 @@ fn sections(p: &mut Params) -> Result<Vec<Biquad>, ParamError> {
     match (sos, design) {
         (Some(c), None) => {
             if c.is_empty() || c.len() % 6 != 0 {
-                return Err(ParamError::new("sos", format!("holds {} numbers; give rows of six (b0, b1, b2, a0, a1, a2)", c.len())));
+                return Err(ParamError::new(
+                    "sos",
+                    format!(
+                        "holds {} numbers; give rows of six (b0, b1, b2, a0, a1, a2)",
+                        c.len()
+                    ),
+                ));
             }
             c.chunks_exact(6)
-                .map(|r| Biquad::new([r[0], r[1], r[2]], [r[3], r[4], r[5]]).map_err(dsp_err("sos")))
+                .map(|r| {
+                    Biquad::new([r[0], r[1], r[2]], [r[3], r[4], r[5]]).map_err(dsp_err("sos"))
+                })
                 .collect()
         }
         (None, Some(kind)) => {
             let order = p.u64_or("order", 4)? as usize;
             let kind = match kind.as_str() {
-                "lowpass" => Butterworth::Lowpass { cutoff: p.f64("cutoff")? },
-                "highpass" => Butterworth::Highpass { cutoff: p.f64("cutoff")? },
-                "bandpass" => Butterworth::Bandpass { low: p.f64("low")?, high: p.f64("high")? },
+                "lowpass" => Butterworth::Lowpass {
+                    cutoff: p.f64("cutoff")?,
+                },
+                "highpass" => Butterworth::Highpass {
+                    cutoff: p.f64("cutoff")?,
+                },
+                "bandpass" => Butterworth::Bandpass {
+                    low: p.f64("low")?,
+                    high: p.f64("high")?,
+                },
                 other => {
-                    return Err(ParamError::new("design", format!("unknown design '{other}' (use lowpass, highpass or bandpass)")))
+                    return Err(ParamError::new(
+                        "design",
+                        format!("unknown design '{other}' (use lowpass, highpass or bandpass)"),
+                    ))
                 }
             };
             butterworth(kind, order).map_err(dsp_err("order"))
@@ -87,20 +109,29 @@ fn agc(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     };
     let err = |e: sluice_runtime::NodeError| {
         let text = e.to_string();
-        let param = ["attack", "decay", "max_gain", "reference"].into_iter().find(|k| text.contains(k)).unwrap_or("");
+        let param = ["attack", "decay", "max_gain", "reference"]
+            .into_iter()
+            .find(|k| text.contains(k))
+            .unwrap_or("");
         ParamError::new(param, text)
     };
     if item == "c32" {
-        Ok(Box::new(Rated::new(AgcBlock::<Complex32>::new(settings, n).map_err(err)?)))
+        Ok(Box::new(Rated::new(
+            AgcBlock::<Complex32>::new(settings, n).map_err(err)?,
+        )))
     } else {
-        Ok(Box::new(Rated::new(AgcBlock::<f32>::new(settings, n).map_err(err)?)))
+        Ok(Box::new(Rated::new(
+            AgcBlock::<f32>::new(settings, n).map_err(err)?,
+        )))
     }
 }
 
 fn am(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let n = channels(p)?;
     let pole = p.f64_or("dc_pole", 0.999)?;
-    Ok(Box::new(Rated::new(AmDemodBlock::new(pole, n).map_err(node_err("dc_pole"))?)))
+    Ok(Box::new(Rated::new(
+        AmDemodBlock::new(pole, n).map_err(node_err("dc_pole"))?,
+    )))
 }
 
 pub(super) fn block_types() -> Vec<BlockType> {

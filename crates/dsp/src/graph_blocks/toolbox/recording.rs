@@ -1,7 +1,9 @@
 //! Spectra and their pictures, convolution with an impulse response file, SigMF recordings.
 
 use super::{node_err, positive, sample_item};
-use crate::blocks::{Convolve, Picture, PngSettings, SigmfSink, SigmfSource, Spectrum, SpectrumPng};
+use crate::blocks::{
+    Convolve, Picture, PngSettings, SigmfSink, SigmfSource, Spectrum, SpectrumPng,
+};
 use crate::kernels::{resample_ir, SpectrumWindow, MAX_SPECTRUM_SIZE};
 use crate::sigmf::Datatype;
 use crate::wav::WavReader;
@@ -11,14 +13,30 @@ use sluice_graph::{BlockType, FileAccess, FileParam, ParamDoc, ParamError, Param
 use sluice_runtime::Node;
 use std::path::Path;
 
-const READS_PATH: &[FileParam] = &[FileParam { param: "path", access: FileAccess::Read }];
-const WRITES_PATH: &[FileParam] = &[FileParam { param: "path", access: FileAccess::Write }];
-const READS_IR: &[FileParam] = &[FileParam { param: "ir", access: FileAccess::Read }];
+const READS_PATH: &[FileParam] = &[FileParam {
+    param: "path",
+    access: FileAccess::Read,
+}];
+const WRITES_PATH: &[FileParam] = &[FileParam {
+    param: "path",
+    access: FileAccess::Write,
+}];
+const READS_IR: &[FileParam] = &[FileParam {
+    param: "ir",
+    access: FileAccess::Read,
+}];
 
 fn fft_size(p: &mut Params, required: bool) -> Result<usize, ParamError> {
-    let n = if required { p.u64("fft_size")? } else { p.u64_or("fft_size", 1024)? };
+    let n = if required {
+        p.u64("fft_size")?
+    } else {
+        p.u64_or("fft_size", 1024)?
+    };
     if !(2..=MAX_SPECTRUM_SIZE as u64).contains(&n) {
-        return Err(ParamError::new("fft_size", format!("must be between 2 and {MAX_SPECTRUM_SIZE}, not {n}")));
+        return Err(ParamError::new(
+            "fft_size",
+            format!("must be between 2 and {MAX_SPECTRUM_SIZE}, not {n}"),
+        ));
     }
     Ok(n as usize)
 }
@@ -26,19 +44,33 @@ fn fft_size(p: &mut Params, required: bool) -> Result<usize, ParamError> {
 fn spectrum(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let item = sample_item(p, "c32")?;
     let size = fft_size(p, false)?;
-    let window = p.opt_str("window")?.unwrap_or_else(|| "blackman_harris".into());
-    let window = SpectrumWindow::parse(&window).map_err(|e| ParamError::new("window", e.to_string()))?;
+    let window = p
+        .opt_str("window")?
+        .unwrap_or_else(|| "blackman_harris".into());
+    let window =
+        SpectrumWindow::parse(&window).map_err(|e| ParamError::new("window", e.to_string()))?;
     let averages = p.u64_or("averages", 8)?;
     if !(1..=1 << 20).contains(&averages) {
-        return Err(ParamError::new("averages", format!("must be between 1 and 1048576, not {averages}")));
+        return Err(ParamError::new(
+            "averages",
+            format!("must be between 1 and 1048576, not {averages}"),
+        ));
     }
     let bytes = size as u128 * averages as u128 * 8 * 4;
-    sluice_graph::memory::ensure_fits("averages", bytes, &format!("{averages} frames of {size} samples"))?;
+    sluice_graph::memory::ensure_fits(
+        "averages",
+        bytes,
+        &format!("{averages} frames of {size} samples"),
+    )?;
     let averages = averages as usize;
     if item == "f32" {
-        Ok(Box::new(Spectrum::<f32>::new(size, window, averages).map_err(node_err("fft_size"))?))
+        Ok(Box::new(
+            Spectrum::<f32>::new(size, window, averages).map_err(node_err("fft_size"))?,
+        ))
     } else {
-        Ok(Box::new(Spectrum::<Complex32>::new(size, window, averages).map_err(node_err("fft_size"))?))
+        Ok(Box::new(
+            Spectrum::<Complex32>::new(size, window, averages).map_err(node_err("fft_size"))?,
+        ))
     }
 }
 
@@ -48,60 +80,110 @@ fn spectrum_png(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let picture = match p.opt_str("picture")?.as_deref().unwrap_or("waterfall") {
         "waterfall" => Picture::Waterfall,
         "spectrum" => Picture::Spectrum,
-        other => return Err(ParamError::new("picture", format!("unknown picture '{other}' (use waterfall or spectrum)"))),
+        other => {
+            return Err(ParamError::new(
+                "picture",
+                format!("unknown picture '{other}' (use waterfall or spectrum)"),
+            ))
+        }
     };
     let sample_rate = p.opt_f64("sample_rate")?;
     if let Some(r) = sample_rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
-        return Err(ParamError::new("sample_rate", format!("must be a positive number of Hz, not {r}")));
+        return Err(ParamError::new(
+            "sample_rate",
+            format!("must be a positive number of Hz, not {r}"),
+        ));
     }
     let center_frequency = p.opt_f64("center_frequency")?;
     let pixels = |p: &mut Params, name: &str, default: u64| -> Result<u32, ParamError> {
         let v = p.u64_or(name, default)?;
         if !(100..=8192).contains(&v) {
-            return Err(ParamError::new(name, format!("must be between 100 and 8192 pixels, not {v}")));
+            return Err(ParamError::new(
+                name,
+                format!("must be between 100 and 8192 pixels, not {v}"),
+            ));
         }
         Ok(v as u32)
     };
     let size = (pixels(p, "width", 1000)?, pixels(p, "height", 650)?);
     let max_rows = p.u64_or("max_rows", 1000)?;
     if !(1..=100_000).contains(&max_rows) {
-        return Err(ParamError::new("max_rows", format!("must be between 1 and 100000, not {max_rows}")));
+        return Err(ParamError::new(
+            "max_rows",
+            format!("must be between 1 and 100000, not {max_rows}"),
+        ));
     }
     let range_db = positive(p, "range_db", 90.0)? as f32;
     let title = p.opt_str("title")?.unwrap_or_else(|| path.clone());
-    let settings = PngSettings { picture, sample_rate, center_frequency, size, max_rows: max_rows as usize, range_db, title };
-    Ok(Box::new(SpectrumPng::create(Path::new(&path), bins, settings).map_err(node_err("path"))?))
+    let settings = PngSettings {
+        picture,
+        sample_rate,
+        center_frequency,
+        size,
+        max_rows: max_rows as usize,
+        range_db,
+        title,
+    };
+    Ok(Box::new(
+        SpectrumPng::create(Path::new(&path), bins, settings).map_err(node_err("path"))?,
+    ))
 }
 
 fn convolve(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let ir_path = p.str("ir")?;
     let inputs = p.u64_or("inputs", 1)?;
     if !(1..=crate::blocks::convolve::MAX_CONVOLVE_CHANNELS as u64).contains(&inputs) {
-        return Err(ParamError::new("inputs", format!("must be between 1 and 64, not {inputs}")));
+        return Err(ParamError::new(
+            "inputs",
+            format!("must be between 1 and 64, not {inputs}"),
+        ));
     }
     let block = p.u64_or("block", 1024)?;
     if !(1..=sluice_conv::MAX_BLOCK_SIZE as u64).contains(&block) {
-        return Err(ParamError::new("block", format!("must be between 1 and {}, not {block}", sluice_conv::MAX_BLOCK_SIZE)));
+        return Err(ParamError::new(
+            "block",
+            format!(
+                "must be between 1 and {}, not {block}",
+                sluice_conv::MAX_BLOCK_SIZE
+            ),
+        ));
     }
     let scheduling = match p.opt_str("threads")?.as_deref().unwrap_or("single") {
         "single" => Scheduling::SingleThread,
-        "threaded" => Scheduling::Threaded { pin_cores: None, realtime_priority: None },
-        other => return Err(ParamError::new("threads", format!("unknown value '{other}' (use single or threaded)"))),
+        "threaded" => Scheduling::Threaded {
+            pin_cores: None,
+            realtime_priority: None,
+        },
+        other => {
+            return Err(ParamError::new(
+                "threads",
+                format!("unknown value '{other}' (use single or threaded)"),
+            ))
+        }
     };
     let partitioning = parse_partitioning(p.opt_str("partitioning")?.as_deref().unwrap_or("auto"))
         .map_err(|e| ParamError::new("partitioning", e))?;
     let rate = p.opt_u64("sample_rate")?;
     let tail = p.bool_or("tail", true)?;
-    let max_ir_len = p.u64_or("max_ir_len", 1 << 22)?.min(sluice_conv::MAX_IR_LEN_LIMIT as u64) as usize;
-    let mut reader = WavReader::open(Path::new(&ir_path)).map_err(|e| ParamError::new("ir", e.to_string()))?;
+    let max_ir_len = p
+        .u64_or("max_ir_len", 1 << 22)?
+        .min(sluice_conv::MAX_IR_LEN_LIMIT as u64) as usize;
+    let mut reader =
+        WavReader::open(Path::new(&ir_path)).map_err(|e| ParamError::new("ir", e.to_string()))?;
     let ir_rate = reader.info().sample_rate;
-    let mut ir = reader.read_channels().map_err(|e| ParamError::new("ir", e.to_string()))?;
+    let mut ir = reader
+        .read_channels()
+        .map_err(|e| ParamError::new("ir", e.to_string()))?;
     if ir.iter().flatten().all(|&v| v == 0.0) {
-        return Err(ParamError::new("ir", format!("{ir_path}: the impulse response is silent or empty")));
+        return Err(ParamError::new(
+            "ir",
+            format!("{ir_path}: the impulse response is silent or empty"),
+        ));
     }
     let rate = match rate {
         Some(r) if r != u64::from(ir_rate) => {
-            let r = u32::try_from(r).map_err(|_| ParamError::new("sample_rate", format!("{r} Hz is out of range")))?;
+            let r = u32::try_from(r)
+                .map_err(|_| ParamError::new("sample_rate", format!("{r} Hz is out of range")))?;
             ir = ir.iter().map(|c| resample_ir(c, ir_rate, r)).collect();
             r
         }
@@ -114,28 +196,40 @@ fn convolve(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         late_policy: LatePolicy::Wait,
         max_ir_len,
     };
-    Ok(Box::new(Convolve::new(&ir, rate, &ir_path, inputs as usize, config, tail).map_err(node_err("ir"))?))
+    Ok(Box::new(
+        Convolve::new(&ir, rate, &ir_path, inputs as usize, config, tail)
+            .map_err(node_err("ir"))?,
+    ))
 }
 
 fn sigmf_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let path = p.str("path")?;
-    Ok(Box::new(SigmfSource::open(Path::new(&path)).map_err(node_err("path"))?))
+    Ok(Box::new(
+        SigmfSource::open(Path::new(&path)).map_err(node_err("path"))?,
+    ))
 }
 
 fn sigmf_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let path = p.str("path")?;
     let name = p.opt_str("datatype")?.unwrap_or_else(|| "cf32_le".into());
     let datatype = Datatype::parse(&name).ok_or_else(|| {
-        ParamError::new("datatype", format!("unknown datatype '{name}' (use cf32_le, ci16_le, cu8 or ci8)"))
+        ParamError::new(
+            "datatype",
+            format!("unknown datatype '{name}' (use cf32_le, ci16_le, cu8 or ci8)"),
+        )
     })?;
     let rate = p.opt_f64("sample_rate")?;
     if let Some(r) = rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
-        return Err(ParamError::new("sample_rate", format!("must be a positive number of Hz, not {r}")));
+        return Err(ParamError::new(
+            "sample_rate",
+            format!("must be a positive number of Hz, not {r}"),
+        ));
     }
     let frequency = p.opt_f64("frequency")?;
     let description = p.opt_str("description")?;
     Ok(Box::new(
-        SigmfSink::create(Path::new(&path), datatype, rate, frequency, description).map_err(node_err("path"))?,
+        SigmfSink::create(Path::new(&path), datatype, rate, frequency, description)
+            .map_err(node_err("path"))?,
     ))
 }
 

@@ -6,6 +6,7 @@
 #
 # - Debian packages: the peers the benchmarks compare with (GNU Radio, zita-convolver) and the
 #   tools the scripts use (a C++ compiler for the zita harness, perf, valgrind).
+# - The `sigmf` Python package (PyPI), the SigMF reference the recordings are checked with.
 # - The nightly toolchain's Miri and rust-src, for `cargo +nightly miri test` (CI runs it).
 # - cargo-fuzz, for the fuzz targets in fuzz/ (CI runs net_receive).
 # Never called from inside `cargo test`: parallel tests would fight over apt's lock.
@@ -13,6 +14,7 @@ set -euo pipefail
 
 APT_PACKAGES=(
   gnuradio python3-numpy           # bench chain / overlap-save peers (GNU Radio 3.10)
+  python3-pip python3-jsonschema python3-defusedxml  # the sigmf package (below) and its dependencies
   libzita-convolver-dev g++ pkg-config  # scripts/compare_zita.sh harness
   linux-perf valgrind              # profiling the chain, checking the stress tests
 )
@@ -31,6 +33,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: Debian packages already installed"
+fi
+
+# The SigMF reference implementation for crates/dsp/tests/sigmf_python.rs. It has no Debian
+# package; its dependencies (numpy, jsonschema, defusedxml) come from Debian above, so only it
+# is added.
+if ! /usr/bin/python3 -c 'import sigmf' 2>/dev/null; then
+  as_root /usr/bin/python3 -m pip install --quiet --break-system-packages --no-deps 'sigmf==1.14.0'
 fi
 
 if ! rustup toolchain list | grep -q '^nightly'; then

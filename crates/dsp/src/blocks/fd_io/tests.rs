@@ -83,20 +83,31 @@ fn a_pipe_that_ends_inside_an_item_is_an_error_and_a_broken_pipe_a_warning() {
 
 /// A fast writer, a slow graph: the real-time source drops what finds no room, and every gap
 /// is tagged on the item after it with exactly the number of items missing.
+///
+/// The writer sends 50 000 items at once (far more than the 1024-item queue, the pipe and
+/// 20 000 items/s can take, so some are dropped however the threads are scheduled), then,
+/// after the queue has had time to drain, 1000 more: these find room, and the first of them
+/// carries the last gap's tag.
 #[test]
 fn a_realtime_source_drops_what_finds_no_room_and_tags_each_gap() {
     let (reader, mut writer) = pipe();
-    let total = 200_000u32;
+    let (burst, total) = (50_000u32, 51_000u32);
     let feeder = std::thread::spawn(move || {
         let data: Vec<u32> = (0..total).collect();
-        writer.write_all(bytemuck::cast_slice(&data)).unwrap();
+        writer
+            .write_all(bytemuck::cast_slice(&data[..burst as usize]))
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        writer
+            .write_all(bytemuck::cast_slice(&data[burst as usize..]))
+            .unwrap();
     });
     let mut g = Graph::new();
     let src = g
         .add("src", FdSource::<u32>::new(reader, "the test pipe", true))
         .unwrap();
     let slow = g
-        .add("slow", Throttle::<u32>::new(400_000.0).unwrap())
+        .add("slow", Throttle::<u32>::new(20_000.0).unwrap())
         .unwrap();
     let (sink, data) = VectorSink::<u32>::new();
     let sink = g.add("sink", sink).unwrap();

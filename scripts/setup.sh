@@ -4,9 +4,10 @@
 #
 #   scripts/setup.sh && cargo test --workspace     # the README's test command
 #
-# - Debian packages: the peers the benchmarks compare with (GNU Radio, zita-convolver, libzmq)
-#   and the tools the scripts use (C/C++ compilers for the zita and libzmq harnesses, perf,
+# - Debian packages: the peers the benchmarks compare with (GNU Radio, zita-convolver, libzmq,
+#   liquid-dsp) and the tools the scripts use (C/C++ compilers for the harnesses, perf,
 #   valgrind, iproute2 for the network-namespace probe).
+# - The `sigmf` Python package (PyPI), the SigMF reference the recordings are checked with.
 # - The nightly toolchain's Miri and rust-src, for `cargo +nightly miri test` (CI runs it).
 # - cargo-fuzz, for the fuzz targets in fuzz/ (CI runs net_receive).
 # Never called from inside `cargo test`: parallel tests would fight over apt's lock.
@@ -14,6 +15,7 @@ set -euo pipefail
 
 APT_PACKAGES=(
   gnuradio python3-numpy           # bench chain / overlap-save peers (GNU Radio 3.10)
+  python3-pip python3-jsonschema python3-defusedxml  # the sigmf package (below) and its dependencies
   libzita-convolver-dev g++ pkg-config  # scripts/compare_zita.sh harness
   linux-perf valgrind              # profiling the chain, checking the stress tests
   libzmq3-dev gcc                  # bench net: the libzmq C harness, compiled at run time
@@ -35,6 +37,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: Debian packages already installed"
+fi
+
+# The SigMF reference implementation for crates/dsp/tests/sigmf_python.rs. It has no Debian
+# package; its dependencies (numpy, jsonschema, defusedxml) come from Debian above, so only it
+# is added.
+if ! /usr/bin/python3 -c 'import sigmf' 2>/dev/null; then
+  as_root /usr/bin/python3 -m pip install --quiet --break-system-packages --no-deps 'sigmf==1.14.0'
 fi
 
 if ! rustup toolchain list | grep -q '^nightly'; then

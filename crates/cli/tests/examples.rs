@@ -59,6 +59,7 @@ fn every_example_is_documented_and_listed_here() {
             "decimate",
             "default",
             "lowpass_to_file",
+            "radio_toolbox",
             "throttled",
             "tone_to_wav",
             "wav_filter"
@@ -125,6 +126,25 @@ fn the_examples_run_and_make_what_they_promise() {
     );
     let rms = probe_rms(&stderr, "333 channels");
     assert!((-8.0..-6.4).contains(&rms), "{rms} dBFS");
+
+    run_example("radio_toolbox", &dir.0);
+    let meta = std::fs::read_to_string(dir.0.join("tone.sigmf-meta")).unwrap();
+    assert!(meta.contains("\"core:sample_rate\": 48000.0"), "{meta}");
+    assert!(meta.contains("\"core:datatype\": \"ci16_le\""), "{meta}");
+    let data = std::fs::read(dir.0.join("tone.sigmf-data")).unwrap();
+    assert_eq!(data.len(), 480_000 * 4);
+    // After the DC blocker settles, every sample is the 0.8 tone within cu8's quantisation.
+    for iq in data[4 * 4800..].chunks_exact(4) {
+        let re = f64::from(i16::from_le_bytes([iq[0], iq[1]])) / 32768.0;
+        let im = f64::from(i16::from_le_bytes([iq[2], iq[3]])) / 32768.0;
+        let m = re.hypot(im);
+        assert!((0.79..0.81).contains(&m), "|x| = {m}");
+    }
+    let png = std::fs::read(dir.0.join("waterfall.png")).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "waterfall.png is a PNG file"
+    );
 
     let (_, stderr) = run_example("default", &dir.0);
     let rms = probe_rms(&stderr, "lowpass output");

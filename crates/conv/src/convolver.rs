@@ -271,20 +271,7 @@ impl Convolver {
         inputs: &[&[f32]],
         outputs: &mut [&mut [f32]],
     ) -> Result<(), ConvError> {
-        if inputs.len() != self.inputs {
-            return Err(ConvError::ChannelCount {
-                what: "input",
-                expected: self.inputs,
-                got: inputs.len(),
-            });
-        }
-        if outputs.len() != self.outputs {
-            return Err(ConvError::ChannelCount {
-                what: "output",
-                expected: self.outputs,
-                got: outputs.len(),
-            });
-        }
+        self.check_channels(inputs.len(), outputs.len())?;
         for (channel, x) in inputs.iter().enumerate() {
             if x.len() != self.block {
                 return Err(ConvError::BufferLength {
@@ -305,6 +292,71 @@ impl Convolver {
                 });
             }
         }
+        self.run_block(inputs, 0, outputs, 0);
+        Ok(())
+    }
+
+    /// [`Convolver::process`] on the `block_size` frames from `ioff` of every input slice and
+    /// from `ooff` of every output slice (each at least that long): for callers whose channels
+    /// are slices of longer buffers, with no slices of slices to build (and so no allocation).
+    pub fn process_at<I: AsRef<[f32]>, O: AsMut<[f32]>>(
+        &mut self,
+        inputs: &[I],
+        ioff: usize,
+        outputs: &mut [O],
+        ooff: usize,
+    ) -> Result<(), ConvError> {
+        self.check_channels(inputs.len(), outputs.len())?;
+        for (channel, x) in inputs.iter().enumerate() {
+            if x.as_ref().len() < ioff + self.block {
+                return Err(ConvError::BufferLength {
+                    what: "input",
+                    channel,
+                    expected: ioff + self.block,
+                    got: x.as_ref().len(),
+                });
+            }
+        }
+        for (channel, y) in outputs.iter_mut().enumerate() {
+            if y.as_mut().len() < ooff + self.block {
+                return Err(ConvError::BufferLength {
+                    what: "output",
+                    channel,
+                    expected: ooff + self.block,
+                    got: y.as_mut().len(),
+                });
+            }
+        }
+        self.run_block(inputs, ioff, outputs, ooff);
+        Ok(())
+    }
+
+    fn check_channels(&self, inputs: usize, outputs: usize) -> Result<(), ConvError> {
+        if inputs != self.inputs {
+            return Err(ConvError::ChannelCount {
+                what: "input",
+                expected: self.inputs,
+                got: inputs,
+            });
+        }
+        if outputs != self.outputs {
+            return Err(ConvError::ChannelCount {
+                what: "output",
+                expected: self.outputs,
+                got: outputs,
+            });
+        }
+        Ok(())
+    }
+
+    /// One block, checked by the caller.
+    fn run_block<I: AsRef<[f32]>, O: AsMut<[f32]>>(
+        &mut self,
+        inputs: &[I],
+        ioff: usize,
+        outputs: &mut [O],
+        ooff: usize,
+    ) {
         let _ftz = DenormalGuard::new();
         let n0 = self.n0;
         if let Some(mut ad) = self.adapter.take() {
@@ -313,7 +365,8 @@ impl Convolver {
             while done < self.block {
                 let take = (n0 - ad.in_fill).min(self.block - done);
                 for (b, x) in ad.in_buf.iter_mut().zip(inputs) {
-                    b[ad.in_fill..ad.in_fill + take].copy_from_slice(&x[done..done + take]);
+                    let x = &x.as_ref()[ioff + done..ioff + done + take];
+                    b[ad.in_fill..ad.in_fill + take].copy_from_slice(x);
                 }
                 ad.in_fill += take;
                 done += take;
@@ -331,6 +384,7 @@ impl Convolver {
             }
             debug_assert!(ad.out_count >= self.block);
             for (ring, y) in ad.out_ring.iter().zip(outputs.iter_mut()) {
+                let y = &mut y.as_mut()[ooff..ooff + self.block];
                 let first = (cap - ad.out_read).min(self.block);
                 y[..first].copy_from_slice(&ring[ad.out_read..ad.out_read + first]);
                 y[first..].copy_from_slice(&ring[..self.block - first]);
@@ -340,7 +394,7 @@ impl Convolver {
             self.adapter = Some(ad);
         } else {
             for p in 0..self.block / n0 {
-                self.run_period(inputs, p * n0, outputs, p * n0);
+                self.run_period(inputs, ioff + p * n0, outputs, ooff + p * n0);
             }
         }
         self.engine.flush_wake();
@@ -352,7 +406,6 @@ impl Convolver {
             self.retired = Some(f.old);
         }
         self.periods += 1;
-        Ok(())
     }
 
     fn run_period<I: AsRef<[f32]>, O: AsMut<[f32]>>(
@@ -527,7 +580,7 @@ pub fn convolve_offline_with_progress(
     config: &ConvolverConfig,
     mut progress: impl FnMut(u64),
 ) -> Result<Vec<Vec<f32>>, ConvError> {
-    let mut conv = Convolver::new(config.clone(), irs)?;
+    let mut stream = crate::StreamConvolver::new(config.clone(), irs)?;
     if inputs.len() != irs.inputs() {
         return Err(ConvError::ChannelCount {
             what: "input",
@@ -546,31 +599,19 @@ pub fn convolve_offline_with_progress(
     }
     let total = len + irs.max_len() - 1;
     let b = config.block_size;
-    let lat = conv.latency();
-    let mut out = vec![Vec::with_capacity(total + lat + b); irs.outputs()];
-    let mut ib = vec![vec![0.0f32; b]; irs.inputs()];
-    let mut ob = vec![vec![0.0f32; b]; irs.outputs()];
-    let mut pos = 0;
-    while pos < total + lat {
-        for (x, buf) in inputs.iter().zip(&mut ib) {
-            buf.fill(0.0);
-            if pos < x.len() {
-                let n = (x.len() - pos).min(b);
-                buf[..n].copy_from_slice(&x[pos..pos + n]);
-            }
+    let mut out = vec![vec![0.0f32; total]; irs.outputs()];
+    let (mut read, mut written) = (0, 0);
+    while written < total {
+        if read == len {
+            stream.finish();
         }
-        let ins: Vec<&[f32]> = ib.iter().map(Vec::as_slice).collect();
-        let mut outs: Vec<&mut [f32]> = ob.iter_mut().map(Vec::as_mut_slice).collect();
-        conv.process(&ins, &mut outs)?;
-        for (o, y) in out.iter_mut().zip(&ob) {
-            o.extend_from_slice(y);
-        }
-        pos += b;
-        progress(pos.min(total) as u64);
-    }
-    for o in &mut out {
-        o.drain(..lat);
-        o.truncate(total);
+        let end = (read + b).min(len);
+        let ins: Vec<&[f32]> = inputs.iter().map(|x| &x[read..end]).collect();
+        let out_end = (written + b).min(total);
+        let mut outs: Vec<&mut [f32]> = out.iter_mut().map(|o| &mut o[written..out_end]).collect();
+        let (c, p) = stream.process(&ins, &mut outs)?;
+        (read, written) = (read + c, written + p);
+        progress(written as u64);
     }
     Ok(out)
 }

@@ -39,9 +39,11 @@ mod engine;
 mod error;
 mod ir;
 mod kernel;
+mod layout;
 mod level;
 mod partition;
 mod rfft;
+mod stream;
 mod sync;
 mod tune;
 
@@ -51,8 +53,10 @@ pub use convolver::{
 };
 pub use error::ConvError;
 pub use ir::IrMatrix;
+pub use layout::Layout;
 pub use partition::{parse_partitioning, Level, Partitioning, MAX_LEVEL_SIZE};
 pub use rfft::SplitRealFft;
+pub use stream::StreamConvolver;
 pub use tune::{measure_level_costs, LevelTiming};
 
 /// Largest supported host block size.

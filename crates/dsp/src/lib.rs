@@ -6,5 +6,7 @@ pub mod blocks;
 pub mod graph_blocks;
 pub mod kernels;
 pub mod output_file;
+pub mod plot;
 pub mod queue_copy;
+pub mod sigmf;
 pub mod wav;

@@ -1,53 +1,64 @@
-//! Elementwise arithmetic on several streams: [`Add`] (two inputs) and [`Sum`] (N inputs).
+//! Elementwise arithmetic on several streams: [`Binary`] (two inputs: `a + b` as [`Add`],
+//! `a − b`, `a · b`) and [`Sum`] (N inputs).
 //!
 //! Both hold windows of all their inputs at once and write the result straight into the
 //! output's reservation: no item is copied on the way in or out. They end when the shortest
 //! input ends (after consuming what they used of the others), and carry tags 1:1 from every
 //! input to the same index of the output.
 
-use crate::kernels::{self, DspError, Summable};
+use crate::kernels::{self, Arith, BinaryOp, DspError, Summable};
 use sluice_runtime::{InPort, Item, Node, NodeError, OutPort, Ports, Work, WorkIo};
 
 /// How many inputs' windows [`Sum`] holds together; more are summed in rounds of this many
 /// (adding to the partial sums in the reservation), so no allocation is needed for any N.
 const HELD: usize = 8;
 
-/// `out = a + b`, elementwise (for `f32`, `Complex32`, any [`Summable`] item).
+/// `out = a ∘ b`, elementwise, for `∘` one of [`BinaryOp`] (for `f32` and `Complex32`).
 #[derive(Debug)]
-pub struct Add<T> {
+pub struct Binary<T> {
     ports: Ports,
     a: InPort<T>,
     b: InPort<T>,
     out: OutPort<T>,
+    op: BinaryOp,
     #[cfg(test)]
     witness: Option<witness::Witness>,
 }
 
-impl<T: Item + Summable> Add<T> {
-    /// An adder with inputs `a` and `b` and output `out`.
+/// `out = a + b`: a [`Binary`] whose `new()` adds.
+pub type Add<T> = Binary<T>;
+
+impl<T: Item + Arith> Binary<T> {
+    /// An adder with inputs `a` and `b` and output `out` (the `add` block).
     pub fn new() -> Self {
+        Binary::with_op(BinaryOp::Add)
+    }
+
+    /// `out = a ∘ b` with inputs `a` and `b` and output `out`.
+    pub fn with_op(op: BinaryOp) -> Self {
         let mut ports = Ports::new();
         let a = ports.add_input("a");
         let b = ports.add_input("b");
         let out = ports.add_output("out");
-        Add {
+        Binary {
             ports,
             a,
             b,
             out,
+            op,
             #[cfg(test)]
             witness: None,
         }
     }
 }
 
-impl<T: Item + Summable> Default for Add<T> {
+impl<T: Item + Arith> Default for Binary<T> {
     fn default() -> Self {
-        Add::new()
+        Binary::new()
     }
 }
 
-impl<T: Item + Summable> Node for Add<T> {
+impl<T: Item + Arith> Node for Binary<T> {
     fn ports(&self) -> Ports {
         self.ports.clone()
     }
@@ -68,7 +79,7 @@ impl<T: Item + Summable> Node for Add<T> {
         };
         #[cfg(test)]
         witness::see(&self.witness, &[x, y], z, &memory);
-        let n = kernels::add(x, y, z);
+        let n = self.op.apply(x, y, z);
         a.consume(n);
         b.consume(n);
         out.commit(n);

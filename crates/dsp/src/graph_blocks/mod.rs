@@ -4,6 +4,7 @@
 
 mod filters;
 mod radio;
+mod toolbox;
 
 use crate::blocks::{
     Copy, FileSink, FileSource, Head, KeepOneInN, MultiplyConst, NullSink, NullSource, Probe,
@@ -711,8 +712,12 @@ params = { path = "out.wav", channels = 2, sample_rate = 44100, format = "i16" }
             build: wav_sink,
         },
     ];
-    let radio = radio::block_types();
-    for t in types.into_iter().chain(filters::block_types()).chain(radio) {
+    for t in types
+        .into_iter()
+        .chain(filters::block_types())
+        .chain(radio::block_types())
+        .chain(toolbox::block_types())
+    {
         registry
             .add(t)
             .expect("the standard blocks have distinct names");

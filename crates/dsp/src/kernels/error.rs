@@ -51,6 +51,16 @@ pub enum DspError {
         /// What was expected.
         expected: &'static str,
     },
+    /// A parameter of a kernel is out of range.
+    #[error("invalid {name} = {value} ({expected})")]
+    InvalidParameter {
+        /// The parameter.
+        name: &'static str,
+        /// Its value, as text.
+        value: String,
+        /// What was expected.
+        expected: &'static str,
+    },
     /// A SIMD level was requested that this CPU does not support.
     #[error("SIMD level {0} is not supported by this CPU")]
     SimdUnavailable(&'static str),

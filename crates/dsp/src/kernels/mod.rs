@@ -1,14 +1,19 @@
 //! Pure DSP kernels: they take slices and return `(consumed, produced)`; none imports the
 //! runtime or the queues. Blocks (elsewhere) adapt them to the runtime.
 
+mod agc;
+mod am_demod;
 mod arb_resample;
+mod biquad;
 mod channelizer;
 mod cmac;
 #[cfg(target_arch = "x86_64")]
 mod cmac_x86;
+mod complex_parts;
 mod crossover;
 mod design;
 mod dot;
+mod elementwise;
 mod error;
 mod fft;
 mod fir;
@@ -21,14 +26,19 @@ mod fir_rcf_x86;
 mod fm_demod;
 #[cfg(target_arch = "x86_64")]
 mod fm_demod_x86;
+mod iir_design;
+mod interleave;
+mod iq_convert;
 mod multi_dot;
 mod overlap_save;
 mod pfb_mac;
 mod rational;
 mod resample;
 mod rotator;
+mod rt_clock;
 mod scale;
 mod simd;
+mod spectrum;
 mod sum;
 mod taps_file;
 #[cfg(test)]
@@ -37,23 +47,40 @@ mod xlating;
 
 pub use arb_resample::ArbResampler;
 pub use channelizer::Channelizer;
+mod waterfall;
+
+pub use agc::{Agc, AgcSample, AgcSettings};
+pub use am_demod::AmDemod;
+pub use biquad::{Biquad, BiquadCascade, IirSample};
 pub use cmac::{cmac, cmac_with, cmul, cmul_assign, cmul_with, SimdLevel};
+pub use complex_parts::{
+    conjugate, imag_part, magnitude, magnitude_squared, real_part, to_complex,
+};
 pub use crossover::{
     fft_size_for_taps, prefer_overlap_save, FFT_CROSSOVER_TAPS, FFT_SIZE_FACTOR, MIN_FFT_SIZE,
 };
 pub use design::{bandpass, complex_bandpass, lowpass, Window};
 pub use dot::{ComplexTaps, FirTaps, RealTaps};
+pub use elementwise::{add_const, multiply, subtract, Arith, BinaryOp};
 pub use error::DspError;
 pub use fft::FftPlanCache;
 pub use fir::Fir;
 pub use fir_channels::{ChannelFir, ChannelSample};
 pub use fir_decim::FirDecim;
 pub use fm_demod::{fast_atan2, FmDemod};
+pub use iir_design::{
+    butterworth, cascade_response, dc_blocker, deemphasis, Butterworth, MAX_IIR_ORDER,
+};
+pub use interleave::{deinterleave, interleave};
+pub use iq_convert::{c32_to_iq, iq_to_c32, IqFormat, IqValue};
 pub use overlap_save::OverlapSave;
 pub use rational::RationalResampler;
 pub use resample::{resample, resample_ir};
 pub use rotator::Rotator;
+pub use rt_clock::{GapCounter, RtClock};
 pub use scale::{scale, Scalable};
+pub use spectrum::{PowerSpectrum, SpectrumSample, SpectrumWindow, MAX_SPECTRUM_SIZE};
 pub use sum::{add, sum, sum_accumulate, Summable};
 pub use taps_file::{load_taps, load_taps_as, parse_taps_text, Taps, TapsFormat};
+pub use waterfall::{colour_map, Waterfall};
 pub use xlating::XlatingFir;

@@ -1,0 +1,197 @@
+//! Stream plumbing: delay, skip head, interleave and deinterleave, standard input and output,
+//! and the real-time throttle.
+
+use super::super::{vectors, vlen, with_item, ForItem, ITEM, VLEN};
+use super::{node_err, positive};
+use crate::blocks::{
+    Deinterleave, Delay, FdSink, FdSource, Interleave, RtMode, RtThrottle, SkipHead,
+};
+use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
+use sluice_runtime::{Item, Node};
+
+const ITEMS: ParamDoc = ParamDoc {
+    name: "items",
+    default: "required",
+    help: "number of items",
+};
+
+const STREAMS: ParamDoc = ParamDoc {
+    name: "streams",
+    default: "required",
+    help: "number of streams (1-65536)",
+};
+
+struct DelayB;
+impl ForItem for DelayB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        Ok(Box::new(Delay::<T>::new(p.u64("items")?)))
+    }
+}
+
+struct SkipB;
+impl ForItem for SkipB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        Ok(Box::new(SkipHead::<T>::new(p.u64("items")?)))
+    }
+}
+
+fn streams(p: &mut Params) -> Result<usize, ParamError> {
+    let n = p.u64("streams")?;
+    if !(1..=crate::blocks::interleave::MAX_STREAMS as u64).contains(&n) {
+        return Err(ParamError::new(
+            "streams",
+            format!("must be between 1 and 65536, not {n}"),
+        ));
+    }
+    Ok(n as usize)
+}
+
+struct InterleaveB;
+impl ForItem for InterleaveB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let n = streams(p)?;
+        Ok(Box::new(
+            Interleave::<T>::new(n).map_err(node_err("streams"))?,
+        ))
+    }
+}
+
+struct DeinterleaveB;
+impl ForItem for DeinterleaveB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let n = streams(p)?;
+        Ok(Box::new(
+            Deinterleave::<T>::new(n).map_err(node_err("streams"))?,
+        ))
+    }
+}
+
+struct StdinB;
+impl ForItem for StdinB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let n = vlen(p)?;
+        let realtime = p.bool_or("realtime", false)?;
+        let source = FdSource::<T>::stdin(realtime).map_err(node_err("realtime"))?;
+        Ok(vectors(Box::new(source), n))
+    }
+}
+
+struct StdoutB;
+impl ForItem for StdoutB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let n = vlen(p)?;
+        Ok(vectors(
+            Box::new(FdSink::<T>::stdout().map_err(node_err("vlen"))?),
+            n,
+        ))
+    }
+}
+
+struct RtB;
+impl ForItem for RtB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let rate = positive(p, "rate", 48000.0)?;
+        let mode = match p.opt_str("mode")?.as_deref().unwrap_or("source") {
+            "source" => RtMode::Source,
+            "sink" => RtMode::Sink,
+            other => {
+                return Err(ParamError::new(
+                    "mode",
+                    format!("unknown mode '{other}' (use source or sink)"),
+                ))
+            }
+        };
+        let buffer = p.u64_or("buffer", (rate * 0.05).ceil() as u64)?;
+        Ok(Box::new(
+            RtThrottle::<T>::new(rate, mode, buffer).map_err(node_err("rate"))?,
+        ))
+    }
+}
+
+pub(super) fn block_types() -> Vec<BlockType> {
+    vec![
+        BlockType {
+            name: "delay",
+            help: "`items` zero items first, then the stream (tags move with their items).",
+            ports: "in: item -> out: item",
+            params: &[ITEM, ITEMS],
+            files: &[],
+            settable: &[],
+            example: "[[node]]\nname = \"late\"\ntype = \"delay\"\nparams = { item = \"f32\", items = 480 }",
+            build: |p| with_item(p, &DelayB),
+        },
+        BlockType {
+            name: "skip_head",
+            help: "Drops the first `items` items; their metadata tags (rx_rate, rx_freq, rx_time moved on) land on the first item passed.",
+            ports: "in: item -> out: item",
+            params: &[ITEM, ITEMS],
+            files: &[],
+            settable: &[],
+            example: "[[node]]\nname = \"settle\"\ntype = \"skip_head\"\nparams = { item = \"c32\", items = 2048 }",
+            build: |p| with_item(p, &SkipB),
+        },
+        BlockType {
+            name: "interleave",
+            help: "Streams in0, in1, … into frames of one item from each (the channels = N layout); ends with the shortest.",
+            ports: "in0, in1, …: item -> out: item[streams]",
+            params: &[ITEM, STREAMS],
+            files: &[],
+            settable: &[],
+            example: "[[node]]\nname = \"frames\"\ntype = \"interleave\"\nparams = { item = \"f32\", streams = 2 }",
+            build: |p| with_item(p, &InterleaveB),
+        },
+        BlockType {
+            name: "deinterleave",
+            help: "Frames of `streams` items split into streams out0, out1, … (one per channel).",
+            ports: "in: item[streams] -> out0, out1, …: item",
+            params: &[ITEM, STREAMS],
+            files: &[],
+            settable: &[],
+            example: "[[node]]\nname = \"split\"\ntype = \"deinterleave\"\nparams = { item = \"f32\", streams = 2 }",
+            build: |p| with_item(p, &DeinterleaveB),
+        },
+        BlockType {
+            name: "stdin_source",
+            help: "Reads raw little-endian items from standard input (`rtl_sdr - | sluice run g.toml`); with realtime, drops what the graph cannot take and tags each gap rt_overflow.",
+            ports: "out: item[vlen]",
+            params: &[
+                ITEM,
+                VLEN,
+                ParamDoc {
+                    name: "realtime",
+                    default: "false",
+                    help: "never push back on the writer: drop items that find the queue full, count them, tag the next item rt_overflow = items lost",
+                },
+            ],
+            files: &[],
+            settable: &[],
+            example: "[[node]]\nname = \"rtl\"\ntype = \"stdin_source\"\nparams = { item = \"u8\", vlen = 2, realtime = true }",
+            build: |p| with_item(p, &StdinB),
+        },
+        BlockType {
+            name: "stdout_sink",
+            help: "Writes raw little-endian items to standard output (`sluice run g.toml | sox …`); a reader that goes away ends it.",
+            ports: "in: item[vlen]",
+            params: &[ITEM, VLEN],
+            files: &[],
+            settable: &[],
+            example: "[[node]]\nname = \"out\"\ntype = \"stdout_sink\"\nparams = { item = \"f32\" }",
+            build: |p| with_item(p, &StdoutB),
+        },
+        BlockType {
+            name: "rt_throttle",
+            help: "Paces a stream as a real-time device that cannot wait: as a source it drops what downstream cannot take in time (tag rt_overflow), as a sink it plays zeros for items upstream delivers late (tag rt_underflow).",
+            ports: "in: item -> out: item",
+            params: &[
+                ITEM,
+                ParamDoc { name: "rate", default: "48000", help: "items per second" },
+                ParamDoc { name: "mode", default: "source", help: "source (overflow: drop) or sink (underflow: zeros)" },
+                ParamDoc { name: "buffer", default: "50 ms", help: "the device's buffer in items: items that may wait (source) or run ahead (sink)" },
+            ],
+            files: &[],
+            settable: &[],
+            example: "[[node]]\nname = \"radio\"\ntype = \"rt_throttle\"\nparams = { item = \"c32\", rate = 2.048e6, mode = \"source\" }",
+            build: |p| with_item(p, &RtB),
+        },
+    ]
+}

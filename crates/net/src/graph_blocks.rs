@@ -1,7 +1,7 @@
-//! `tcp_sink` and `tcp_source` as graph-file block types; [`register`] adds them to a
-//! [`Registry`].
+//! `tcp_sink`, `tcp_source`, `shm_sink` and `shm_source` as graph-file block types;
+//! [`register`] adds them to a [`Registry`].
 
-use crate::{RetentionFull, TcpOptions, TcpSink, TcpSource};
+use crate::{RetentionFull, ShmOptions, ShmSink, ShmSource, TcpOptions, TcpSink, TcpSource};
 use num_complex::Complex32;
 use sluice_graph::{BlockType, ParamDoc, ParamError, Params, Registry};
 use sluice_runtime::{Item, Node};
@@ -173,13 +173,65 @@ fn build<T: Item>(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamErro
     })
 }
 
+const SHM_PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "url",
+        default: "required",
+        help: "unix:PATH to connect, unix-listen:PATH to listen (@name: abstract socket, no file)",
+    },
+    COMMON[1],
+    ParamDoc {
+        name: "ring_bytes",
+        default: "8388608",
+        help: "bytes of shared ring the sink creates (rounded up to whole pages and items)",
+    },
+    COMMON[5],
+];
+
+fn build_shm<T: Item>(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamError> {
+    let url = p.str("url")?;
+    let d = ShmOptions::default();
+    let ring_bytes = p.u64_or("ring_bytes", d.ring_bytes as u64)?;
+    if ring_bytes == 0 || ring_bytes > 1 << 34 {
+        return Err(ParamError::new(
+            "ring_bytes",
+            format!("must be between 1 and 17179869184 (16 GiB), not {ring_bytes}"),
+        ));
+    }
+    let opts = ShmOptions {
+        ring_bytes: ring_bytes as usize,
+        connect_timeout: seconds(p, "timeout", d.connect_timeout.as_secs_f64())?,
+    };
+    let err = |e: crate::NetError| ParamError::new("url", e.to_string());
+    Ok(if sink {
+        Box::new(ShmSink::<T>::new(&url, opts).map_err(err)?)
+    } else {
+        Box::new(ShmSource::<T>::new(&url, opts).map_err(err)?)
+    })
+}
+
 fn with_item(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamError> {
+    with_item_of(p, sink, false)
+}
+
+fn shm_with_item(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamError> {
+    with_item_of(p, sink, true)
+}
+
+fn with_item_of(p: &mut Params, sink: bool, shm: bool) -> Result<Box<dyn Node>, ParamError> {
+    fn pick<T: Item>(p: &mut Params, sink: bool, shm: bool) -> Result<Box<dyn Node>, ParamError> {
+        if shm {
+            build_shm::<T>(p, sink)
+        } else {
+            build::<T>(p, sink)
+        }
+    }
     let item = p.opt_str("item")?.unwrap_or_else(|| "c32".to_string());
     match item.as_str() {
-        "c32" => build::<Complex32>(p, sink),
-        "f32" => build::<f32>(p, sink),
-        "i16" => build::<i16>(p, sink),
-        "u8" => build::<u8>(p, sink),
+        "c32" => pick::<Complex32>(p, sink, shm),
+        "f32" => pick::<f32>(p, sink, shm),
+        "i16" => pick::<i16>(p, sink, shm),
+        "u8" => pick::<u8>(p, sink, shm),
         other => Err(ParamError::new(
             "item",
             format!("unknown item type '{other}' (use c32, f32, i16 or u8)"),
@@ -187,7 +239,7 @@ fn with_item(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamError> {
     }
 }
 
-/// Adds `tcp_sink` and `tcp_source` to `registry`.
+/// Adds `tcp_sink`, `tcp_source`, `shm_sink` and `shm_source` to `registry`.
 pub fn register(registry: &mut Registry) {
     let types = [
         BlockType {
@@ -216,10 +268,36 @@ type = "tcp_source"
 params = { item = "c32", url = "tcp-listen://0.0.0.0:5000" }"#,
             build: |p| with_item(p, false),
         },
+        BlockType {
+            name: "shm_sink",
+            help: "Sends its stream to a shm_source in another process on this machine through a ring in shared memory (docs/net/shm.md), with tags.",
+            ports: "in: item",
+            params: SHM_PARAMS,
+            files: &[],
+            settable: &[],
+            example: r#"[[node]]
+name = "to_demod"
+type = "shm_sink"
+params = { item = "c32", url = "unix-listen:@sluice-demo" }"#,
+            build: |p| shm_with_item(p, true),
+        },
+        BlockType {
+            name: "shm_source",
+            help: "Receives a stream from a shm_sink in another process on this machine through a ring in shared memory (docs/net/shm.md), with tags.",
+            ports: "out: item",
+            params: SHM_PARAMS,
+            files: &[],
+            settable: &[],
+            example: r#"[[node]]
+name = "from_tuner"
+type = "shm_source"
+params = { item = "c32", url = "unix:@sluice-demo" }"#,
+            build: |p| shm_with_item(p, false),
+        },
     ];
     for t in types {
         registry
             .add(t)
-            .expect("tcp_sink and tcp_source are registered once");
+            .expect("the transport blocks are registered once");
     }
 }

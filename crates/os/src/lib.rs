@@ -137,8 +137,29 @@ fn clock(id: rustix::time::ClockId) -> Duration {
 }
 
 /// Sleeps while `*word == expected`, at most `timeout` (Linux futex; a spurious or interrupted
-/// return is possible, so callers re-check their condition).
+/// return is possible, so callers re-check their condition). Process-private: the waker must
+/// be in this process.
 pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    futex_wait_with(word, expected, timeout, false);
+}
+
+/// Wakes every thread of this process waiting on `word`.
+pub fn futex_wake_all(word: &AtomicU32) {
+    futex_wake_all_with(word, false);
+}
+
+/// [`futex_wait`] on a word in memory shared between processes (a `MAP_SHARED` mapping): the
+/// kernel keys the wait by the memory object, so a waker in another process finds it.
+pub fn futex_wait_shared(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    futex_wait_with(word, expected, timeout, true);
+}
+
+/// Wakes every thread, in any process, waiting on the shared-memory `word`.
+pub fn futex_wake_all_shared(word: &AtomicU32) {
+    futex_wake_all_with(word, true);
+}
+
+fn futex_wait_with(word: &AtomicU32, expected: u32, timeout: Option<Duration>, shared: bool) {
     #[cfg(target_os = "linux")]
     {
         use rustix::thread::futex;
@@ -146,27 +167,36 @@ pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
             tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
             tv_nsec: i64::from(d.subsec_nanos()),
         });
-        let _ = futex::wait(word, futex::Flags::PRIVATE, expected, ts.as_ref());
+        let flags = if shared {
+            futex::Flags::empty()
+        } else {
+            futex::Flags::PRIVATE
+        };
+        let _ = futex::wait(word, flags, expected, ts.as_ref());
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = timeout;
+        let _ = (timeout, shared);
         if word.load(std::sync::atomic::Ordering::SeqCst) == expected {
             std::thread::yield_now();
         }
     }
 }
 
-/// Wakes every thread waiting on `word`.
-pub fn futex_wake_all(word: &AtomicU32) {
+fn futex_wake_all_with(word: &AtomicU32, shared: bool) {
     #[cfg(target_os = "linux")]
     {
         use rustix::thread::futex;
+        let flags = if shared {
+            futex::Flags::empty()
+        } else {
+            futex::Flags::PRIVATE
+        };
         // The kernel reads the count as an int: i32::MAX means "all" (u32::MAX would be -1).
-        let _ = futex::wake(word, futex::Flags::PRIVATE, i32::MAX as u32);
+        let _ = futex::wake(word, flags, i32::MAX as u32);
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = word;
+    let _ = (word, shared);
 }
 
 /// Sleeps while `*word == expected` and a waker's mask intersects `mask` (FUTEX_WAIT_BITSET:

@@ -45,6 +45,24 @@ pub enum QueueError {
     /// The two views of the mirrored mapping do not alias (checked at creation).
     #[error("the mirrored mapping does not alias: a write through one view was not visible in the other")]
     MirrorBroken,
+    /// The process at the other end of a shared-memory ring broke its protocol (a counter out
+    /// of range, a memory object of the wrong shape); nothing was read out of bounds.
+    #[error("shared-memory peer {peer} broke the ring protocol: {message}")]
+    PeerProtocol {
+        /// Who: "the writer (pid 1234)".
+        peer: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The process at the other end of a shared-memory ring went away (dropped its end without
+    /// ending the stream, or exited).
+    #[error("shared-memory peer {peer} went away at item {offset} without ending the stream")]
+    PeerGone {
+        /// Who: "the reader (pid 1234)".
+        peer: String,
+        /// The stream position when it was found gone.
+        offset: u64,
+    },
 }
 
 impl QueueError {

@@ -46,12 +46,16 @@ mod mirror;
 mod park;
 mod queue;
 mod shared;
+#[cfg(not(loom))]
+mod shm;
 mod sync;
 mod tag;
 
 pub use contract::{RingReader, RingWriter, Wait};
 pub use error::QueueError;
 pub use queue::{channel, Flavor, QueueOptions, Reader, Writer};
+#[cfg(not(loom))]
+pub use shm::{ShmReader, ShmWriter};
 pub use tag::{pmt, Tag, TagValue, Uniform};
 
 /// Items a queue can carry: plain old data that may cross threads.

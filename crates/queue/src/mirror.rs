@@ -68,7 +68,7 @@ pub(crate) fn round_capacity(
 /// Reserves `total` bytes of address space (PROT_NONE) starting at a multiple of `align`, a
 /// power of two no smaller than the page size: over-reserves by `align`, then returns the
 /// unaligned head and the tail to the system, so only `[base, base + total)` stays ours.
-fn reserve_aligned(total: usize, align: usize) -> Result<*mut u8, QueueError> {
+pub(crate) fn reserve_aligned(total: usize, align: usize) -> Result<*mut u8, QueueError> {
     let padded = total.checked_add(align).ok_or(QueueError::Os {
         call: "mmap",
         message: "ring too large for the address space".into(),

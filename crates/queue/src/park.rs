@@ -36,8 +36,12 @@ const SPIN_LIMIT: u32 = if cfg!(loom) { 0 } else { 32 };
 const YIELD_LIMIT: u32 = if cfg!(loom) { 0 } else { 1 };
 
 /// A futex-backed event that waiters park on and notifiers wake, see the module docs.
+///
+/// `SHARED` events live in memory shared between processes (`shm.rs`) and use the futex
+/// without the private flag; their layout is `repr(C)` so both processes agree on it.
 #[derive(Debug)]
-pub(crate) struct Event {
+#[repr(C)]
+pub(crate) struct Event<const SHARED: bool = false> {
     seq: AtomicU32,
     waiters: AtomicU32,
     /// The lowest level a parked waiter waits for (`u64::MAX`: none registered).
@@ -46,7 +50,7 @@ pub(crate) struct Event {
     futex: loom_futex::Futex,
 }
 
-impl Default for Event {
+impl<const SHARED: bool> Default for Event<SHARED> {
     fn default() -> Self {
         Event {
             seq: AtomicU32::new(0),
@@ -58,7 +62,7 @@ impl Default for Event {
     }
 }
 
-impl Event {
+impl<const SHARED: bool> Event<SHARED> {
     /// Wakes every parked waiter, if there is one, whatever level it waits for. Call after
     /// publishing a state change that every waiter must see (end of stream, a reader leaving).
     #[inline]
@@ -79,6 +83,11 @@ impl Event {
         {
             self.wake();
         }
+    }
+
+    /// Puts a zeroed event (fresh shared memory) in its initial state: no level registered.
+    pub(crate) fn reset(&self) {
+        self.wake_at.store(u64::MAX, Ordering::Relaxed);
     }
 
     fn wake(&self) {
@@ -138,12 +147,20 @@ impl Event {
 
     #[cfg(not(loom))]
     fn futex_wait(&self, expected: u32, timeout: Option<std::time::Duration>) {
-        futex_wait(&self.seq, expected, timeout);
+        if SHARED {
+            sluice_os::futex_wait_shared(&self.seq, expected, timeout);
+        } else {
+            futex_wait(&self.seq, expected, timeout);
+        }
     }
 
     #[cfg(not(loom))]
     fn futex_wake_all(&self) {
-        futex_wake_all(&self.seq);
+        if SHARED {
+            sluice_os::futex_wake_all_shared(&self.seq);
+        } else {
+            futex_wake_all(&self.seq);
+        }
     }
 
     #[cfg(loom)]

@@ -258,6 +258,14 @@ impl ForSample for MultiplyConstB {
         Ok(Box::new(Rated::new(block)))
     }
 }
+struct ChecksumB;
+impl ForItem for ChecksumB {
+    fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+        let label = p.opt_str("label")?;
+        Ok(Box::new(crate::blocks::Checksum::<T>::new(label).0))
+    }
+}
+
 struct ProbeB;
 impl ForSample for ProbeB {
     fn build<S: Sample>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
@@ -611,6 +619,26 @@ name = "level"
 type = "probe"
 params = { item = "f32", label = "output" }"#,
             build: |p| with_sample(p, &ProbeB),
+        },
+        BlockType {
+            name: "checksum",
+            help: "Hashes the bytes of a stream (CRC32C); prints items, bytes and the checksum at the end with a label, to check that a transport delivered exactly what was sent.",
+            ports: "in: item",
+            params: &[
+                ITEM,
+                ParamDoc {
+                    name: "label",
+                    default: "none",
+                    help: "name printed with the summary",
+                },
+            ],
+            files: &[],
+            settable: &[],
+            example: r#"[[node]]
+name = "received"
+type = "checksum"
+params = { item = "c32", label = "received" }"#,
+            build: |p| with_item(p, &ChecksumB),
         },
         BlockType {
             name: "file_source",

@@ -14,6 +14,7 @@ pub mod plot;
 mod radio;
 mod radio_cases;
 pub mod report;
+mod shm;
 mod sum;
 
 use clap::Subcommand;
@@ -35,6 +36,9 @@ pub enum BenchCommand {
     /// sluice's TCP stream (tcp_sink -> tcp_source) vs a raw TCP write/read loop and libzmq
     /// on loopback: throughput, 100-byte message rate, 100-byte round trip.
     Net(net::BenchNetArgs),
+    /// A stream between two processes through a shared-memory ring vs the same stream over TCP
+    /// loopback, producer writing and consumer reading every byte.
+    Shm(shm::BenchShmArgs),
     /// An N-input Sum (windows of every input held at once) vs the same kernel on one input.
     Sum(sum::BenchSumArgs),
     /// Radio blocks (FIR, xlating FIR, resamplers, FM, rotator, channelizer) vs GNU Radio, FutureSDR and liquid-dsp.
@@ -51,6 +55,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Copy(args) => copy::run(args),
         BenchCommand::Sum(args) => sum::run(args),
         BenchCommand::Net(args) => net::run(args),
+        BenchCommand::Shm(args) => shm::run(args),
         BenchCommand::Radio(args) => radio::run(args),
     }
 }

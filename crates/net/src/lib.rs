@@ -39,6 +39,6 @@ pub use conn::Endpoint;
 pub use decoder::{Decoder, Event, Need, Role};
 pub use error::NetError;
 pub use options::{AckHandle, Acknowledge, RetentionFull, TcpOptions};
-pub use shm::{ShmEndpoint, ShmOptions, ShmSink, ShmSource};
+pub use shm::{hand_over, take_over, ShmEndpoint, ShmOptions, ShmSink, ShmSource};
 pub use sink::TcpSink;
 pub use source::TcpSource;

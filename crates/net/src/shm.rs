@@ -262,60 +262,72 @@ impl<T: Item> ShmSink<T> {
             }
             return Ok(false);
         };
-        let pid = peer_pid(&stream);
-        let peer = peer_name(self.endpoint.path(), pid);
+        let peer = peer_name(self.endpoint.path(), peer_pid(&stream));
         let size = std::mem::size_of::<T>();
-        let mut ring = ShmWriter::<T>::create(self.opts.ring_bytes.div_ceil(size).max(1))
+        let ring = ShmWriter::<T>::create(self.opts.ring_bytes.div_ceil(size).max(1))
             .map_err(|e| queue_error(&peer, e))?;
-        if let Some(pid) = pid {
-            ring.watch_peer(pid).map_err(|e| queue_error(&peer, e))?;
-        }
-        let item = ItemType::of::<T>();
-        let hello = wire::hello(&Hello {
-            item_name: item.name().to_string(),
-            item_size: size as u32,
-            crc: false,
-            heartbeat_ms: 0,
-            metadata: Vec::new(),
-        })
-        .map_err(|e| NetError::Config(format!("HELLO: {e}")))?;
-        let fds = [ring.fd()];
-        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
-        let mut control = SendAncillaryBuffer::new(&mut space);
-        control.push(SendAncillaryMessage::ScmRights(&fds));
-        let sent = rustix::net::sendmsg(
-            &stream,
-            &[IoSlice::new(&hello)],
-            &mut control,
-            SendFlags::NOSIGNAL,
-        )
-        .map_err(|e| io_error(&peer, "sending HELLO with the ring", e))?;
-        if sent != hello.len() {
-            stream
-                .write_all(&hello[sent..])
-                .map_err(|e| io_error(&peer, "sending HELLO", e))?;
-        }
-        stream
-            .set_read_timeout(Some(self.opts.connect_timeout))
-            .map_err(|e| io_error(&peer, "socket", e))?;
-        let mut len = [0u8; 4];
-        stream
-            .read_exact(&mut len)
-            .map_err(|e| io_error(&peer, "waiting for the answer to HELLO", e))?;
-        let len = u32::from_le_bytes(len);
-        if len > 0 {
-            let mut message = vec![0u8; len.min(MAX_TAG_MESSAGE) as usize];
-            let _ = stream.read_exact(&mut message);
-            return Err(NetError::Remote {
-                peer,
-                offset: 0,
-                message: String::from_utf8_lossy(&message).into_owned(),
-            });
-        }
+        let ring = hand_over(&mut stream, ring, &peer, self.opts.connect_timeout)?;
         self.session = Some(SinkSession { stream, ring, peer });
         self.meeting = None;
         Ok(true)
     }
+}
+
+/// Hands `ring` to the process at the other end of `stream` (an [`ShmSource`], or
+/// [`take_over`]): sends the HELLO with the memfd, waits up to `wait` for the answer, and
+/// watches the peer's pid. `peer` names it in errors.
+pub fn hand_over<T: Item>(
+    stream: &mut UnixStream,
+    mut ring: ShmWriter<T>,
+    peer: &str,
+    wait: Duration,
+) -> Result<ShmWriter<T>, NetError> {
+    if let Some(pid) = peer_pid(stream) {
+        ring.watch_peer(pid).map_err(|e| queue_error(peer, e))?;
+    }
+    let item = ItemType::of::<T>();
+    let hello = wire::hello(&Hello {
+        item_name: item.name().to_string(),
+        item_size: std::mem::size_of::<T>() as u32,
+        crc: false,
+        heartbeat_ms: 0,
+        metadata: Vec::new(),
+    })
+    .map_err(|e| NetError::Config(format!("HELLO: {e}")))?;
+    let fds = [ring.fd()];
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    control.push(SendAncillaryMessage::ScmRights(&fds));
+    let sent = rustix::net::sendmsg(
+        &*stream,
+        &[IoSlice::new(&hello)],
+        &mut control,
+        SendFlags::NOSIGNAL,
+    )
+    .map_err(|e| io_error(peer, "sending HELLO with the ring", e))?;
+    if sent != hello.len() {
+        stream
+            .write_all(&hello[sent..])
+            .map_err(|e| io_error(peer, "sending HELLO", e))?;
+    }
+    stream
+        .set_read_timeout(Some(wait))
+        .map_err(|e| io_error(peer, "socket", e))?;
+    let mut len = [0u8; 4];
+    stream
+        .read_exact(&mut len)
+        .map_err(|e| io_error(peer, "waiting for the answer to HELLO", e))?;
+    let len = u32::from_le_bytes(len);
+    if len > 0 {
+        let mut message = vec![0u8; len.min(MAX_TAG_MESSAGE) as usize];
+        let _ = stream.read_exact(&mut message);
+        return Err(NetError::Remote {
+            peer: peer.to_string(),
+            offset: 0,
+            message: String::from_utf8_lossy(&message).into_owned(),
+        });
+    }
+    Ok(ring)
 }
 
 impl<T: Item> Node for ShmSink<T> {
@@ -501,54 +513,8 @@ impl<T: Item> ShmSource<T> {
             }
             return Ok(false);
         };
-        let pid = peer_pid(&stream);
-        let peer = peer_name(self.endpoint.path(), pid);
-        stream
-            .set_read_timeout(Some(self.opts.connect_timeout))
-            .map_err(|e| io_error(&peer, "socket", e))?;
-        let (hello, fd) = receive_hello(&stream, &peer)?;
-        let ours = ItemType::of::<T>();
-        let refusal = if hello.item_size as usize != ours.size() || hello.item_name != ours.name() {
-            Some(
-                NetError::ItemMismatch {
-                    peer: peer.clone(),
-                    offset: 0,
-                    their_name: hello.item_name.clone(),
-                    their_size: hello.item_size,
-                    our_name: ours.name().to_string(),
-                    our_size: ours.size() as u32,
-                }
-                .to_string(),
-            )
-        } else {
-            None
-        };
-        let attached = match (&refusal, fd) {
-            (Some(_), _) => None,
-            (None, None) => {
-                return Err(NetError::Config(format!(
-                    "shared-memory peer {peer}: its HELLO came without the ring's descriptor"
-                )))
-            }
-            (None, Some(fd)) => Some(ShmReader::<T>::attach(fd)),
-        };
-        let answer = match (&refusal, &attached) {
-            (Some(r), _) => r.clone(),
-            (None, Some(Err(e))) => e.to_string(),
-            _ => String::new(),
-        };
-        let mut reply = (answer.len() as u32).to_le_bytes().to_vec();
-        reply.extend_from_slice(answer.as_bytes());
-        let _ = stream.write_all(&reply);
-        if let Some(r) = refusal {
-            return Err(NetError::Config(r));
-        }
-        let mut ring = attached
-            .expect("attached when not refused")
-            .map_err(|e| queue_error(&peer, e))?;
-        if let Some(pid) = pid {
-            ring.watch_peer(pid).map_err(|e| queue_error(&peer, e))?;
-        }
+        let peer = peer_name(self.endpoint.path(), peer_pid(&stream));
+        let ring = take_over::<T>(&mut stream, &peer, self.opts.connect_timeout)?;
         stream
             .set_nonblocking(true)
             .map_err(|e| io_error(&peer, "socket", e))?;
@@ -562,6 +528,64 @@ impl<T: Item> ShmSource<T> {
         self.meeting = None;
         Ok(true)
     }
+}
+
+/// Takes over the ring the process at the other end of `stream` hands over (an [`ShmSink`],
+/// or [`hand_over`]): receives the HELLO and the memfd within `wait`, checks the item type,
+/// attaches, answers (with the reason when it refuses), and watches the peer's pid. `peer`
+/// names it in errors.
+pub fn take_over<T: Item>(
+    stream: &mut UnixStream,
+    peer: &str,
+    wait: Duration,
+) -> Result<ShmReader<T>, NetError> {
+    stream
+        .set_read_timeout(Some(wait))
+        .map_err(|e| io_error(peer, "socket", e))?;
+    let (hello, fd) = receive_hello(stream, peer)?;
+    let ours = ItemType::of::<T>();
+    let refusal = if hello.item_size as usize != ours.size() || hello.item_name != ours.name() {
+        Some(
+            NetError::ItemMismatch {
+                peer: peer.to_string(),
+                offset: 0,
+                their_name: hello.item_name.clone(),
+                their_size: hello.item_size,
+                our_name: ours.name().to_string(),
+                our_size: ours.size() as u32,
+            }
+            .to_string(),
+        )
+    } else {
+        None
+    };
+    let attached = match (&refusal, fd) {
+        (Some(_), _) => None,
+        (None, None) => {
+            return Err(NetError::Config(format!(
+                "shared-memory peer {peer}: its HELLO came without the ring's descriptor"
+            )))
+        }
+        (None, Some(fd)) => Some(ShmReader::<T>::attach(fd)),
+    };
+    let answer = match (&refusal, &attached) {
+        (Some(r), _) => r.clone(),
+        (None, Some(Err(e))) => e.to_string(),
+        _ => String::new(),
+    };
+    let mut reply = (answer.len() as u32).to_le_bytes().to_vec();
+    reply.extend_from_slice(answer.as_bytes());
+    let _ = stream.write_all(&reply);
+    if let Some(r) = refusal {
+        return Err(NetError::Config(r));
+    }
+    let mut ring = attached
+        .expect("attached when not refused")
+        .map_err(|e| queue_error(peer, e))?;
+    if let Some(pid) = peer_pid(stream) {
+        ring.watch_peer(pid).map_err(|e| queue_error(peer, e))?;
+    }
+    Ok(ring)
 }
 
 /// Receives the sink's HELLO frame and the descriptor that came with it.

@@ -62,7 +62,7 @@ fn sum(words: &[u64]) -> u64 {
 
 /// The sum of the words 0..n, wrapping, as the consumer must find it.
 fn expected_sum(n: u64) -> u64 {
-    let (a, b) = if n % 2 == 0 {
+    let (a, b) = if n.is_multiple_of(2) {
         (n / 2, n.wrapping_sub(1))
     } else {
         (n, (n - 1) / 2)
@@ -73,12 +73,12 @@ fn expected_sum(n: u64) -> u64 {
 /// Runs `sluice bench shm`.
 pub fn run(args: BenchShmArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
-        args.window >= WORD && args.window % WORD == 0,
+        args.window >= WORD && args.window.is_multiple_of(WORD),
         "--window must be a positive multiple of {WORD} bytes, not {}",
         args.window
     );
     anyhow::ensure!(
-        args.bytes >= args.window as u64 && args.bytes % args.window as u64 == 0,
+        args.bytes >= args.window as u64 && args.bytes.is_multiple_of(args.window as u64),
         "--bytes must be a positive multiple of --window ({}), not {}",
         args.window,
         args.bytes

@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn wait_returns_false_at_deadline() {
-        let e = Event::default();
+        let e = Event::<false>::default();
         let start = Instant::now();
         assert!(!e.wait_until(|| false, Some(start + Duration::from_millis(20)), 0));
         assert!(start.elapsed() >= Duration::from_millis(20));
@@ -235,7 +235,7 @@ mod tests {
 
     #[test]
     fn notify_wakes_a_parked_waiter() {
-        let e = Arc::new(Event::default());
+        let e = Arc::new(Event::<false>::default());
         let flag = Arc::new(AtomicBool::new(false));
         let (e2, f2) = (e.clone(), flag.clone());
         let t = std::thread::spawn(move || e2.wait_until(|| f2.load(Ordering::Acquire), None, 5));

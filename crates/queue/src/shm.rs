@@ -523,7 +523,7 @@ impl<T: Item> ShmReader<T> {
         let control = control_bytes();
         let geometry_ok = header.capacity > 0
             && header.capacity.checked_mul(item_size as u64) == Some(header.ring_bytes)
-            && header.ring_bytes % page_size() as u64 == 0
+            && header.ring_bytes.is_multiple_of(page_size() as u64)
             && size.checked_sub(control as u64) == Some(header.ring_bytes);
         if !geometry_ok {
             return Err(bad(format!(

@@ -1,8 +1,9 @@
 //! Which instruction-set level the radio kernels run at.
 //!
 //! Each hot kernel has a portable loop and an AVX2+FMA loop (`std::arch`), chosen at run time:
-//! [`best`] is the level [`SimdLevel::detect`] reports if it is usable. CPUs with AVX-512 run
-//! the AVX2 loops (see `fir_rcf_x86.rs` for why there are no AVX-512 loops). Kernels that can
+//! [`best`] is the level [`SimdLevel::detect`] reports if it is usable. The multi-window dot
+//! products of the decimating filters (`multi_dot.rs`) have AVX-512 loops; the other kernels run
+//! their AVX2 loops on AVX-512 CPUs (see `fir_rcf_x86.rs` for why). Kernels that can
 //! be told a level (`*_with`, `with_level`) let the tests check every level the CPU has
 //! against the same f64 reference.
 

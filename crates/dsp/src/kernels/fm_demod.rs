@@ -101,6 +101,13 @@ impl FmDemod {
 
     fn demod(&self, cur: &[Complex32], prev: &[Complex32], out: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
+        if self.level == SimdLevel::Avx512 && simd::usable(SimdLevel::Avx2Fma) {
+            // SAFETY: `new`/`with_level` keep the AVX-512 level only where `simd::usable`
+            // found avx512f and fma, and avx2 was checked just above; `cur` and `prev` hold
+            // `out.len()` samples (callers above).
+            return unsafe { super::fm_demod_x86::demod512(self.gain, cur, prev, out) };
+        }
+        #[cfg(target_arch = "x86_64")]
         if self.level != SimdLevel::Portable {
             // SAFETY: `new`/`with_level` keep a vector level only where `simd::usable` found
             // avx2 and fma; `cur` and `prev` hold `out.len()` samples (callers above).
@@ -256,7 +263,7 @@ mod tests {
             let mut got = vec![0.0f32; x.len()];
             let mut at = 0;
             while at < x.len() {
-                let k = rng.gen_range(1..40).min(x.len() - at);
+                let k = rng.gen_range(1..100).min(x.len() - at);
                 let (c, p) = fm.process(&x[at..at + k], &mut got[at..at + k]);
                 assert_eq!((c, p), (k, k));
                 at += k;

@@ -29,8 +29,8 @@ fn dots_at(level: super::SimdLevel, t: &[f32], windows: [&[f32]; GROUP]) -> [[f3
     {
         use super::simd::usable;
         use super::SimdLevel::{Avx2Fma, Avx512};
-        if level == Avx512 && usable(Avx512) {
-            // SAFETY: avx512f (and fma) were detected on this CPU just above; every window
+        if level == Avx512 && usable(Avx512) && usable(Avx2Fma) {
+            // SAFETY: avx512f, avx2 and fma were detected on this CPU just above; every window
             // holds at least t.len() floats (asserted by the callers).
             return unsafe { x86_512::dots(t, windows) };
         }
@@ -80,9 +80,9 @@ fn dots_pair_at(
     {
         use super::simd::usable;
         use super::SimdLevel::{Avx2Fma, Avx512};
-        if level == Avx512 && usable(Avx512) {
-            // SAFETY: avx512f was detected just above; every window holds at least t.len()
-            // floats (asserted) and u has t's length (asserted by the caller).
+        if level == Avx512 && usable(Avx512) && usable(Avx2Fma) {
+            // SAFETY: avx512f, avx2 and fma were detected just above; every window holds at
+            // least t.len() floats (asserted) and u has t's length (asserted by the caller).
             return unsafe { x86_512::dots2(t, u, windows) };
         }
         if level != super::SimdLevel::Portable && usable(Avx2Fma) {

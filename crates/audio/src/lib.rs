@@ -1,0 +1,25 @@
+//! # sluice-audio: JACK clients for sluice
+//!
+//! * [`LiveConvolver`]: the partitioned convolution engine of sluice-conv as a JACK client
+//!   (`sluice live convolve`), a replacement for jconvolver that reads its configuration files
+//!   ([`jconvolver`]).
+//! * [`open_client`] opens a client on a named server; [`DummyServer`] runs a JACK 2 server
+//!   with the dummy backend for tests and benchmarks.
+//!
+//! libjack is loaded at run time (the `jack` crate's `dynamic_loading`), so building needs
+//! only the Rust toolchain; running needs the `jackd2` package, and a missing library is an
+//! error that names it.
+#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod client;
+mod error;
+pub mod jconvolver;
+mod latency;
+mod live;
+mod slot;
+
+pub use client::{open_client, DummyServer};
+pub use error::AudioError;
+pub use live::{resample_matrix, set_flush_to_zero, LiveConvolver, LiveSpec, LiveStats, MAX_PORTS};
+pub use slot::Slot;

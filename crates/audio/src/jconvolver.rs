@@ -485,3 +485,151 @@ impl Config {
         Ok(spec)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_dsp::wav::{Encoding, WavWriter};
+
+    fn wav(path: &Path, rate: u32, channels: &[Vec<f32>]) {
+        let mut w =
+            WavWriter::create(path, channels.len(), Some(rate), Encoding::Float(32)).unwrap();
+        let mut inter = Vec::new();
+        for n in 0..channels[0].len() {
+            inter.extend(channels.iter().map(|c| c[n]));
+        }
+        w.write(&inter).unwrap();
+        w.finish().unwrap();
+    }
+
+    fn err(dir: &Path, text: &str) -> String {
+        Config::parse(&dir.join("test.conf"), text)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn a_full_config_builds_the_matrix() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("irs dir")).unwrap();
+        let a: Vec<f32> = (0..10).map(|i| i as f32 + 1.0).collect();
+        let b: Vec<f32> = (0..10).map(|i| -(i as f32) - 1.0).collect();
+        wav(
+            &dir.path().join("irs dir/st.wav"),
+            44100,
+            &[a.clone(), b.clone()],
+        );
+        let text = "# a comment\n\
+            /jack/client  myconv\n\
+            /convolver/new 2 3 256 16 0.5\n\
+            /cd \"irs dir\"\n\
+            \n\
+            /input/name 1 left system:capture_1\n\
+            /output/name 3 rear system:playback_1 system:playback_2\n\
+            /impulse/read 1 1 0.5 2 1 4 1 st.wav\n\
+            /impulse/dirac 1 1 3.0 0\n\
+            /impulse/copy 2 2 1 1\n\
+            /impulse/dirac 1 1 1.0 5\n\
+            /impulse/read 2 3 1 10 0 0 2 \"st.wav\"\n";
+        let c = Config::parse(&dir.path().join("test.conf"), text).unwrap();
+        assert_eq!(
+            (c.inputs, c.outputs, c.partition, c.max_len),
+            (2, 3, 256, 16)
+        );
+        assert_eq!(c.client.as_deref(), Some("myconv"));
+        assert_eq!(c.rate, Some(44100));
+        assert_eq!(c.input_names, ["left", "in-2"]);
+        assert_eq!(c.output_names, ["out-1", "out-2", "rear"]);
+        assert_eq!(c.connect_inputs[0], ["system:capture_1"]);
+        assert_eq!(
+            c.connect_outputs[2],
+            ["system:playback_1", "system:playback_2"]
+        );
+        // 3 at 0 (dirac), 0.5 * a[1..5] from 2, 1 at 5 (dirac added after the copy).
+        let want11 = [3.0, 0.0, 1.0, 1.5, 2.0, 3.5];
+        assert_eq!(c.irs.get(0, 0).unwrap(), &want11);
+        // The copy shares the data, later additions included.
+        assert_eq!(c.irs.get(1, 1).unwrap(), &want11);
+        // Delay 10 in a 16-frame convolver: 6 frames of channel 2 fit, with a note.
+        let ir23 = c.irs.get(1, 2).unwrap();
+        assert_eq!(ir23.len(), 16);
+        assert_eq!(&ir23[10..], &b[..6]);
+        assert!(ir23[..10].iter().all(|&x| x == 0.0));
+        assert_eq!(c.notes.len(), 1);
+        assert!(c.notes[0].contains("test.conf:12") && c.notes[0].contains("truncated"));
+        assert!(c.irs.get(0, 1).is_none());
+        let spec = c.to_spec().unwrap();
+        assert_eq!(spec.client_name, "myconv");
+        assert_eq!(spec.ir_rate, Some(44100));
+    }
+
+    #[test]
+    fn errors_name_the_file_the_line_and_what_was_expected() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let new = "/convolver/new 1 1 64 1000\n";
+        let e = err(d, "/impulse/dirac 1 1 1 0\n");
+        assert!(
+            e.contains("test.conf:1") && e.contains("/convolver/new must come first"),
+            "{e}"
+        );
+        let e = err(d, &format!("{new}/impulse/hilbert 1 1 1 100 64\n"));
+        assert!(
+            e.contains("test.conf:2") && e.contains("/impulse/hilbert is not supported"),
+            "{e}"
+        );
+        let e = err(d, &format!("{new}\n/reverb/new 1\n"));
+        assert!(
+            e.contains("test.conf:3") && e.contains("unknown command '/reverb/new'"),
+            "{e}"
+        );
+        let e = err(d, &format!("{new}/impulse/dirac 2 1 1 0\n"));
+        assert!(
+            e.contains(":2:") && e.contains("input 2 does not exist (inputs are 1..=1)"),
+            "{e}"
+        );
+        let e = err(d, &format!("{new}/impulse/dirac 1 1 x 0\n"));
+        assert!(e.contains("parameter 3 (gain) is 'x'"), "{e}");
+        let e = err(
+            d,
+            &format!("{new}/impulse/read 1 1 1 0 0 0 1 missing.wav\n"),
+        );
+        assert!(
+            e.contains("test.conf:2") && e.contains("missing.wav"),
+            "{e}"
+        );
+        let e = err(d, &format!("{new}impulse/dirac 1 1 1 0\n"));
+        assert!(e.contains(":2:") && e.contains("is not a command"), "{e}");
+        let e = err(d, "/convolver/new 1 1 100 1000\n");
+        assert!(
+            e.contains("partition size 100 must be a power of two"),
+            "{e}"
+        );
+        let e = err(d, &format!("{new}/jack/client late\n"));
+        assert!(e.contains("must come before /convolver/new"), "{e}");
+        let e = err(d, &format!("{new}/impulse/dirac 1 1 0 0\n"));
+        assert!(e.contains("no impulse response was loaded"), "{e}");
+        let e = err(d, &format!("{new}/impulse/read 1 1 1 0 0 0 1 \"open.wav\n"));
+        assert!(e.contains("quoted name is not closed"), "{e}");
+        wav(&d.join("a.wav"), 48000, &[vec![1.0; 4]]);
+        wav(&d.join("b.wav"), 44100, &[vec![1.0; 4]]);
+        let e = err(
+            d,
+            &format!("{new}/impulse/read 1 1 1 0 0 0 1 a.wav\n/impulse/read 1 1 1 0 0 0 2 a.wav\n"),
+        );
+        assert!(
+            e.contains(":3:") && e.contains("channel 2 does not exist (the file has 1)"),
+            "{e}"
+        );
+        let e = err(
+            d,
+            &format!("{new}/impulse/read 1 1 1 0 0 0 1 a.wav\n/impulse/read 1 1 1 0 0 0 1 b.wav\n"),
+        );
+        assert!(
+            e.contains(":3:") && e.contains("44100 Hz") && e.contains("line 2 is 48000 Hz"),
+            "{e}"
+        );
+        let e = Config::load(&d.join("none.conf")).unwrap_err().to_string();
+        assert!(e.contains("none.conf:0: cannot read"), "{e}");
+    }
+}

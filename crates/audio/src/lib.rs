@@ -19,7 +19,9 @@ mod latency;
 mod live;
 mod slot;
 
-pub use client::{open_client, DummyServer};
+pub use client::{open_client, set_freewheel, DummyServer};
 pub use error::AudioError;
+/// The `jack` crate sluice-audio is built on, for clients of one's own (tests, tools).
+pub use jack;
 pub use live::{resample_matrix, set_flush_to_zero, LiveConvolver, LiveSpec, LiveStats, MAX_PORTS};
 pub use slot::Slot;

@@ -235,6 +235,23 @@ struct Processor {
     hold: Option<Trash>,
     /// For rebuilding on a buffer-size change (not used in `process`).
     rebuild: Arc<Mutex<Rebuild>>,
+    /// The dry signal is delayed by the engine's latency so that it stays aligned with the
+    /// wet one: one ring of `latency` frames per input, and the delayed block.
+    dry_rings: Vec<Vec<f32>>,
+    dry_pos: usize,
+    dry_buf: Vec<Vec<f32>>,
+}
+
+impl Processor {
+    /// Sizes the dry delay lines for `latency` frames and periods of `block` (allocates: not
+    /// for the process callback).
+    fn size_dry(&mut self, latency: usize, block: usize) {
+        let ni = self.inputs.len();
+        let used = self.dry != 0.0 && latency > 0;
+        self.dry_rings = vec![vec![0.0; if used { latency } else { 0 }]; ni];
+        self.dry_buf = vec![vec![0.0; if used { block } else { 0 }]; ni];
+        self.dry_pos = 0;
+    }
 }
 
 struct Rebuild {
@@ -297,6 +314,22 @@ impl jack::ProcessHandler for Processor {
             }
         }
         let (wet, dry) = (self.wet, self.dry);
+        let delayed = self.dry_rings.first().is_some_and(|r| !r.is_empty());
+        if delayed && self.dry_buf[0].len() == n {
+            let len = self.dry_rings[0].len();
+            for ((ring, buf), x) in self.dry_rings.iter_mut().zip(&mut self.dry_buf).zip(&ins) {
+                let mut p = self.dry_pos;
+                for (b, &x) in buf.iter_mut().zip(x.iter()) {
+                    *b = ring[p];
+                    ring[p] = x;
+                    p = if p + 1 == len { 0 } else { p + 1 };
+                }
+            }
+            self.dry_pos = (self.dry_pos + n) % len;
+            for (slot, buf) in ins.iter_mut().zip(&self.dry_buf) {
+                *slot = buf;
+            }
+        }
         for (o, y) in outs[..no].iter_mut().enumerate() {
             match self.dry_sources[o] {
                 Some(src) if dry != 0.0 => {
@@ -329,7 +362,8 @@ impl jack::ProcessHandler for Processor {
             return Control::Continue;
         }
         // JACK lets this callback block: the engine is rebuilt here for the new period.
-        let mut rb = self.rebuild.lock().unwrap_or_else(|e| e.into_inner());
+        let rebuild = Arc::clone(&self.rebuild);
+        let mut rb = rebuild.lock().unwrap_or_else(|e| e.into_inner());
         rb.block = size;
         let config = engine_config(&rb.partitioning, rb.max_ir_len, size, rb.prio);
         if let Some(old) = self.conv.take() {
@@ -340,6 +374,7 @@ impl jack::ProcessHandler for Processor {
             Ok(c) => {
                 rb.loader = c.loader();
                 self.latency.store(c.latency() as u32, Ordering::Relaxed);
+                self.size_dry(c.latency(), size);
                 self.conv = Some(c);
             }
             Err(e) => {
@@ -471,7 +506,7 @@ impl LiveConvolver {
             block,
             loader: conv.loader(),
         }));
-        let processor = Processor {
+        let mut processor = Processor {
             inputs,
             outputs,
             conv: Some(conv),
@@ -485,7 +520,11 @@ impl LiveConvolver {
             crossfade,
             hold: None,
             rebuild: Arc::clone(&rebuild),
+            dry_rings: Vec::new(),
+            dry_pos: 0,
+            dry_buf: Vec::new(),
         };
+        processor.size_dry(latency.load(Ordering::Relaxed) as usize, block);
         let notifier = Notifier {
             shared: Arc::clone(&shared),
         };

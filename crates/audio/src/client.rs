@@ -224,3 +224,35 @@ pub fn set_freewheel(client: &jack::Client, on: bool) -> Result<(), AudioError> 
         ))
     }
 }
+
+/// Connects port `from` to port `to` (full names), waiting up to `timeout` for both to exist:
+/// ports of other clients in the same graph appear while it starts.
+pub fn connect_when_ready(
+    client: &jack::Client,
+    from: &str,
+    to: &str,
+    timeout: Duration,
+) -> Result<(), AudioError> {
+    let deadline = Instant::now() + timeout;
+    while client.port_by_name(from).is_none() || client.port_by_name(to).is_none() {
+        if Instant::now() >= deadline {
+            let missing = if client.port_by_name(from).is_none() {
+                from
+            } else {
+                to
+            };
+            return Err(AudioError::jack(
+                client.name(),
+                &format!("connecting {from} to {to}"),
+                format!(
+                    "no port {missing} appeared in {:.1} s",
+                    timeout.as_secs_f64()
+                ),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    client
+        .connect_ports_by_name(from, to)
+        .map_err(|e| AudioError::jack(client.name(), &format!("connecting {from} to {to}"), e))
+}

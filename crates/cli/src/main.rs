@@ -55,6 +55,7 @@ struct BlocksArgs {
 pub(crate) fn registry() -> sluice_graph::Registry {
     let mut registry = sluice_dsp::graph_blocks::standard_registry();
     sluice_net::graph_blocks::register(&mut registry);
+    sluice_audio::graph_blocks::register(&mut registry);
     registry
 }
 

@@ -91,10 +91,22 @@ impl DummyServer {
     /// instant can collide in JACK's shared registry, so a server that exits at start is
     /// started again (three tries).
     pub fn start(name: &str, rate: u32, period: u32, extra: &[&str]) -> Result<Self, AudioError> {
+        Self::start_with(name, &[], rate, period, extra)
+    }
+
+    /// [`DummyServer::start`] with server options before `-d dummy` (e.g. `["-p", "4096"]`
+    /// for more ports than jackd's default).
+    pub fn start_with(
+        name: &str,
+        server_args: &[&str],
+        rate: u32,
+        period: u32,
+        extra: &[&str],
+    ) -> Result<Self, AudioError> {
         let mut tries = 0;
         loop {
             tries += 1;
-            match Self::start_once(name, rate, period, extra) {
+            match Self::start_once(name, server_args, rate, period, extra) {
                 Err(AudioError::Server { detail, .. })
                     if detail.starts_with("exited at start") && tries < 3 =>
                 {
@@ -105,7 +117,13 @@ impl DummyServer {
         }
     }
 
-    fn start_once(name: &str, rate: u32, period: u32, extra: &[&str]) -> Result<Self, AudioError> {
+    fn start_once(
+        name: &str,
+        server_args: &[&str],
+        rate: u32,
+        period: u32,
+        extra: &[&str],
+    ) -> Result<Self, AudioError> {
         let err = |detail: String| AudioError::Server {
             server: name.to_string(),
             detail,
@@ -118,7 +136,9 @@ impl DummyServer {
             .try_clone()
             .map_err(|e| err(format!("cannot share its log {}: {e}", log.display())))?;
         let mut cmd = Command::new("jackd");
-        cmd.args(["-n", name, "-d", "dummy", "-r", &rate.to_string()])
+        cmd.args(["-n", name])
+            .args(server_args)
+            .args(["-d", "dummy", "-r", &rate.to_string()])
             .args(["-p", &period.to_string()])
             .args(extra)
             .stdin(Stdio::null())

@@ -410,3 +410,55 @@ fn a_jconvolver_config_runs_unchanged() {
     assert_eq!(latency, 56);
     assert_matches(&rec, &want, latency as usize, 1.0);
 }
+
+/// SIGHUP reloads the IR files and the callback takes the new set (`change_irs` waits for it);
+/// a file that has become unreadable keeps the old set running and says why.
+#[test]
+fn sighup_reloads_the_impulse_responses() {
+    let _turn = ONE_SERVER_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_wav(&d.join("ir.wav"), &[noise(3_000, 5, 500.0)]);
+    let server = DummyServer::start(
+        &format!("sluice-hup-{}", std::process::id()),
+        48000,
+        64,
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let log = d.join("hup.log");
+    let child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["live", "convolve", "--ir"])
+        .arg(d.join("ir.wav"))
+        .args(["--server", server.name(), "--name", "hup", "--stats", "0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+        .spawn()
+        .unwrap();
+    let mut live = Live {
+        child: Some(child),
+        log,
+    };
+    live.wait_for("client ready");
+    let hup = |live: &Live| {
+        // SAFETY: kill(2) on the pid of our own, not yet reaped child.
+        unsafe {
+            libc::kill(
+                live.child.as_ref().unwrap().id() as libc::pid_t,
+                libc::SIGHUP,
+            )
+        };
+    };
+    write_wav(&d.join("ir.wav"), &[noise(6_000, 6, 900.0)]);
+    hup(&live);
+    live.wait_for("impulse responses reloaded");
+    std::fs::write(d.join("ir.wav"), "not a wav file").unwrap();
+    hup(&live);
+    live.wait_for("reload failed, keeping the old IRs");
+    assert!(live.log().contains("ir.wav"), "{}", live.log());
+    let (status, log) = live.interrupt();
+    assert!(status.success(), "{log}");
+}

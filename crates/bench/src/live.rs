@@ -48,6 +48,9 @@ pub struct BenchLiveArgs {
         default_value = "16,32,64,128,192,256,320,384,448,512"
     )]
     pub channels: Vec<usize>,
+    /// Channels of the CPU-per-period comparison, run whatever the ladder found.
+    #[arg(long, default_value_t = 64)]
+    pub cpu_channels: usize,
     /// The jconvolver command.
     #[arg(long, default_value = "jconvolver")]
     pub jconvolver: PathBuf,
@@ -399,9 +402,6 @@ pub fn run(args: BenchLiveArgs) -> anyhow::Result<()> {
                 t.latency.to_string(),
                 t.ok().to_string(),
             ]);
-            if c == 64 {
-                at64[e] = t.cpu_us_per_period;
-            }
             lat[e] = t.latency;
             if !t.ok() {
                 break;
@@ -409,19 +409,49 @@ pub fn run(args: BenchLiveArgs) -> anyhow::Result<()> {
             best[e] = c;
         }
     }
+    // CPU per period at a fixed channel count, whatever the ladder found.
+    for (e, engine) in [Engine::Sluice, Engine::Jconvolver].into_iter().enumerate() {
+        let c = args.cpu_channels;
+        let mut t = run_trial(&args, engine, c, &work, &server, active.as_client(), &xruns)?;
+        t.allowed_xruns = baseline;
+        println!(
+            "{:>10} {c:>4} ch, CPU comparison: {:.1} us/period, late {}, xruns {}",
+            engine.name(),
+            t.cpu_us_per_period,
+            t.late,
+            t.xruns
+        );
+        at64[e] = t.cpu_us_per_period;
+        table.push(vec![
+            format!("{} (cpu run)", engine.name()),
+            c.to_string(),
+            t.instances.to_string(),
+            t.late.to_string(),
+            t.xruns.to_string(),
+            format!("{:.2}", t.cpu_us_per_period),
+            format!("{:.1}", 100.0 * t.cpu_us_per_period / t.period_us),
+            format!("{:.1}", t.period_us),
+            t.latency.to_string(),
+            t.ok().to_string(),
+        ]);
+    }
     drop(active);
     println!();
     print!("{}", table.render());
     println!();
+    let ratio = if best[0] == 0 || best[1] == 0 {
+        "no ratio: an engine passed no trial (see the xruns against the baseline)".to_string()
+    } else {
+        format!("{:.2}x", best[0] as f64 / best[1] as f64)
+    };
     println!(
-        "most channels without a late period or xrun: sluice {} / jconvolver {} = {:.2}x",
-        best[0],
-        best[1],
-        best[0] as f64 / best[1].max(1) as f64
+        "most channels without a late period or extra xrun: sluice {} / jconvolver {}: {ratio}",
+        best[0], best[1]
     );
     println!(
-        "CPU per period at 64 channels: sluice {:.1} us / jconvolver {:.1} us = {:.2} of \
+        "CPU per period at {} channels: sluice {:.1} us / jconvolver {:.1} us = {:.2} of \
          jconvolver's",
+        args.cpu_channels,
         at64[0],
         at64[1],
         at64[0] / at64[1]

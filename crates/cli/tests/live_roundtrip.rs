@@ -5,7 +5,8 @@
 //!
 //! The server runs at a period of 72 frames: not a multiple of a power of two >= 16, so the
 //! engine buffers and has a latency of 56 frames, which the test finds in JACK's port latency
-//! ranges and in the recording. Needs the jackd2 package (scripts/setup.sh); without it the
+//! ranges and in the recording. The first test starts the server at 64 frames and switches it
+//! to 72 while sluice runs, so the engine is rebuilt in JACK's buffer-size callback. Needs the jackd2 package (scripts/setup.sh); without it the
 //! tests fail and say so.
 
 use std::path::{Path, PathBuf};
@@ -182,12 +183,14 @@ fn round_trip(
     outputs: usize,
     live_args: &[&str],
     frames: usize,
+    start_period: u32,
 ) -> (Vec<Vec<f32>>, u32, String) {
     let _turn = ONE_SERVER_AT_A_TIME
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     let server_name = format!("sluice-{tag}-{}", std::process::id());
-    let server = DummyServer::start(&server_name, 48000, 72, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let server = DummyServer::start(&server_name, 48000, start_period, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
     let log = dir.join(format!("{tag}.log"));
     let child = Command::new(env!("CARGO_BIN_EXE_sluice"))
         .args(["live", "convolve"])
@@ -239,6 +242,19 @@ fn round_trip(
         cycle: Arc::clone(&cycle),
         done: Arc::clone(&done),
     };
+    if start_period != 72 {
+        // A buffer-size change while sluice runs: it rebuilds its engine for the new period
+        // (and its latency) in JACK's buffer-size callback.
+        gen_client.set_buffer_size(72).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while gen_client.buffer_size() != 72 {
+            assert!(
+                Instant::now() < deadline,
+                "the server did not change its period"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
     let gen_active = gen_client.activate_async((), generator).unwrap();
     let rec_active = rec_client.activate_async((), recorder).unwrap();
     let c = gen_active.as_client();
@@ -370,12 +386,23 @@ fn live_convolve_equals_offline_convolve_through_jack() {
             "-6",
         ],
         frames,
+        64,
     );
     assert_eq!(
         latency, 56,
         "period 72 runs the engine at 64 frames: 64 - gcd(72, 64) = 56"
     );
-    assert!(log.contains("latency 56 frames"), "{log}");
+    assert!(log.contains("period 64 frames"), "started at 64: {log}");
+    let last = log
+        .lines()
+        .rfind(|l| l.contains("stopped by"))
+        .unwrap_or_default();
+    assert!(
+        last.contains("frames at 48000 Hz")
+            && last.contains(" of 72 frames")
+            && last.contains("latency 56 frames"),
+        "rebuilt for 72: {log}"
+    );
     assert_matches(&rec, &want, latency as usize, 10f64.powf(-6.0 / 20.0));
 }
 
@@ -405,7 +432,15 @@ fn a_jconvolver_config_runs_unchanged() {
     let want = offline(d, "ts.wav", &[]);
     let frames = want[0].len() + 200;
     let conf = d.join("ts.conf");
-    let (rec, latency, log) = round_trip("config", d, &input, 2, &[conf.to_str().unwrap()], frames);
+    let (rec, latency, log) = round_trip(
+        "config",
+        d,
+        &input,
+        2,
+        &[conf.to_str().unwrap()],
+        frames,
+        72,
+    );
     assert!(log.contains("sl:In-L") && log.contains("sl:Out-R"), "{log}");
     assert_eq!(latency, 56);
     assert_matches(&rec, &want, latency as usize, 1.0);

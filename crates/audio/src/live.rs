@@ -6,7 +6,11 @@
 //!   real-time mode), with the engine's nice-value fallback otherwise.
 //! * The callback allocates nothing, takes no lock and makes no blocking call: it hands the
 //!   port buffers to [`Convolver::process`] (one futex wake at most), applies wet/dry and gain in
-//!   place, and exchanges impulse-response sets through lock-free [`Slot`]s.
+//!   place, and exchanges impulse-response sets through lock-free [`Slot`]s. A partition level
+//!   that is not ready in time has its segment left out ([`LatePolicy::PartialSum`]) and the
+//!   period counted late, rather than waited for (the engine still waits if a worker falls two
+//!   periods behind, to protect its input ring); in JACK's freewheel mode the callback waits
+//!   ([`LatePolicy::Wait`]) so renders are exact.
 //! * Buffer-size changes rebuild the engine in JACK's buffer-size callback (which JACK allows
 //!   to block); sample-rate changes are reported by [`LiveConvolver::sample_rate_changed`] so
 //!   the owner can reload the IRs at the new rate with [`LiveConvolver::change_irs`].
@@ -129,6 +133,8 @@ struct Shared {
     rate: AtomicU32,
     xruns: AtomicU64,
     rate_changed: AtomicBool,
+    /// JACK's freewheel mode, as last notified.
+    freewheel: AtomicBool,
     shut_down: AtomicBool,
     failed: Mutex<Option<String>>,
     /// IRs prepared for `block` frames, waiting for the callback.
@@ -213,7 +219,9 @@ fn engine_config(
             pin_cores: None,
             realtime_priority: prio,
         },
-        late_policy: LatePolicy::Wait,
+        // Real time: a late level's segment is left out (and counted) rather than waited for;
+        // the callback switches to waiting in freewheel mode, where exactness is what counts.
+        late_policy: LatePolicy::PartialSum,
         max_ir_len,
     }
 }
@@ -231,6 +239,8 @@ struct Processor {
     /// Late periods of engines replaced by a buffer-size change.
     late_base: u64,
     fading: bool,
+    /// The late policy in force follows freewheel mode.
+    freewheel: bool,
     crossfade: usize,
     hold: Option<Trash>,
     /// For rebuilding on a buffer-size change (not used in `process`).
@@ -274,6 +284,15 @@ impl jack::ProcessHandler for Processor {
             }
             return Control::Continue;
         };
+        let fw = self.shared.freewheel.load(Ordering::Acquire);
+        if fw != self.freewheel {
+            self.freewheel = fw;
+            conv.set_late_policy(if fw {
+                LatePolicy::Wait
+            } else {
+                LatePolicy::PartialSum
+            });
+        }
         // Hand back what the engine is done with; take new IRs when nothing is pending.
         if self.hold.is_none() {
             if let Some(r) = conv.take_retired() {
@@ -371,7 +390,10 @@ impl jack::ProcessHandler for Processor {
         }
         self.fading = false;
         match Convolver::new(config, &rb.irs) {
-            Ok(c) => {
+            Ok(mut c) => {
+                if self.freewheel {
+                    c.set_late_policy(LatePolicy::Wait);
+                }
                 rb.loader = c.loader();
                 self.latency.store(c.latency() as u32, Ordering::Relaxed);
                 self.size_dry(c.latency(), size);
@@ -406,6 +428,10 @@ impl jack::NotificationHandler for Notifier {
             self.shared.rate_changed.store(true, Ordering::Relaxed);
         }
         Control::Continue
+    }
+
+    fn freewheel(&mut self, _: &Client, on: bool) {
+        self.shared.freewheel.store(on, Ordering::Release);
     }
 
     fn xrun(&mut self, _: &Client) -> Control {
@@ -517,6 +543,7 @@ impl LiveConvolver {
             latency: Arc::clone(&latency),
             late_base: 0,
             fading: false,
+            freewheel: false,
             crossfade,
             hold: None,
             rebuild: Arc::clone(&rebuild),
@@ -607,6 +634,12 @@ impl LiveConvolver {
             latency: self.latency.load(Ordering::Relaxed),
             xruns: s.xruns.load(Ordering::Relaxed),
         }
+    }
+
+    /// Whether JACK runs in freewheel mode (then the engine waits for late levels, so the
+    /// output is exact; in real time it leaves their segment out and counts the period late).
+    pub fn freewheel(&self) -> bool {
+        self.shared.freewheel.load(Ordering::Acquire)
     }
 
     /// Whether the server's sample rate changed since the last call (reload the IRs then).

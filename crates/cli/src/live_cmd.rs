@@ -209,6 +209,7 @@ fn convolve(args: LiveConvolveArgs) -> anyhow::Result<()> {
         }
     );
     let start = Instant::now();
+    let mut freewheel = false;
     let mut next_stats = start + Duration::from_secs_f64(args.stats.max(0.0));
     let reason = loop {
         std::thread::sleep(Duration::from_millis(20));
@@ -218,6 +219,17 @@ fn convolve(args: LiveConvolveArgs) -> anyhow::Result<()> {
             libc::SIGTERM => break "SIGTERM".to_string(),
             libc::SIGHUP => reload(&args, &live),
             _ => {}
+        }
+        if live.freewheel() != freewheel {
+            freewheel = !freewheel;
+            eprintln!(
+                "sluice live: freewheel {}",
+                if freewheel {
+                    "on: late levels are waited for (exact output)"
+                } else {
+                    "off: late levels are left out and counted"
+                }
+            );
         }
         if live.sample_rate_changed() {
             eprintln!("sluice live: the server's sample rate changed; reloading the IRs");

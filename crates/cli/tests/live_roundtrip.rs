@@ -294,6 +294,8 @@ fn round_trip(
     assert_eq!(range.0, range.1, "a fixed latency");
 
     set_freewheel(c, true).unwrap();
+    // sluice waits for late levels in freewheel (exact output); it says so once it knows.
+    live.wait_for("freewheel on");
     go.store(true, Ordering::Release);
     let deadline = Instant::now() + Duration::from_secs(20);
     while (done.load(Ordering::Acquire) as usize) < frames {

@@ -469,9 +469,9 @@ pub struct LiveConvolver {
 
 impl LiveConvolver {
     /// Opens the client, builds the engine for the server's period and rate, registers the
-    /// ports, activates and makes the connections. `crossfade` is the length in frames of
-    /// the fade used by [`LiveConvolver::change_irs`].
-    pub fn start(spec: LiveSpec, crossfade: usize) -> Result<Self, AudioError> {
+    /// ports, activates and makes the connections. `crossfade` is the length of the fade
+    /// used by [`LiveConvolver::change_irs`].
+    pub fn start(spec: LiveSpec, crossfade: std::time::Duration) -> Result<Self, AudioError> {
         spec.check()?;
         let name = spec.client_name.clone();
         let client = open_client(&name, spec.server.as_deref())?;
@@ -544,7 +544,7 @@ impl LiveConvolver {
             late_base: 0,
             fading: false,
             freewheel: false,
-            crossfade,
+            crossfade: (crossfade.as_secs_f64() * f64::from(rate)).round() as usize,
             hold: None,
             rebuild: Arc::clone(&rebuild),
             dry_rings: Vec::new(),

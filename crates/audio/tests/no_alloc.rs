@@ -67,7 +67,7 @@ fn the_callback_allocates_nothing_in_the_steady_state() {
         vec!["system:capture_1".into()],
         vec!["system:capture_2".into()],
     ];
-    let live = LiveConvolver::start(spec, 0).unwrap();
+    let live = LiveConvolver::start(spec, Duration::ZERO).unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let (a0, p0) = (ALLOCATIONS.load(Ordering::SeqCst), live.stats().periods);
     std::thread::sleep(Duration::from_secs(1));

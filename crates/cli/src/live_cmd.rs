@@ -191,8 +191,7 @@ pub fn run(cmd: LiveCommand) -> anyhow::Result<()> {
 fn convolve(args: LiveConvolveArgs) -> anyhow::Result<()> {
     let spec = load(&args)?;
     catch_signals();
-    let rate_hint = 48_000.0;
-    let crossfade = (args.crossfade.max(0.0) * rate_hint / 1000.0) as usize;
+    let crossfade = Duration::from_secs_f64(args.crossfade.clamp(0.0, 60_000.0) / 1000.0);
     let live = LiveConvolver::start(spec, crossfade)?;
     let s = live.stats();
     eprintln!(

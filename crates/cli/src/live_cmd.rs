@@ -107,6 +107,9 @@ fn catch_signals() {
 fn load(args: &LiveConvolveArgs) -> anyhow::Result<LiveSpec> {
     let mut spec = if let Some(config) = &args.config {
         let cfg = sluice_audio::jconvolver::Config::load(config)?;
+        for note in &cfg.notes {
+            eprintln!("sluice live: note: {note}");
+        }
         let mut spec = cfg.to_spec()?;
         if !args.connect_in.is_empty() || !args.connect_out.is_empty() {
             spec.connect_inputs = vec![Vec::new(); spec.irs.inputs()];

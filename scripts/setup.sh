@@ -21,6 +21,7 @@ APT_PACKAGES=(
   libzmq3-dev gcc                  # bench net: the libzmq C harness, compiled at run time
   iproute2                         # scripts/netns_probe.sh (ip netns, veth, bridge, tc tbf)
   libliquid-dev                    # sluice bench radio: liquid-dsp peer (C harness built by the bench)
+  jackd2 libjack-jackd2-dev jconvolver  # sluice-audio's JACK tests (dummy-backend servers) and the jconvolver peer
 )
 
 as_root() {

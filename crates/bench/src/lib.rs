@@ -6,6 +6,7 @@ mod chain_nodes;
 mod convolve;
 mod copy;
 mod fir_crossover;
+mod live;
 mod net;
 mod net_small;
 mod net_zmq;
@@ -43,6 +44,9 @@ pub enum BenchCommand {
     Sum(sum::BenchSumArgs),
     /// Radio blocks (FIR, xlating FIR, resamplers, FM, rotator, channelizer) vs GNU Radio, FutureSDR and liquid-dsp.
     Radio(radio::BenchRadioArgs),
+    /// `sluice live convolve` vs jconvolver on one JACK server: most channels without a late
+    /// period, CPU per period, latency.
+    Live(live::BenchLiveArgs),
 }
 
 /// Runs one benchmark.
@@ -57,5 +61,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Net(args) => net::run(args),
         BenchCommand::Shm(args) => shm::run(args),
         BenchCommand::Radio(args) => radio::run(args),
+        BenchCommand::Live(args) => live::run(args),
     }
 }

@@ -2,6 +2,7 @@
 
 mod control_socket;
 mod convolve;
+mod live_cmd;
 mod probe_cmd;
 mod run_cmd;
 
@@ -28,6 +29,9 @@ enum Command {
     Graph(run_cmd::GraphArgs),
     /// Convolve a WAV file with an impulse response (partitioned convolution).
     Convolve(convolve::ConvolveArgs),
+    /// Live audio on a JACK server: `sluice live convolve` (a jconvolver replacement).
+    #[command(subcommand)]
+    Live(live_cmd::LiveCommand),
     /// The seed's latency and jitter experiment: a loop of processes (origin, reflectors)
     /// over sluice-net streams, per-packet latency, mean, jitter, percentiles and a plot.
     #[command(subcommand)]
@@ -51,6 +55,7 @@ struct BlocksArgs {
 pub(crate) fn registry() -> sluice_graph::Registry {
     let mut registry = sluice_dsp::graph_blocks::standard_registry();
     sluice_net::graph_blocks::register(&mut registry);
+    sluice_audio::graph_blocks::register(&mut registry);
     registry
 }
 
@@ -83,6 +88,7 @@ fn main() {
         Command::Blocks(args) => blocks(args),
         Command::Graph(args) => run_cmd::graph(args),
         Command::Convolve(args) => convolve::run(args),
+        Command::Live(cmd) => live_cmd::run(cmd),
         Command::Probe(cmd) => probe_cmd::run(cmd),
         Command::Bench(cmd) => sluice_bench::run(cmd),
     };

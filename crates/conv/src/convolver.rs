@@ -432,6 +432,19 @@ impl Convolver {
         }
     }
 
+    /// Changes what the callback does when a threaded level is late, from the next period on
+    /// (for this engine, one fading out and IR sets prepared later). Real-time safe: no
+    /// allocation, no system call. A host switches to [`LatePolicy::Wait`] when it runs faster
+    /// than real time (JACK's freewheel mode, offline rendering) and back to
+    /// [`LatePolicy::PartialSum`] when a deadline matters more than exactness.
+    pub fn set_late_policy(&mut self, policy: LatePolicy) {
+        self.config.late_policy = policy;
+        self.engine.set_late_policy(policy);
+        if let Some(f) = &mut self.fade {
+            f.old.set_late_policy(policy);
+        }
+    }
+
     /// Statistics so far.
     pub fn stats(&self) -> ConvStats {
         let c = &self.engine.counters;

@@ -224,6 +224,11 @@ impl Engine {
         engine_ok.map(|()| engine)
     }
 
+    /// Changes what a late level does from the next period on (no allocation, no system call).
+    pub(crate) fn set_late_policy(&mut self, policy: LatePolicy) {
+        self.late_policy = policy;
+    }
+
     pub(crate) fn levels(&self) -> &[Level] {
         &self.levels
     }

@@ -2,6 +2,7 @@
 
 pub mod arith;
 pub mod basic;
+pub mod beamform;
 pub mod channelizer;
 pub mod channels;
 pub mod convolve;
@@ -32,6 +33,7 @@ pub mod wav;
 
 pub use arith::{Add, Binary, Sum};
 pub use basic::{Copy, Head, NullSink, NullSource};
+pub use beamform::{Beamformer, SteeringMode};
 pub use channelizer::{ChannelOutputs, ChannelizerBlock};
 pub use channels::{ChannelFirFilter, StreamToVector, VectorToStream};
 pub use convolve::Convolve;

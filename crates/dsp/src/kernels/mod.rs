@@ -4,6 +4,7 @@
 mod agc;
 mod am_demod;
 mod arb_resample;
+mod array_gen;
 mod beamform;
 mod beamform_ttd;
 #[cfg(target_arch = "x86_64")]
@@ -55,6 +56,7 @@ mod waterfall;
 
 pub use agc::{Agc, AgcSample, AgcSettings};
 pub use am_demod::AmDemod;
+pub use array_gen::{ArrayGenerator, Emission, PlaneWave};
 pub use beamform::{PhaseBeamformer, Steering, MAX_ANTENNAS, MAX_BEAMS};
 pub use beamform_ttd::{fractional_delay, DelayBeamformer, FD_TAPS};
 pub use biquad::{Biquad, BiquadCascade, IirSample};

@@ -1,6 +1,7 @@
 //! `sluice bench …`: benchmarks that print a table, write CSV/JSON (and PNG plots), and compare
 //! with their baseline or peer in the same run.
 
+mod beamform;
 mod chain;
 mod chain_nodes;
 mod convolve;
@@ -39,6 +40,8 @@ pub enum BenchCommand {
     Sum(sum::BenchSumArgs),
     /// Radio blocks (FIR, xlating FIR, resamplers, FM, rotator, channelizer) vs GNU Radio, FutureSDR and liquid-dsp.
     Radio(radio::BenchRadioArgs),
+    /// Delay-and-sum beamformer (16 antennas x 8 beams, phase and true-time delay) vs numpy/scipy and memory bandwidth.
+    Beamform(beamform::BenchBeamformArgs),
 }
 
 /// Runs one benchmark.
@@ -52,5 +55,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Sum(args) => sum::run(args),
         BenchCommand::Net(args) => net::run(args),
         BenchCommand::Radio(args) => radio::run(args),
+        BenchCommand::Beamform(args) => beamform::run(args),
     }
 }

@@ -144,6 +144,17 @@ impl DelayBeamformer {
         self.latency
     }
 
+    /// The folded taps, 16 per (beam, antenna), beam-major: `out[b][j] (+)= Σ_q taps[q] ·
+    /// in[k][j + offsets[b·n + k] + q]` (peers in benches run the same filters).
+    pub fn taps(&self) -> &[Complex32] {
+        &self.taps
+    }
+
+    /// The window offset of each (beam, antenna)'s first tap.
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+
     /// Items each input window must hold beyond the `m` outputs formed from it.
     pub fn history(&self) -> usize {
         self.latency + FD_TAPS / 2

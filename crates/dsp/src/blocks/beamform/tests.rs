@@ -127,3 +127,63 @@ fn angles_and_taper_change_while_running_and_bad_values_are_refused() {
         .is_err());
     assert!(Beamformer::new(steering(), 4, 3, SteeringMode::Phase).is_err());
 }
+
+/// Re-steering a running beamformer through the graph's control handle: a tone from 40° is
+/// off-beam (array factor ≈ 0.14) before the change and at unit gain from the offset `set`
+/// returns on.
+#[test]
+fn resteering_while_running_takes_effect_at_the_returned_offset() {
+    use crate::blocks::test_support::wait_for_items;
+    use crate::blocks::{ArraySource, Throttle};
+    use crate::kernels::{ArrayGenerator, Emission, PlaneWave};
+    use sluice_runtime::{RunOptions, StopHandle};
+    let n = 8;
+    let wave = PlaneWave {
+        angle: 40.0,
+        offset: 1000.0,
+        amplitude: 1.0,
+        emission: Emission::Tone,
+    };
+    let gen = ArrayGenerator::new(n, 0.5, 1e9, 48_000.0, vec![wave], 0.0, 1).unwrap();
+    let mut g = Graph::new();
+    let src = g.add("ula", ArraySource::new(gen, None)).unwrap();
+    let s = Steering {
+        elements: n,
+        spacing: 0.5,
+        angles: vec![0.0],
+        taper: None,
+    };
+    let bf = g
+        .add("bf", Beamformer::new(s, 0, n, SteeringMode::Phase).unwrap())
+        .unwrap();
+    let pace = g
+        .add("pace", Throttle::<Complex32>::new(1e6).unwrap())
+        .unwrap();
+    let (sink, data) = VectorSink::<Complex32>::new();
+    let sink = g.add("sink", sink).unwrap();
+    for k in 0..n {
+        g.connect(src, &format!("out{k}"), bf, &format!("in{k}"))
+            .unwrap();
+    }
+    g.connect(bf, "beam0", pace, "in").unwrap();
+    g.connect(pace, "out", sink, "in").unwrap();
+    let control = g.control_handle();
+    let stop = StopHandle::new();
+    let opts = RunOptions {
+        stop: Some(stop.clone()),
+        ..RunOptions::default()
+    };
+    let running = std::thread::spawn(move || g.run(&opts));
+    wait_for_items(&data, 1000);
+    let at = control.set("bf", "angles", TagValue::F64(40.0)).unwrap() as usize;
+    let items = wait_for_items(&data, at as u64 + 1000);
+    stop.stop();
+    running.join().unwrap().unwrap();
+    for (t, y) in items.iter().enumerate().take(at + 1000) {
+        let want = if t < at { 0.144 } else { 1.0 };
+        assert!(
+            (y.norm() - want).abs() < 0.01,
+            "item {t} (change at {at}): |{y}|"
+        );
+    }
+}

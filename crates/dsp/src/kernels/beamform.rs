@@ -152,8 +152,10 @@ pub struct PhaseBeamformer {
     antennas: usize,
     beams: usize,
     weights: Vec<Complex32>,
-    /// Per (beam, antenna): 4 × `[wr, wi]`, then 4 × `[−wi, wr]` (16 f32).
+    /// Per (beam, antenna): L × `[wr, wi]`, then L × `[−wi, wr]` (4L f32), L = complex per
+    /// vector (4 for AVX2 and the portable loop, 8 for AVX-512).
     expanded: Vec<f32>,
+    lanes: usize,
     level: SimdLevel,
 }
 
@@ -180,11 +182,13 @@ impl PhaseBeamformer {
         if !simd::usable(level) {
             return Err(DspError::SimdUnavailable(level.name()));
         }
+        let lanes = if level == SimdLevel::Avx512 { 8 } else { 4 };
         let mut k = PhaseBeamformer {
             antennas,
             beams,
             weights: vec![Complex32::default(); antennas * beams],
-            expanded: vec![0.0; antennas * beams * 16],
+            expanded: vec![0.0; antennas * beams * 4 * lanes],
+            lanes,
             level,
         };
         k.set_weights(weights)?;
@@ -201,10 +205,11 @@ impl PhaseBeamformer {
             });
         }
         self.weights.copy_from_slice(weights);
-        for (w, e) in weights.iter().zip(self.expanded.chunks_exact_mut(16)) {
-            for i in 0..4 {
+        let l = self.lanes;
+        for (w, e) in weights.iter().zip(self.expanded.chunks_exact_mut(4 * l)) {
+            for i in 0..l {
                 e[2 * i..2 * i + 2].copy_from_slice(&[w.re, w.im]);
-                e[8 + 2 * i..8 + 2 * i + 2].copy_from_slice(&[-w.im, w.re]);
+                e[2 * l + 2 * i..2 * l + 2 * i + 2].copy_from_slice(&[-w.im, w.re]);
             }
         }
         Ok(())
@@ -238,10 +243,25 @@ impl PhaseBeamformer {
         );
         let done = match self.level {
             #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx2Fma | SimdLevel::Avx512 => {
+            SimdLevel::Avx512 => {
+                // SAFETY: the level was checked usable (AVX-512F) at construction; every
+                // input holds ≥ m items and every output m (asserted above); the expanded
+                // weights hold 32 f32 per (beam, antenna) at this level.
+                unsafe {
+                    beamform_x86::phase_avx512(
+                        inputs,
+                        outputs,
+                        &self.expanded,
+                        self.antennas,
+                        accumulate,
+                    )
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Avx2Fma => {
                 // SAFETY: the level was checked usable (AVX2 and FMA) at construction; every
                 // input holds ≥ m items and every output m (asserted above); the expanded
-                // weights hold 16 f32 per (beam, antenna).
+                // weights hold 16 f32 per (beam, antenna) at this level.
                 unsafe {
                     beamform_x86::phase_avx2(
                         inputs,

@@ -1,4 +1,5 @@
-//! The AVX2+FMA loops of the beamformers (`beamform.rs`, `beamform_ttd.rs`).
+//! The x86 loops of the beamformers (`beamform.rs`, `beamform_ttd.rs`): AVX2+FMA, and AVX-512F
+//! for phase steering (the same loop on 8 complex per vector).
 //!
 //! Phase steering: with `x = [xr, xi, …]` (4 complex per vector), `dup_re(x)·[wr, wi]` +
 //! `dup_im(x)·[−wi, wr]` = `x·w`, so each (beam, antenna) costs two FMAs with the weights
@@ -158,4 +159,90 @@ pub(super) unsafe fn fir_accumulate(
         j += 8;
     }
     end
+}
+
+/// The AVX-512F version of [`phase_avx2`]: 8 complex per vector, items `0..m − m % 8`, with
+/// weights expanded to 32 f32 per (beam, antenna) (8 × `[wr, wi]`, then 8 × `[−wi, wr]`).
+///
+/// # Safety
+/// The CPU must support avx512f; otherwise as [`phase_avx2`], with 32 f32 of weights per
+/// (beam, antenna).
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn phase_avx512(
+    inputs: &[&[Complex32]],
+    outputs: &mut [&mut [Complex32]],
+    expanded: &[f32],
+    antennas: usize,
+    accumulate: bool,
+) -> usize {
+    let m = outputs[0].len();
+    let end = m - m % 8;
+    let mut b0 = 0;
+    while b0 < outputs.len() {
+        let g = GROUP.min(outputs.len() - b0);
+        let w = &expanded[b0 * antennas * 32..];
+        let outs = &mut outputs[b0..b0 + g];
+        // SAFETY: forwarded from the caller; `w` holds 32 f32 for each of the g beams here.
+        unsafe {
+            match g {
+                8 => group512::<8>(inputs, outs, w, end, accumulate),
+                7 => group512::<7>(inputs, outs, w, end, accumulate),
+                6 => group512::<6>(inputs, outs, w, end, accumulate),
+                5 => group512::<5>(inputs, outs, w, end, accumulate),
+                4 => group512::<4>(inputs, outs, w, end, accumulate),
+                3 => group512::<3>(inputs, outs, w, end, accumulate),
+                2 => group512::<2>(inputs, outs, w, end, accumulate),
+                _ => group512::<1>(inputs, outs, w, end, accumulate),
+            }
+        }
+        b0 += g;
+    }
+    end
+}
+
+/// `G` beams at AVX-512, items `0..end` (a multiple of 8).
+///
+/// # Safety
+/// As [`phase_avx512`]; `w` holds `G · inputs.len() · 32` f32.
+#[target_feature(enable = "avx512f")]
+unsafe fn group512<const G: usize>(
+    inputs: &[&[Complex32]],
+    outputs: &mut [&mut [Complex32]],
+    w: &[f32],
+    end: usize,
+    accumulate: bool,
+) {
+    let n = inputs.len();
+    let n_beams = G.min(outputs.len());
+    let mut t = 0;
+    while t < end {
+        let mut acc = [_mm512_setzero_ps(); G];
+        for (k, x) in inputs.iter().enumerate() {
+            // SAFETY: t + 8 <= end items readable from each input (caller); the weight index
+            // (j·n + k)·32 + 31 < G·n·32 (caller).
+            unsafe {
+                let x = _mm512_loadu_ps(x.as_ptr().add(t).cast());
+                let xr = _mm512_moveldup_ps(x);
+                let xi = _mm512_movehdup_ps(x);
+                for (j, a) in acc.iter_mut().enumerate() {
+                    let e = w.as_ptr().add((j * n + k) * 32);
+                    *a = _mm512_fmadd_ps(xr, _mm512_loadu_ps(e), *a);
+                    *a = _mm512_fmadd_ps(xi, _mm512_loadu_ps(e.add(16)), *a);
+                }
+            }
+        }
+        for (a, y) in acc.iter().zip(outputs.iter_mut()).take(n_beams) {
+            // SAFETY: t + 8 <= end items writable in each output (caller).
+            unsafe {
+                let dst: *mut f32 = y.as_mut_ptr().add(t).cast();
+                let v = if accumulate {
+                    _mm512_add_ps(_mm512_loadu_ps(dst), *a)
+                } else {
+                    *a
+                };
+                _mm512_storeu_ps(dst, v);
+            }
+        }
+        t += 8;
+    }
 }

@@ -245,6 +245,41 @@ params = { antennas = 2, first = 2, elements = 6, angles = [-20.0, 30.0], taper 
 mod tests {
     use super::super::standard_registry;
 
+    /// array_source → beamformer (both modes) → null sinks, from a graph file, to the end:
+    /// phase steering passes every item, true-time delay all but its latency and taps.
+    #[test]
+    fn both_modes_run_from_a_graph_file() {
+        let registry = standard_registry();
+        for (mode, lost) in [
+            ("mode = \"phase\"", 0),
+            (
+                "mode = \"delay\", sample_rate = 4e9, carrier = 1e9",
+                15 + 8, // latency: max delay 3 x 0.5 x 4 = 6, + 9; then 8 taps past it
+            ),
+        ] {
+            let mut text = String::from(
+                "[[node]]\nname = \"ula\"\ntype = \"array_source\"\n\
+                 params = { elements = 4, carrier = 1e9, sample_rate = 4e9, angles = [30.0], signals = \"fm\", items = 10000 }\n\n",
+            );
+            text += &format!(
+                "[[node]]\nname = \"bf\"\ntype = \"beamformer\"\nparams = {{ antennas = 4, angles = [30.0, -10.0], {mode} }}\n\n"
+            );
+            for b in 0..2 {
+                text += &format!("[[node]]\nname = \"sink{b}\"\ntype = \"null_sink\"\nparams = {{ item = \"c32\" }}\n\n[[edge]]\nfrom = \"bf.beam{b}\"\nto = \"sink{b}.in\"\n\n");
+            }
+            for k in 0..4 {
+                text += &format!("[[edge]]\nfrom = \"ula.out{k}\"\nto = \"bf.in{k}\"\n\n");
+            }
+            let graph = sluice_graph::load_str(&text, "beams.toml", &registry)
+                .unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let report = graph.run_stepped().unwrap();
+            for b in 0..2 {
+                let got = report.node(&format!("sink{b}")).unwrap().items_in;
+                assert_eq!(got, 10000 - lost, "{mode}, beam {b}");
+            }
+        }
+    }
+
     #[test]
     fn bad_parameters_name_themselves() {
         let registry = standard_registry();

@@ -2,7 +2,7 @@
 //! over the whole stream of every antenna, drawn as a PNG (power against steering angle) when
 //! the stream ends.
 
-use crate::kernels::{PhaseBeamformer, Steering, MAX_BEAMS};
+use crate::kernels::{PhaseBeamformer, Steering, MAX_ANTENNAS, MAX_BEAMS};
 use crate::plot_beam::beam_pattern_png;
 use num_complex::Complex32;
 use sluice_runtime::{Node, NodeError, Ports, Work, WorkIo};
@@ -89,23 +89,24 @@ impl Node for BeamPattern {
                 Some(x) => m = m.min(x.len()),
             }
         }
-        let mut held: Vec<&[Complex32]> = Vec::with_capacity(self.antennas);
-        for input in io.inputs.all::<Complex32>()? {
-            held.push(input.window(m)?.unwrap_or_default());
+        let mut held: [&[Complex32]; MAX_ANTENNAS] = [&[]; MAX_ANTENNAS];
+        for (h, input) in held.iter_mut().zip(io.inputs.all::<Complex32>()?) {
+            *h = input.window(m)?.unwrap_or_default();
         }
+        let held = &held[..self.antennas];
         let mut base = 0;
         for k in &self.kernels {
-            let mut outs: Vec<&mut [Complex32]> = self.scratch[..k.beams()]
-                .iter_mut()
-                .map(|v| &mut v[..m])
-                .collect();
-            k.process(&held, &mut outs, false);
-            for (p, y) in self.power[base..].iter_mut().zip(&outs) {
+            let mut outs: [&mut [Complex32]; MAX_BEAMS] = Default::default();
+            for (o, v) in outs.iter_mut().zip(&mut self.scratch) {
+                *o = &mut v[..m];
+            }
+            let outs = &mut outs[..k.beams()];
+            k.process(held, outs, false);
+            for (p, y) in self.power[base..].iter_mut().zip(outs.iter()) {
                 *p += y.iter().map(|v| f64::from(v.norm_sqr())).sum::<f64>();
             }
             base += k.beams();
         }
-        drop(held);
         for input in io.inputs.all::<Complex32>()? {
             input.consume(m);
         }

@@ -1,6 +1,7 @@
 //! `sluice bench …`: benchmarks that print a table, write CSV/JSON (and PNG plots), and compare
 //! with their baseline or peer in the same run.
 
+mod beamform;
 mod chain;
 mod chain_nodes;
 mod convolve;
@@ -47,6 +48,8 @@ pub enum BenchCommand {
     /// `sluice live convolve` vs jconvolver on one JACK server: most channels without a late
     /// period, CPU per period, latency.
     Live(live::BenchLiveArgs),
+    /// Delay-and-sum beamformer (16 antennas x 8 beams, phase and true-time delay) vs numpy/scipy and memory bandwidth.
+    Beamform(beamform::BenchBeamformArgs),
 }
 
 /// Runs one benchmark.
@@ -62,5 +65,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Shm(args) => shm::run(args),
         BenchCommand::Radio(args) => radio::run(args),
         BenchCommand::Live(args) => live::run(args),
+        BenchCommand::Beamform(args) => beamform::run(args),
     }
 }

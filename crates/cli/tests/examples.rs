@@ -54,6 +54,8 @@ fn every_example_is_documented_and_listed_here() {
     assert_eq!(
         names,
         [
+            "beamform_4",
+            "beamform_6x2_partial",
             "channels",
             "corner_turn",
             "decimate",
@@ -99,6 +101,25 @@ fn the_examples_run_and_make_what_they_promise() {
     assert_eq!(samples.len(), 44100);
     let late_peak = samples[4410..].iter().fold(0f32, |m, s| m.max(s.abs()));
     assert!((0.4..0.6).contains(&late_peak), "{late_peak}");
+
+    // The beamformers write their beams and draw the arrays' beam patterns.
+    run_example("beamform_4", &dir.0);
+    run_example("beamform_6x2_partial", &dir.0);
+    for (file, bytes) in [
+        ("beam.c32", 1_600_000),
+        ("beam0.c32", 1_600_000),
+        ("beam1.c32", 1_600_000),
+    ] {
+        assert_eq!(
+            std::fs::metadata(dir.0.join(file)).unwrap().len(),
+            bytes,
+            "{file}"
+        );
+    }
+    for png in ["beamform_4.png", "beamform_6x2.png"] {
+        let head = std::fs::read(dir.0.join(png)).unwrap();
+        assert!(head.starts_with(b"\x89PNG"), "{png}");
+    }
 
     run_example("lowpass_to_file", &dir.0);
     let bytes = std::fs::metadata(dir.0.join("lowpass.c32")).unwrap().len();

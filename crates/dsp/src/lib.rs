@@ -7,6 +7,7 @@ pub mod graph_blocks;
 pub mod kernels;
 pub mod output_file;
 pub mod plot;
+pub mod plot_beam;
 pub mod queue_copy;
 pub mod sigmf;
 pub mod wav;

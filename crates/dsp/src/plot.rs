@@ -43,7 +43,7 @@ const FONT_PATHS: [&str; 5] = [
 ];
 
 /// Registers a font for "sans-serif" once; whether one was found.
-fn font_available() -> bool {
+pub(crate) fn font_available() -> bool {
     static FOUND: OnceLock<bool> = OnceLock::new();
     *FOUND.get_or_init(|| {
         let env = std::env::var("SLUICE_PLOT_FONT").ok();
@@ -103,7 +103,7 @@ impl FrequencyAxis {
 }
 
 /// Renders `draw` into a `width`×`height` RGB image and writes it to `path` as PNG.
-fn render(
+pub(crate) fn render(
     path: &Path,
     (width, height): (u32, u32),
     draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>) -> Result<(), String>,

@@ -1,7 +1,10 @@
 //! Blocks: adapters that hand queue slices to kernels, plus sources, sinks and plumbing.
 
 pub mod arith;
+pub mod array_source;
 pub mod basic;
+pub mod beam_pattern;
+pub mod beamform;
 pub mod channelizer;
 pub mod channels;
 pub mod checksum;
@@ -32,7 +35,10 @@ pub mod vector;
 pub mod wav;
 
 pub use arith::{Add, Binary, Sum};
+pub use array_source::ArraySource;
 pub use basic::{Copy, Head, NullSink, NullSource};
+pub use beam_pattern::BeamPattern;
+pub use beamform::{Beamformer, SteeringMode};
 pub use channelizer::{ChannelOutputs, ChannelizerBlock};
 pub use channels::{ChannelFirFilter, StreamToVector, VectorToStream};
 pub use checksum::{Checksum, ChecksumStats};

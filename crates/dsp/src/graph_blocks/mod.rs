@@ -2,6 +2,7 @@
 //! files they touch, an example, and how each is built from its parameters.
 //! [`register`] adds them all to a [`Registry`].
 
+mod beamform;
 mod filters;
 mod radio;
 mod toolbox;
@@ -744,6 +745,7 @@ params = { path = "out.wav", channels = 2, sample_rate = 44100, format = "i16" }
         .into_iter()
         .chain(filters::block_types())
         .chain(radio::block_types())
+        .chain(beamform::block_types())
         .chain(toolbox::block_types())
     {
         registry

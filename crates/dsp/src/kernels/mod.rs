@@ -4,6 +4,11 @@
 mod agc;
 mod am_demod;
 mod arb_resample;
+mod array_gen;
+mod beamform;
+mod beamform_ttd;
+#[cfg(target_arch = "x86_64")]
+mod beamform_x86;
 mod biquad;
 mod channelizer;
 mod cmac;
@@ -51,6 +56,9 @@ mod waterfall;
 
 pub use agc::{Agc, AgcSample, AgcSettings};
 pub use am_demod::AmDemod;
+pub use array_gen::{ArrayGenerator, Emission, PlaneWave};
+pub use beamform::{PhaseBeamformer, Steering, MAX_ANTENNAS, MAX_BEAMS};
+pub use beamform_ttd::{fractional_delay, DelayBeamformer, FD_TAPS};
 pub use biquad::{Biquad, BiquadCascade, IirSample};
 pub use cmac::{cmac, cmac_with, cmul, cmul_assign, cmul_with, SimdLevel};
 pub use complex_parts::{

@@ -1,0 +1,318 @@
+//! `sluice bench beamform`: the beamformer kernels against numpy/scipy on the same data and
+//! against this machine's memory bandwidth, measured in the same run (issue 16).
+//!
+//! Phase steering: 16 antennas × 8 beams of complex f32, the input (one array per antenna,
+//! far larger than the caches) read once per pass in chunks of 4096 items as the block reads
+//! its queue windows, the beams written to a chunk-sized buffer (a queue's reservation).
+//! Its rate is reported as input bytes per second beside the memory read bandwidth (a
+//! vectorised sum over 512 MiB) and numpy's `W @ X` (BLAS cgemm) on the same arrays. True-time
+//! delay: the same antennas, 8 beams, a 16-tap fractional-delay FIR per (beam, antenna),
+//! against scipy's `lfilter` per (beam, antenna) summed. Both sides' first 4096 items of every
+//! beam are compared, so the peer computes the same thing.
+
+use super::report::{machine_description, median, Table};
+use anyhow::{bail, Context};
+use num_complex::Complex32;
+use sluice_dsp::kernels::{DelayBeamformer, PhaseBeamformer, SimdLevel, Steering, Window};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+/// Arguments of `sluice bench beamform`.
+#[derive(clap::Args, Debug)]
+pub struct BenchBeamformArgs {
+    /// Samples per antenna for phase steering.
+    #[arg(long, default_value_t = 1 << 22)]
+    pub samples: usize,
+    /// Samples per antenna for true-time delay.
+    #[arg(long, default_value_t = 1 << 19)]
+    pub ttd_samples: usize,
+    /// Runs per side; the table shows medians.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Python interpreter with numpy and scipy (Debian's, by default).
+    #[arg(long, default_value = "/usr/bin/python3")]
+    pub python: PathBuf,
+    /// The numpy/scipy peer script (run from the repository root, or give its path).
+    #[arg(long, default_value = "scripts/beamform_numpy.py")]
+    pub script: PathBuf,
+    /// Directory for beamform.csv and beamform.json (and the peer's data files).
+    #[arg(long, default_value = "target/bench/beamform")]
+    pub out: PathBuf,
+}
+
+const ANTENNAS: usize = 16;
+const BEAMS: usize = 8;
+const CHUNK: usize = 4096;
+
+/// Memory read bandwidth, bytes/s: the best of 3 vectorised sums over 512 MiB.
+fn read_bandwidth() -> f64 {
+    let words = 64 << 20;
+    let data: Vec<u64> = (0..words as u64).collect();
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let mut acc = [0u64; 8];
+        for c in data.chunks_exact(8) {
+            for (a, v) in acc.iter_mut().zip(c) {
+                *a = a.wrapping_add(*v);
+            }
+        }
+        std::hint::black_box(acc);
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    (words * 8) as f64 / best
+}
+
+/// Seconds for one pass of `run(chunk_start, chunk_len)` over `len` items in chunks.
+fn timed(len: usize, mut run: impl FnMut(usize, usize)) -> f64 {
+    let t0 = Instant::now();
+    let mut i = 0;
+    while i < len {
+        let m = CHUNK.min(len - i);
+        run(i, m);
+        i += m;
+    }
+    t0.elapsed().as_secs_f64()
+}
+
+fn c64_bytes(v: &[Complex32]) -> Vec<u8> {
+    v.iter()
+        .flat_map(|c| [c.re.to_le_bytes(), c.im.to_le_bytes()])
+        .flatten()
+        .collect()
+}
+
+fn read_c64(path: &std::path::Path) -> anyhow::Result<Vec<Complex32>> {
+    let b =
+        std::fs::read(path).with_context(|| format!("reading the peer's {}", path.display()))?;
+    Ok(b.chunks_exact(8)
+        .map(|c| {
+            let f = |i: usize| f32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+            Complex32::new(f(0), f(4))
+        })
+        .collect())
+}
+
+/// Largest |ours − theirs| relative to the largest |theirs| over the first 4096 of each beam.
+fn agreement(ours: &[Vec<Complex32>], theirs: &[Complex32]) -> f64 {
+    let (mut err, mut top) = (0f32, 0f32);
+    for (b, y) in ours.iter().enumerate() {
+        for (j, v) in y.iter().take(CHUNK).enumerate() {
+            let t = theirs[b * CHUNK + j];
+            err = err.max((v - t).norm());
+            top = top.max(t.norm());
+        }
+    }
+    f64::from(err / top.max(1e-30))
+}
+
+/// Runs the benchmark.
+pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.runs > 0, "--runs must be at least 1");
+    anyhow::ensure!(
+        args.samples >= CHUNK && args.ttd_samples >= CHUNK,
+        "--samples and --ttd-samples must be at least {CHUNK}"
+    );
+    if !args.script.exists() {
+        bail!(
+            "{} not found: run from the repository root or pass --script",
+            args.script.display()
+        );
+    }
+    let dir = crate::report::results_dir(&args.out)?;
+    println!("machine: {}", machine_description());
+    let steering = Steering {
+        elements: ANTENNAS,
+        spacing: 0.5,
+        angles: (0..BEAMS).map(|b| -60.0 + 17.0 * b as f64).collect(),
+        taper: Some(Window::Hamming),
+    };
+    let w = steering.weights(0, ANTENNAS)?;
+    let spc = 4.0; // sample rate / carrier: delays up to 30 samples
+    let delays = steering.delays(0, ANTENNAS, spc)?;
+    let ttd = DelayBeamformer::new(ANTENNAS, BEAMS, steering.max_delay(spc), &w, &delays)?;
+    let phase = PhaseBeamformer::new(ANTENNAS, BEAMS, &w)?;
+    let n = args.samples;
+    let mut rng = sluice_dsp::blocks::sample::Gaussian::new(16);
+    let x: Vec<Vec<Complex32>> = (0..ANTENNAS)
+        .map(|_| {
+            (0..n)
+                .map(|_| {
+                    let (a, b) = rng.pair();
+                    Complex32::new(a, b)
+                })
+                .collect()
+        })
+        .collect();
+    eprintln!("beamform: writing the peer's data to {}", dir.display());
+    let mut xb = Vec::with_capacity(ANTENNAS * n * 8);
+    for v in &x {
+        xb.extend(c64_bytes(v));
+    }
+    std::fs::write(dir.join("x.c64"), xb)?;
+    std::fs::write(dir.join("w.c64"), c64_bytes(&w))?;
+    std::fs::write(dir.join("g.c64"), c64_bytes(ttd.taps()))?;
+    let s: Vec<u8> = ttd
+        .offsets()
+        .iter()
+        .flat_map(|&o| (o as i64).to_le_bytes())
+        .collect();
+    std::fs::write(dir.join("s.i64"), s)?;
+
+    let bandwidth = read_bandwidth();
+    let mut out = vec![vec![Complex32::default(); CHUNK]; BEAMS];
+    let mut first = vec![vec![Complex32::default(); CHUNK]; BEAMS];
+    let mut phase_s = Vec::new();
+    for _ in 0..args.runs {
+        phase_s.push(timed(n, |i, m| {
+            let inputs: [&[Complex32]; ANTENNAS] = std::array::from_fn(|k| &x[k][i..i + m]);
+            let mut outs: Vec<&mut [Complex32]> = out.iter_mut().map(|v| &mut v[..m]).collect();
+            phase.process(&inputs, &mut outs, false);
+        }));
+    }
+    {
+        let inputs: [&[Complex32]; ANTENNAS] = std::array::from_fn(|k| &x[k][..CHUNK]);
+        let mut outs: Vec<&mut [Complex32]> = first.iter_mut().map(|v| &mut v[..]).collect();
+        phase.process(&inputs, &mut outs, false);
+    }
+    // The AVX2 loop too, where the best level is another (AVX-512): what the wider one buys.
+    let mut avx2_s = Vec::new();
+    if SimdLevel::detect() == SimdLevel::Avx512 {
+        let k = PhaseBeamformer::with_level(ANTENNAS, BEAMS, &w, SimdLevel::Avx2Fma)?;
+        for _ in 0..args.runs {
+            avx2_s.push(timed(n, |i, m| {
+                let inputs: [&[Complex32]; ANTENNAS] = std::array::from_fn(|k| &x[k][i..i + m]);
+                let mut outs: Vec<&mut [Complex32]> = out.iter_mut().map(|v| &mut v[..m]).collect();
+                k.process(&inputs, &mut outs, false);
+            }));
+        }
+    }
+    let t = args.ttd_samples.min(n - ttd.history());
+    let mut ttd_s = Vec::new();
+    let mut ttd_first = vec![vec![Complex32::default(); CHUNK]; BEAMS];
+    for run in 0..args.runs {
+        ttd_s.push(timed(t, |i, m| {
+            let inputs: [&[Complex32]; ANTENNAS] =
+                std::array::from_fn(|k| &x[k][i..i + m + ttd.history()]);
+            let mut outs: Vec<&mut [Complex32]> = out.iter_mut().map(|v| &mut v[..m]).collect();
+            ttd.process(&inputs, &mut outs, false);
+            if run == 0 && i == 0 {
+                for (f, o) in ttd_first.iter_mut().zip(&outs) {
+                    f[..m].copy_from_slice(o);
+                }
+            }
+        }));
+    }
+
+    eprintln!("beamform: numpy/scipy on the same data");
+    let output = Command::new(&args.python)
+        .arg(&args.script)
+        .arg("--dir")
+        .arg(&dir)
+        .args([
+            "--antennas",
+            &ANTENNAS.to_string(),
+            "--beams",
+            &BEAMS.to_string(),
+        ])
+        .args(["--samples", &n.to_string(), "--ttd-samples", &t.to_string()])
+        .args(["--runs", &args.runs.to_string()])
+        .output()
+        .with_context(|| format!("cannot start {}", args.python.display()))?;
+    if !output.status.success() {
+        bail!(
+            "{} failed (needs numpy and scipy: apt-get install python3-numpy python3-scipy, as \
+             scripts/setup.sh does): {}",
+            args.script.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).context("peer output")?;
+    let secs = |key: &str| -> anyhow::Result<f64> {
+        let v: Vec<f64> = doc[key]
+            .as_array()
+            .context("peer output")?
+            .iter()
+            .filter_map(|v| v.as_f64())
+            .collect();
+        Ok(median(&v))
+    };
+    let (np_gemm, np_ttd) = (secs("gemm_s")?, secs("ttd_s")?);
+    let gemm_err = agreement(&first, &read_c64(&dir.join("ygemm.c64"))?);
+    let ttd_err = agreement(&ttd_first, &read_c64(&dir.join("yttd.c64"))?);
+    anyhow::ensure!(
+        gemm_err < 1e-4 && ttd_err < 1e-4,
+        "sluice and numpy disagree: {gemm_err:e}, {ttd_err:e}"
+    );
+
+    let in_bytes = |items: usize| (ANTENNAS * items * 8) as f64;
+    let ours = median(&phase_s);
+    let ours_ttd = median(&ttd_s);
+    println!(
+        "memory read bandwidth (sum over 512 MiB, best of 3): {:.1} GB/s",
+        bandwidth / 1e9
+    );
+    println!(
+        "numpy {}, scipy {}; both sides agree to {:.1e} (phase), {:.1e} (delay) of the peak",
+        doc["numpy"], doc["scipy"], gemm_err, ttd_err
+    );
+    let mut table = Table::new(&[
+        "case",
+        "sluice_msps",
+        "sluice_input_gbps",
+        "pct_of_mem_bw",
+        "numpy_msps",
+        "x_numpy",
+        "targets",
+    ]);
+    table.push(vec![
+        "phase 16x8".into(),
+        format!("{:.1}", n as f64 / ours / 1e6),
+        format!("{:.2}", in_bytes(n) / ours / 1e9),
+        format!("{:.0}", 100.0 * in_bytes(n) / ours / bandwidth),
+        format!("{:.1}", n as f64 / np_gemm / 1e6),
+        format!("{:.2}", np_gemm / ours),
+        format!(
+            "x_numpy >= 1: {}; >= 50% bw: {}",
+            ok(np_gemm / ours >= 1.0),
+            ok(in_bytes(n) / ours >= 0.5 * bandwidth)
+        ),
+    ]);
+    if !avx2_s.is_empty() {
+        let a = median(&avx2_s);
+        table.push(vec![
+            "phase 16x8, avx2 loop".into(),
+            format!("{:.1}", n as f64 / a / 1e6),
+            format!("{:.2}", in_bytes(n) / a / 1e9),
+            format!("{:.0}", 100.0 * in_bytes(n) / a / bandwidth),
+            "-".into(),
+            format!("{:.2}", np_gemm / a),
+            "-".into(),
+        ]);
+    }
+    table.push(vec![
+        "delay 16x8 16-tap".into(),
+        format!("{:.2}", t as f64 / ours_ttd / 1e6),
+        format!("{:.2}", in_bytes(t) / ours_ttd / 1e9),
+        "-".into(),
+        format!("{:.3}", t as f64 / np_ttd / 1e6),
+        format!("{:.1}", np_ttd / ours_ttd),
+        format!("x_scipy >= 5: {}", ok(np_ttd / ours_ttd >= 5.0)),
+    ]);
+    print!("{}", table.render());
+    table.write_csv(&dir.join("beamform.csv"))?;
+    table.write_json(&dir.join("beamform.json"), "beamform")?;
+    for f in ["x.c64", "ygemm.c64", "yttd.c64"] {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    Ok(())
+}
+
+fn ok(pass: bool) -> &'static str {
+    if pass {
+        "met"
+    } else {
+        "MISSED"
+    }
+}

@@ -21,6 +21,7 @@ APT_PACKAGES=(
   libzmq3-dev gcc                  # bench net: the libzmq C harness, compiled at run time
   iproute2                         # scripts/netns_probe.sh (ip netns, veth, bridge, tc tbf)
   libliquid-dev                    # sluice bench radio: liquid-dsp peer (C harness built by the bench)
+  python3-zmq                      # crates/zmq tests: libzmq peers through pyzmq (gnuradio above: gr-zeromq interop)
 )
 
 as_root() {

@@ -115,3 +115,9 @@ impl ZmqError {
         !matches!(self, ZmqError::Config(_))
     }
 }
+
+impl From<ZmqError> for sluice_runtime::NodeError {
+    fn from(e: ZmqError) -> Self {
+        sluice_runtime::NodeError::msg(e.to_string())
+    }
+}

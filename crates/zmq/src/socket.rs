@@ -108,6 +108,9 @@ struct Peer {
     in_message: bool,
     /// REQ/REP: the envelope (up to the empty delimiter) is done for the current message.
     enveloped: bool,
+    /// The connection was reset (the peer closed with our bytes unread: libzmq does so when
+    /// it refuses our READY, and the reset may discard its greeting before we read it).
+    reset: bool,
 }
 
 /// A ZeroMQ socket of one [`SocketType`] (see the module docs).
@@ -228,8 +231,9 @@ impl Socket {
             .set_nonblocking(true)
             .and_then(|_| stream.set_nodelay(true))
             .map_err(|e| ZmqError::io(&name, "socket setup", &e))?;
-        let mut out = zmtp::greeting().to_vec();
-        out.extend_from_slice(&zmtp::ready(self.kind));
+        // READY follows once the peer's greeting came: a libzmq peer then has sent its greeting
+        // before it judges our READY, so a refusal is told apart from a port probe.
+        let out = zmtp::greeting().to_vec();
         self.peers.push(Peer {
             dec: Decoder::new(self.kind, &name, self.opts.max_frame),
             stream,
@@ -244,6 +248,7 @@ impl Socket {
             body: None,
             in_message: false,
             enveloped: false,
+            reset: false,
         });
         Ok(())
     }
@@ -325,7 +330,10 @@ impl Socket {
                     p.out.drain(..k);
                 }
                 Err(e) if would_block(&e) => break,
-                Err(_) => return Ok(false),
+                Err(_) => {
+                    p.reset = true;
+                    return Ok(false);
+                }
             }
         }
         Ok(true)
@@ -352,7 +360,10 @@ impl Socket {
                 Ok(Some(k))
             }
             Err(e) if would_block(&e) => Ok(Some(0)),
-            Err(_) => Ok(None),
+            Err(_) => {
+                p.reset = true;
+                Ok(None)
+            }
         }
     }
 
@@ -368,9 +379,11 @@ impl Socket {
         }
     }
 
-    /// Whether peer `i`, a ZeroMQ peer, has not completed the handshake.
+    /// Whether peer `i` left during the handshake after it showed itself a ZeroMQ peer (its
+    /// signature came) or reset the connection on our greeting and READY.
     fn left_in_handshake(&self, i: usize) -> bool {
-        self.peers[i].dec.signed() && !self.peers[i].dec.is_ready()
+        let p = &self.peers[i];
+        (p.dec.signed() || p.reset) && !p.dec.is_ready()
     }
 
     fn handshake_error(&self, i: usize) -> ZmqError {
@@ -434,6 +447,8 @@ impl Socket {
             let Some(event) = event else { continue };
             match event {
                 Event::Greeting { minor } => {
+                    let ready = zmtp::ready(self.kind);
+                    self.peers[i].out.extend_from_slice(&ready);
                     if self.kind == SocketType::Sub {
                         let topic = self.opts.subscribe.clone();
                         let sub = if minor >= 1 && self.opts.subscribe_command {
@@ -441,7 +456,7 @@ impl Socket {
                         } else {
                             zmtp::subscription_message(&topic, true)
                         };
-                        // After our READY (already queued), before any data.
+                        // After our READY, before any data.
                         self.peers[i].out.extend_from_slice(&sub);
                     }
                 }
@@ -671,6 +686,71 @@ impl Socket {
             }
         }
         Ok(())
+    }
+
+    /// Takes the whole body of the current frame (at most `max` bytes kept, the rest
+    /// discarded), waiting up to `limit` for its bytes.
+    pub fn read_small(&mut self, max: usize, limit: Duration) -> Result<Vec<u8>, ZmqError> {
+        let start = Instant::now();
+        let keep = (self.remaining() as usize).min(max);
+        let mut body = vec![0u8; keep];
+        let mut at = 0;
+        while at < keep {
+            let k = self.read_into(&mut body[at..])?;
+            at += k;
+            if k == 0 {
+                if start.elapsed() > limit {
+                    return Err(self.slow_frame());
+                }
+                self.wait(Duration::from_millis(5), false);
+            }
+        }
+        while self.remaining() > 0 {
+            if self.skip(self.remaining())? == 0 {
+                if start.elapsed() > limit {
+                    return Err(self.slow_frame());
+                }
+                self.wait(Duration::from_millis(5), false);
+            }
+        }
+        Ok(body)
+    }
+
+    fn slow_frame(&self) -> ZmqError {
+        ZmqError::Protocol {
+            peer: self
+                .current
+                .map_or_else(|| self.describe(), |i| self.peers[i].name.clone()),
+            what: "a small frame's body did not come in time".into(),
+        }
+    }
+
+    /// Closes gracefully: ends our sending side of every connection, then reads (and drops)
+    /// what peers still send until they close or `limit` passes, so that the kernel delivers
+    /// everything sent before it closes (closing with unread bytes would reset the connection).
+    pub fn linger(&mut self, limit: Duration) {
+        let start = Instant::now();
+        for p in &self.peers {
+            let _ = p.stream.shutdown(std::net::Shutdown::Write);
+        }
+        let mut scratch = [0u8; 4096];
+        while !self.peers.is_empty() && start.elapsed() < limit {
+            self.peers.retain_mut(|p| {
+                p.at = p.len;
+                loop {
+                    match p.stream.read(&mut scratch) {
+                        Ok(0) => break false,
+                        Ok(_) => continue,
+                        Err(e) if would_block(&e) => break true,
+                        Err(_) => break false,
+                    }
+                }
+            });
+            if !self.peers.is_empty() {
+                self.wait(Duration::from_millis(10), false);
+            }
+        }
+        self.peers.clear();
     }
 
     /// Sends `frames` (each a list of slices making one frame's body) as one message: to the

@@ -15,6 +15,7 @@ mod radio;
 mod radio_cases;
 pub mod report;
 mod sum;
+mod zmq;
 
 use clap::Subcommand;
 
@@ -39,6 +40,9 @@ pub enum BenchCommand {
     Sum(sum::BenchSumArgs),
     /// Radio blocks (FIR, xlating FIR, resamplers, FM, rotator, channelizer) vs GNU Radio, FutureSDR and liquid-dsp.
     Radio(radio::BenchRadioArgs),
+    /// sluice-zmq's native ZMTP sockets vs libzmq's C API (zero-copy, and with the copy a
+    /// gr-zeromq source makes): PUSH→PULL throughput and CPU per GB, REQ/REP round trip.
+    Zmq(zmq::BenchZmqArgs),
 }
 
 /// Runs one benchmark.
@@ -52,5 +56,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Sum(args) => sum::run(args),
         BenchCommand::Net(args) => net::run(args),
         BenchCommand::Radio(args) => radio::run(args),
+        BenchCommand::Zmq(args) => zmq::run(args),
     }
 }

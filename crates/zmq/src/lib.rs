@@ -31,6 +31,6 @@ pub use decoder::{Decoder, Event};
 pub use error::ZmqError;
 pub use options::ZmqOptions;
 pub use sink::ZmqSink;
-pub use socket::{Frame, Sent, Socket, SocketOptions, READ_AHEAD, SMALL_FRAME};
+pub use socket::{Frame, Sent, Socket, SocketOptions, READ_AHEAD, SMALL_FRAME, SMALL_MESSAGE};
 pub use source::ZmqSource;
 pub use zmtp::SocketType;

@@ -33,6 +33,11 @@ pub const READ_AHEAD: usize = 64 << 10;
 const RECONNECT: Duration = Duration::from_millis(100);
 /// The longest internal frame a socket keeps whole (subscriptions, envelopes).
 const SMALL_LIMIT: u64 = 4096;
+/// Messages up to this size are copied into a per-peer batch and written together (as
+/// libzmq's encoder batches them): one system call for many small messages.
+pub const SMALL_MESSAGE: u64 = 8 << 10;
+/// A batch is written once it holds this much, or when the socket waits or is polled.
+const BATCH: usize = 64 << 10;
 
 /// Options of a [`Socket`].
 #[derive(Debug, Clone)]
@@ -273,8 +278,9 @@ impl Socket {
         }
     }
 
-    /// Accepts new peers, (re)connects, and flushes pending control bytes.
-    fn service(&mut self) -> Result<(), ZmqError> {
+    /// Accepts new peers, (re)connects, and flushes pending control bytes and batched small
+    /// messages (all of them when `all`, else only batches that are full).
+    fn service(&mut self, all: bool) -> Result<(), ZmqError> {
         if let Some(l) = &self.listener {
             let mut new = Vec::new();
             loop {
@@ -305,7 +311,8 @@ impl Socket {
         }
         let mut i = 0;
         while i < self.peers.len() {
-            if self.flush(i)? {
+            let later = !all && self.peers[i].out.len() < BATCH && self.peers[i].dec.is_ready();
+            if later || self.flush(i)? {
                 i += 1;
             } else {
                 // Read what it sent before it left: its READY says why, if it came.
@@ -540,7 +547,7 @@ impl Socket {
             "next_frame before the body of the last frame was taken ({})",
             self.describe()
         );
-        self.service()?;
+        self.service(true)?;
         let n = self.peers.len();
         let order: Vec<usize> = match self.sticky {
             Some(i) => vec![i],
@@ -668,7 +675,12 @@ impl Socket {
     /// what peers sent (subscriptions, PINGs). Sending sockets call it while they have nothing
     /// to send, so that subscriptions are known before the first message.
     pub fn poll(&mut self) -> Result<(), ZmqError> {
-        self.service()?;
+        self.poll_with(true)
+    }
+
+    /// [`Socket::poll`], flushing small-message batches only when full unless `all`.
+    fn poll_with(&mut self, all: bool) -> Result<(), ZmqError> {
+        self.service(all)?;
         let control = matches!(self.kind, SocketType::Pub | SocketType::Push);
         {
             let mut i = 0;
@@ -732,6 +744,12 @@ impl Socket {
     /// everything sent before it closes (closing with unread bytes would reset the connection).
     pub fn linger(&mut self, limit: Duration) {
         let start = Instant::now();
+        while start.elapsed() < limit
+            && self.peers.iter().any(|p| !p.out.is_empty())
+            && self.service(true).is_ok()
+        {
+            self.wait(Duration::from_millis(10), true);
+        }
         for p in &self.peers {
             let _ = p.stream.shutdown(std::net::Shutdown::Write);
         }
@@ -757,7 +775,11 @@ impl Socket {
 
     /// Waits up to `timeout` for something to do: a byte to read, room to write (when
     /// `writing`), a connection to accept or to retry.
-    pub fn wait(&self, timeout: Duration, writing: bool) {
+    pub fn wait(&mut self, timeout: Duration, writing: bool) {
+        // Batched small messages go out before sleeping (a lost peer shows at the next call).
+        for i in 0..self.peers.len() {
+            let _ = self.flush(i);
+        }
         let mut fds = Vec::with_capacity(self.peers.len() + 1);
         if let Some(l) = &self.listener {
             fds.push(PollFd::new(l, PollFlags::IN));

@@ -1,7 +1,7 @@
 //! The send path of [`Socket`]: which peers a message goes to, and one vectored write per
 //! peer straight from the caller's slices, resumed after a partial write.
 
-use super::{would_block, Sent, Socket, Tx};
+use super::{would_block, Sent, Socket, Tx, SMALL_MESSAGE};
 use crate::zmtp::{self, SocketType, MORE};
 use crate::ZmqError;
 use std::io::{ErrorKind, IoSlice, Write};
@@ -11,10 +11,18 @@ impl Socket {
     /// Sends `frames` (each a list of slices making one frame's body) as one message: to the
     /// next peer (PUSH, REQ), the peer that asked (REP), or each subscriber whose subscription
     /// prefixes the first frame (PUB). See [`Sent`].
+    ///
+    /// A message of at most [`SMALL_MESSAGE`] bytes to one peer (PUSH, REQ, REP) is copied into
+    /// that peer's batch and written with the next ones, in one system call, once the batch
+    /// holds 64 KiB or when the socket is next polled ([`Socket::poll`], [`Socket::wait`],
+    /// [`Socket::next_frame`], [`Socket::linger`]): poll after the last message of a burst.
     pub fn send(&mut self, frames: &[&[&[u8]]]) -> Result<Sent, ZmqError> {
-        self.poll()?;
+        self.poll_with(false)?;
         let envelope = matches!(self.kind, SocketType::Req | SocketType::Rep);
         let total = message_len(frames, envelope);
+        if total <= SMALL_MESSAGE && self.kind != SocketType::Pub {
+            return self.send_small(frames, envelope);
+        }
         let targets: Vec<usize> = match self.kind {
             SocketType::Pub => {
                 if self.peers.iter().all(|p| p.tx == Tx::Idle) {
@@ -124,6 +132,64 @@ impl Socket {
             SocketType::Push | SocketType::Req => {
                 self.rr += 1;
             }
+            SocketType::Rep => self.partner = None,
+            _ => {}
+        }
+        Ok(Sent::Done)
+    }
+}
+
+impl Socket {
+    /// A small message to one peer (PUSH, REQ, REP): copied into the peer's batch, written with
+    /// the next ones (see [`SMALL_MESSAGE`]).
+    fn send_small(&mut self, frames: &[&[&[u8]]], envelope: bool) -> Result<Sent, ZmqError> {
+        let target = match self.kind {
+            SocketType::Rep => self.partner,
+            _ => self
+                .peers
+                .iter()
+                .position(|p| matches!(p.tx, Tx::Sending(_)))
+                .or_else(|| {
+                    let n = self.peers.len();
+                    (0..n)
+                        .map(|k| (self.rr + k) % n)
+                        .find(|&i| self.peers[i].dec.is_ready())
+                }),
+        };
+        let Some(i) = target else {
+            if self.kind == SocketType::Rep {
+                return Err(ZmqError::Config(
+                    "REP socket: a reply without a request (the requester left?)".into(),
+                ));
+            }
+            return Ok(Sent::NoPeer);
+        };
+        if matches!(self.peers[i].tx, Tx::Sending(_)) || self.peers[i].out.len() >= 4 * super::BATCH
+        {
+            // A large message is half written, or the batch is not draining: flush and wait.
+            if !self.flush(i)? {
+                self.drop_peer(i);
+            }
+            return Ok(Sent::Pending);
+        }
+        let out = &mut self.peers[i].out;
+        if envelope {
+            out.extend_from_slice(&DELIMITER);
+        }
+        for (k, f) in frames.iter().enumerate() {
+            let len: usize = f.iter().map(|s| s.len()).sum();
+            let flags = if k + 1 < frames.len() { MORE } else { 0 };
+            let (h, n) = zmtp::frame_header(len as u64, flags);
+            out.extend_from_slice(&h[..n]);
+            for s in f.iter() {
+                out.extend_from_slice(s);
+            }
+        }
+        if out.len() >= super::BATCH && !self.flush(i)? {
+            self.drop_peer(i);
+        }
+        match self.kind {
+            SocketType::Push | SocketType::Req => self.rr += 1,
             SocketType::Rep => self.partner = None,
             _ => {}
         }

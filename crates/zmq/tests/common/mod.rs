@@ -119,7 +119,11 @@ pub fn send_msg(s: &mut Socket, frames: &[&[u8]], limit: Duration) {
     loop {
         assert!(start.elapsed() < limit, "message not sent within {limit:?}");
         match s.send(&refs).expect("send") {
-            Sent::Done => return,
+            Sent::Done => {
+                // Small messages are batched: polling writes the batch out.
+                s.poll().expect("poll");
+                return;
+            }
             Sent::Pending | Sent::NoPeer => s.wait(Duration::from_millis(10), true),
         }
     }

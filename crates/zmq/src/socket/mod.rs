@@ -29,6 +29,8 @@ use std::time::{Duration, Instant};
 pub const SMALL_FRAME: u64 = 8 << 10;
 /// The read-ahead buffer per peer.
 pub const READ_AHEAD: usize = 64 << 10;
+/// How often a binding socket with peers looks for new connections.
+const ACCEPT_EVERY: Duration = Duration::from_millis(5);
 /// How often a connecting socket retries.
 const RECONNECT: Duration = Duration::from_millis(100);
 /// The longest internal frame a socket keeps whole (subscriptions, envelopes).
@@ -128,6 +130,8 @@ pub struct Socket {
     listener: Option<TcpListener>,
     connect: Option<String>,
     next_connect: Instant,
+    /// When the listener is next asked for new connections.
+    next_accept: Instant,
     peers: Vec<Peer>,
     rr: usize,
     /// Peer whose frame is being delivered (its body not yet taken).
@@ -170,6 +174,7 @@ impl Socket {
             listener: None,
             connect: None,
             next_connect: Instant::now(),
+            next_accept: Instant::now(),
             peers: Vec::new(),
             rr: 0,
             current: None,
@@ -281,7 +286,11 @@ impl Socket {
     /// Accepts new peers, (re)connects, and flushes pending control bytes and batched small
     /// messages (all of them when `all`, else only batches that are full).
     fn service(&mut self, all: bool) -> Result<(), ZmqError> {
-        if let Some(l) = &self.listener {
+        let now = Instant::now();
+        let accept_due = self.peers.is_empty() || now >= self.next_accept;
+        if let Some(l) = self.listener.as_ref().filter(|_| accept_due) {
+            // Looked at every few milliseconds, not at every message: accept() is a system call.
+            self.next_accept = now + ACCEPT_EVERY;
             let mut new = Vec::new();
             loop {
                 match l.accept() {

@@ -23,6 +23,7 @@ APT_PACKAGES=(
   iproute2                         # scripts/netns_probe.sh (ip netns, veth, bridge, tc tbf)
   libliquid-dev                    # sluice bench radio: liquid-dsp peer (C harness built by the bench)
   jackd2 libjack-jackd2-dev jconvolver  # sluice-audio's JACK tests (dummy-backend servers) and the jconvolver peer
+  python3-zmq                      # crates/zmq tests: libzmq peers through pyzmq (gnuradio above: gr-zeromq interop)
 )
 
 as_root() {

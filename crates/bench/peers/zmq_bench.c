@@ -6,6 +6,10 @@
  *                                         without copying them (zmq_msg_init_data over one
  *                                         constant buffer, no free function)
  *   zmq_bench pull ENDPOINT SIZE COUNT    PULL binds, receives COUNT messages (zmq_msg_t)
+ *   zmq_bench pullcopy ENDPOINT SIZE COUNT
+ *                                         as pull, and copies each message into a 64 MiB
+ *                                         ring (what a gr-zeromq source does: memcpy from
+ *                                         the zmq_msg_t into its output buffer)
  *   zmq_bench req  ENDPOINT SIZE COUNT [FILE]
  *                                         REQ connects, COUNT round trips, one at a time;
  *                                         the timed round trips (µs, sorted) go to FILE
@@ -101,7 +105,7 @@ static void *open_socket(void *ctx, int type, const char *endpoint, int bind) {
 
 int main(int argc, char **argv) {
     if (argc != 5 && argc != 6) {
-        fprintf(stderr, "usage: zmq_bench push|pull|req|rep ENDPOINT SIZE COUNT [RTT_FILE]\n");
+        fprintf(stderr, "usage: zmq_bench push|pull|pullcopy|req|rep ENDPOINT SIZE COUNT [RTT_FILE]\n");
         return 1;
     }
     const char *role = argv[1], *endpoint = argv[2];
@@ -126,10 +130,14 @@ int main(int argc, char **argv) {
         }
         zmq_close(s);
         snprintf(result, sizeof result, "\"role\":\"push\"");
-    } else if (!strcmp(role, "pull")) {
+    } else if (!strcmp(role, "pull") || !strcmp(role, "pullcopy")) {
         void *s = open_socket(ctx, ZMQ_PULL, endpoint, 1);
         double t0 = 0, t1 = 0;
         uint64_t bytes = 0;
+        size_t ring_len = (size_t)64 << 20, at = 0;
+        unsigned char *ring = NULL;
+        if (!strcmp(role, "pullcopy") && !(ring = calloc(ring_len, 1)))
+            die("calloc");
         for (uint64_t i = 0; i < count; i++) {
             zmq_msg_init(&msg);
             if (zmq_msg_recv(&msg, s, 0) < 0)
@@ -137,6 +145,14 @@ int main(int argc, char **argv) {
             if (i == 0)
                 t0 = now_s();
             check(zmq_msg_data(&msg), zmq_msg_size(&msg), size, 0);
+            if (ring) {
+                size_t n = zmq_msg_size(&msg);
+                if (at + n > ring_len)
+                    at = 0;
+                if (n <= ring_len)
+                    memcpy(ring + at, zmq_msg_data(&msg), n);
+                at += n;
+            }
             bytes += zmq_msg_size(&msg);
             zmq_msg_close(&msg);
         }
@@ -144,8 +160,8 @@ int main(int argc, char **argv) {
         zmq_close(s);
         /* Timed from the first message to the last: `timed_messages` is count - 1. */
         snprintf(result, sizeof result,
-                 "\"role\":\"pull\",\"secs\":%.9f,\"timed_messages\":%llu,\"bytes\":%llu",
-                 t1 - t0, (unsigned long long)(count - 1), (unsigned long long)bytes);
+                 "\"role\":\"%s\",\"secs\":%.9f,\"timed_messages\":%llu,\"bytes\":%llu",
+                 role, t1 - t0, (unsigned long long)(count - 1), (unsigned long long)bytes);
     } else if (!strcmp(role, "req") || !strcmp(role, "rep")) {
         int req = !strcmp(role, "req");
         void *s = open_socket(ctx, req ? ZMQ_REQ : ZMQ_REP, endpoint, !req);

@@ -18,6 +18,7 @@ mod radio_cases;
 pub mod report;
 mod shm;
 mod sum;
+mod zmq;
 
 use clap::Subcommand;
 
@@ -50,6 +51,9 @@ pub enum BenchCommand {
     Live(live::BenchLiveArgs),
     /// Delay-and-sum beamformer (16 antennas x 8 beams, phase and true-time delay) vs numpy/scipy and memory bandwidth.
     Beamform(beamform::BenchBeamformArgs),
+    /// sluice-zmq's native ZMTP sockets vs libzmq's C API (zero-copy, and with the copy a
+    /// gr-zeromq source makes): PUSH→PULL throughput and CPU per GB, REQ/REP round trip.
+    Zmq(zmq::BenchZmqArgs),
 }
 
 /// Runs one benchmark.
@@ -66,5 +70,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Radio(args) => radio::run(args),
         BenchCommand::Live(args) => live::run(args),
         BenchCommand::Beamform(args) => beamform::run(args),
+        BenchCommand::Zmq(args) => zmq::run(args),
     }
 }

@@ -51,11 +51,13 @@ struct BlocksArgs {
     json: bool,
 }
 
-/// The block types graph files may use: the standard blocks and the network endpoints.
+/// The block types graph files may use: the standard blocks, the network endpoints and the
+/// gr-zeromq-compatible ZeroMQ blocks.
 pub(crate) fn registry() -> sluice_graph::Registry {
     let mut registry = sluice_dsp::graph_blocks::standard_registry();
     sluice_net::graph_blocks::register(&mut registry);
     sluice_audio::graph_blocks::register(&mut registry);
+    sluice_zmq::graph_blocks::register(&mut registry);
     registry
 }
 

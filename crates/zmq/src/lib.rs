@@ -1,0 +1,36 @@
+//! sluice-zmq: ZeroMQ endpoints that talk to GNU Radio's gr-zeromq blocks and to any libzmq
+//! peer, written natively over std TCP (no libzmq needed at run time).
+//!
+//! * [`zmtp`]: the ZMTP 3.1 wire format (greeting, frames, commands), and
+//!   [`Decoder`], the receive state machine, fed any chunking of the bytes (the fuzz target
+//!   `zmq_receive` drives it).
+//! * [`Socket`]: PUB, SUB, PUSH, PULL, REQ and REP sockets that bind or connect, receive frame
+//!   bodies straight into a caller's slice and send messages with vectored writes.
+//! * [`ZmqSink`] and [`ZmqSource`]: gr-zeromq's six blocks (`zmq_push_sink`,
+//!   `zmq_pull_source`, `zmq_pub_sink`, `zmq_sub_source`, `zmq_rep_sink`, `zmq_req_source`)
+//!   with its options ([`ZmqOptions`]) and its tag header ([`tag_header`]), registered for
+//!   graph files by [`graph_blocks::register`].
+//!
+//! Not implemented: the CURVE and PLAIN mechanisms and ZAP (sluice links run on trusted
+//! networks, as gr-zeromq's do by default), ipc:// and inproc:// transports, ROUTER/DEALER/XPUB/
+//! XSUB as our own socket types (they are accepted as peers where the spec allows).
+#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod decoder;
+mod error;
+pub mod graph_blocks;
+mod options;
+mod sink;
+mod socket;
+mod source;
+pub mod tag_header;
+pub mod zmtp;
+
+pub use decoder::{Decoder, Event};
+pub use error::ZmqError;
+pub use options::ZmqOptions;
+pub use sink::ZmqSink;
+pub use socket::{Frame, Sent, Socket, SocketOptions, READ_AHEAD, SMALL_FRAME, SMALL_MESSAGE};
+pub use source::ZmqSource;
+pub use zmtp::SocketType;

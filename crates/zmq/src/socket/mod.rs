@@ -1,0 +1,828 @@
+//! A ZeroMQ socket over std TCP: one listener or one address to connect to, any number of
+//! peers, non-blocking throughout (the blocks call it from `work` and wait with
+//! [`Socket::wait`]).
+//!
+//! **Receive.** [`Socket::next_frame`] processes headers and commands (answering PING, applying
+//! subscriptions, stripping REQ/REP envelopes) until a data frame starts, and returns its length.
+//! The caller then takes the body with [`Socket::read_into`] (straight from the socket into the
+//! caller's slice: a queue's reservation), after looking at its start with [`Socket::peek`] if it
+//! needs to (the gr-zeromq tag header). After a small frame the socket reads ahead up to
+//! [`READ_AHEAD`] bytes, so many small messages cost one system call; after a large one it reads
+//! only the next header, so a large body is never copied.
+//!
+//! **Send.** [`Socket::send`] writes a message (frames made of slices: a header and a queue
+//! window) with one vectored write per peer, straight from the caller's memory; a partial write
+//! is remembered and the caller calls again with the same message until it returns
+//! [`Sent::Done`].
+
+mod send;
+
+use crate::decoder::{Decoder, Event};
+use crate::zmtp::{self, SocketType};
+use crate::ZmqError;
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+/// A data frame at most this long counts as small: after it the socket reads ahead.
+pub const SMALL_FRAME: u64 = 8 << 10;
+/// The read-ahead buffer per peer.
+pub const READ_AHEAD: usize = 64 << 10;
+/// How often a binding socket with peers looks for new connections.
+const ACCEPT_EVERY: Duration = Duration::from_millis(5);
+/// How often a connecting socket retries.
+const RECONNECT: Duration = Duration::from_millis(100);
+/// The longest internal frame a socket keeps whole (subscriptions, envelopes).
+const SMALL_LIMIT: u64 = 4096;
+/// Messages up to this size are copied into a per-peer batch and written together (as
+/// libzmq's encoder batches them): one system call for many small messages.
+pub const SMALL_MESSAGE: u64 = 8 << 10;
+/// A batch is written once it holds this much, or when the socket waits or is polled.
+const BATCH: usize = 64 << 10;
+
+/// Options of a [`Socket`].
+#[derive(Debug, Clone)]
+pub struct SocketOptions {
+    /// Data frames longer than this are refused.
+    pub max_frame: u64,
+    /// PUB: skip (and count) a subscriber whose socket is full when a message starts, instead
+    /// of waiting for it (gr-zeromq's `drop_on_hwm`).
+    pub drop_on_hwm: bool,
+    /// SUB: the topic prefix subscribed to at connect (empty: everything).
+    pub subscribe: Vec<u8>,
+    /// SUB: send the subscription as ZMTP 3.1's SUBSCRIBE command to 3.1 peers (otherwise
+    /// ZMTP 3.0's `01`-prefixed message, which every ZMTP 3 peer takes).
+    pub subscribe_command: bool,
+}
+
+impl Default for SocketOptions {
+    fn default() -> Self {
+        SocketOptions {
+            max_frame: 256 << 20,
+            drop_on_hwm: true,
+            subscribe: Vec::new(),
+            subscribe_command: false,
+        }
+    }
+}
+
+/// A data frame that started (see [`Socket::next_frame`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    /// Body length.
+    pub len: u64,
+    /// More frames of this message follow.
+    pub more: bool,
+    /// Whether this is the first frame of a message.
+    pub first: bool,
+}
+
+/// What [`Socket::send`] achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// The whole message went out (to every peer it was for).
+    Done,
+    /// Not yet (nothing or part of it written): call again with the same message.
+    Pending,
+    /// No peer to send to yet.
+    NoPeer,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tx {
+    Idle,
+    /// Bytes of the current message written.
+    Sending(u64),
+    /// This message is not for this peer (PUB: not subscribed, or dropped).
+    Skipped,
+}
+
+#[derive(Debug)]
+struct Peer {
+    stream: TcpStream,
+    name: String,
+    dec: Decoder,
+    stash: Vec<u8>,
+    at: usize,
+    len: usize,
+    small: bool,
+    /// Control bytes to send at the next message boundary (greeting, READY, PONG, ...).
+    out: Vec<u8>,
+    tx: Tx,
+    subs: Vec<Vec<u8>>,
+    /// Body of an internal frame being collected.
+    body: Option<Vec<u8>>,
+    /// The last frame had MORE: the next one continues the message.
+    in_message: bool,
+    /// REQ/REP: the envelope (up to the empty delimiter) is done for the current message.
+    enveloped: bool,
+    /// The connection was reset (the peer closed with our bytes unread: libzmq does so when
+    /// it refuses our READY, and the reset may discard its greeting before we read it).
+    reset: bool,
+}
+
+/// A ZeroMQ socket of one [`SocketType`] (see the module docs).
+#[derive(Debug)]
+pub struct Socket {
+    kind: SocketType,
+    opts: SocketOptions,
+    listener: Option<TcpListener>,
+    connect: Option<String>,
+    next_connect: Instant,
+    /// When the listener is next asked for new connections.
+    next_accept: Instant,
+    peers: Vec<Peer>,
+    rr: usize,
+    /// Peer whose frame is being delivered (its body not yet taken).
+    current: Option<usize>,
+    /// The peer whose multi-frame message is being delivered.
+    sticky: Option<usize>,
+    /// REP: the peer to answer. REQ: the peer asked.
+    partner: Option<usize>,
+    dropped: u64,
+    disconnects: u64,
+}
+
+fn would_block(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted)
+}
+
+impl Socket {
+    /// A socket of `kind` on `address` (`tcp://host:port`; `tcp://*:port` binds all
+    /// interfaces): binds now when `bind`, else connects (and reconnects) in the background of
+    /// the calls.
+    pub fn new(
+        kind: SocketType,
+        address: &str,
+        bind: bool,
+        opts: SocketOptions,
+    ) -> Result<Socket, ZmqError> {
+        let hostport = address.strip_prefix("tcp://").ok_or_else(|| {
+            ZmqError::Config(format!(
+                "bad ZeroMQ address '{address}': only tcp://host:port is supported (ipc:// and inproc:// are not)"
+            ))
+        })?;
+        if !hostport.contains(':') {
+            return Err(ZmqError::Config(format!(
+                "bad ZeroMQ address '{address}': no port"
+            )));
+        }
+        let mut s = Socket {
+            kind,
+            opts,
+            listener: None,
+            connect: None,
+            next_connect: Instant::now(),
+            next_accept: Instant::now(),
+            peers: Vec::new(),
+            rr: 0,
+            current: None,
+            sticky: None,
+            partner: None,
+            dropped: 0,
+            disconnects: 0,
+        };
+        if bind {
+            let at = hostport.replacen('*', "0.0.0.0", 1);
+            let l = TcpListener::bind(&at)
+                .map_err(|e| ZmqError::Config(format!("cannot bind {address}: {e}")))?;
+            l.set_nonblocking(true)
+                .map_err(|e| ZmqError::Config(format!("cannot bind {address}: {e}")))?;
+            s.listener = Some(l);
+        } else {
+            s.connect = Some(hostport.to_string());
+        }
+        Ok(s)
+    }
+
+    /// The socket's type.
+    pub fn kind(&self) -> SocketType {
+        self.kind
+    }
+
+    /// The bound address of a binding socket (its port when it asked for port 0).
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listener.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// PUB: messages not sent to a subscriber because its socket was full (drop_on_hwm).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// PUB: peers with at least one subscription.
+    pub fn subscribers(&self) -> usize {
+        self.peers.iter().filter(|p| !p.subs.is_empty()).count()
+    }
+
+    /// Connections that ended (the peer closed or reset).
+    pub fn disconnects(&self) -> u64 {
+        self.disconnects
+    }
+
+    /// Peers whose READY came.
+    pub fn ready_peers(&self) -> usize {
+        self.peers.iter().filter(|p| p.dec.is_ready()).count()
+    }
+
+    fn describe(&self) -> String {
+        match (&self.connect, self.local_addr()) {
+            (Some(a), _) => a.clone(),
+            (None, Some(a)) => format!("(bound to {a})"),
+            (None, None) => "(bound)".to_string(),
+        }
+    }
+
+    fn add_peer(&mut self, stream: TcpStream) -> Result<(), ZmqError> {
+        let name = stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| self.describe());
+        stream
+            .set_nonblocking(true)
+            .and_then(|_| stream.set_nodelay(true))
+            .map_err(|e| ZmqError::io(&name, "socket setup", &e))?;
+        // READY follows once the peer's greeting came: a libzmq peer then has sent its greeting
+        // before it judges our READY, so a refusal is told apart from a port probe.
+        let out = zmtp::greeting().to_vec();
+        self.peers.push(Peer {
+            dec: Decoder::new(self.kind, &name, self.opts.max_frame),
+            stream,
+            name,
+            stash: vec![0; READ_AHEAD],
+            at: 0,
+            len: 0,
+            small: true,
+            out,
+            tx: Tx::Idle,
+            subs: Vec::new(),
+            body: None,
+            in_message: false,
+            enveloped: false,
+            reset: false,
+        });
+        Ok(())
+    }
+
+    fn drop_peer(&mut self, i: usize) {
+        self.peers.remove(i);
+        self.disconnects += 1;
+        let fix = |slot: &mut Option<usize>| {
+            *slot = match *slot {
+                Some(j) if j == i => None,
+                Some(j) if j > i => Some(j - 1),
+                other => other,
+            }
+        };
+        fix(&mut self.current);
+        fix(&mut self.sticky);
+        fix(&mut self.partner);
+        if self.connect.is_some() {
+            self.next_connect = Instant::now() + RECONNECT;
+        }
+    }
+
+    /// Accepts new peers, (re)connects, and flushes pending control bytes and batched small
+    /// messages (all of them when `all`, else only batches that are full).
+    fn service(&mut self, all: bool) -> Result<(), ZmqError> {
+        let now = Instant::now();
+        let accept_due = self.peers.is_empty() || now >= self.next_accept;
+        if let Some(l) = self.listener.as_ref().filter(|_| accept_due) {
+            // Looked at every few milliseconds, not at every message: accept() is a system call.
+            self.next_accept = now + ACCEPT_EVERY;
+            let mut new = Vec::new();
+            loop {
+                match l.accept() {
+                    Ok((s, _)) => new.push(s),
+                    Err(e) if would_block(&e) => break,
+                    Err(e) => return Err(ZmqError::io(&self.describe(), "accept", &e)),
+                }
+            }
+            for s in new {
+                self.add_peer(s)?;
+            }
+        }
+        if let Some(addr) = self.connect.clone() {
+            if self.peers.is_empty() && Instant::now() >= self.next_connect {
+                self.next_connect = Instant::now() + RECONNECT;
+                let addrs: Vec<SocketAddr> = addr
+                    .to_socket_addrs()
+                    .map_err(|e| ZmqError::Config(format!("cannot resolve tcp://{addr}: {e}")))?
+                    .collect();
+                for a in addrs {
+                    if let Ok(s) = TcpStream::connect_timeout(&a, RECONNECT) {
+                        self.add_peer(s)?;
+                        break;
+                    }
+                }
+            }
+        }
+        let mut i = 0;
+        while i < self.peers.len() {
+            let later = !all && self.peers[i].out.len() < BATCH && self.peers[i].dec.is_ready();
+            if later || self.flush(i)? {
+                i += 1;
+            } else {
+                // Read what it sent before it left: its READY says why, if it came.
+                let _ = self.fill(i, READ_AHEAD);
+                if let Err(PumpError::Zmq(e)) = self.pump_inner(i, true) {
+                    return Err(e);
+                }
+                if self.left_in_handshake(i) {
+                    return Err(self.handshake_error(i));
+                }
+                self.drop_peer(i);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes peer `i`'s control bytes if it is between messages; false if it is gone.
+    fn flush(&mut self, i: usize) -> Result<bool, ZmqError> {
+        let p = &mut self.peers[i];
+        while !p.out.is_empty() && !matches!(p.tx, Tx::Sending(_)) {
+            match p.stream.write(&p.out) {
+                Ok(0) => return Ok(false),
+                Ok(k) => {
+                    p.out.drain(..k);
+                }
+                Err(e) if would_block(&e) => break,
+                Err(_) => {
+                    p.reset = true;
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Reads more bytes into peer `i`'s stash: `Ok(Some(k))` (0: would block), `Ok(None)` on
+    /// end of file or a reset.
+    fn fill(&mut self, i: usize, ahead: usize) -> Result<Option<usize>, ZmqError> {
+        let p = &mut self.peers[i];
+        if p.at == p.len {
+            p.at = 0;
+            p.len = 0;
+        }
+        let ahead = ahead.max(1);
+        let end = (p.len + ahead).min(p.stash.len());
+        if end == p.len {
+            // The stash is full of unread bytes (a peek of its whole size).
+            return Ok(Some(0));
+        }
+        match p.stream.read(&mut p.stash[p.len..end]) {
+            Ok(0) => Ok(None),
+            Ok(k) => {
+                p.len += k;
+                Ok(Some(k))
+            }
+            Err(e) if would_block(&e) => Ok(Some(0)),
+            Err(_) => {
+                p.reset = true;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Runs peer `i`'s decoder until a data frame for the caller starts (`Some`), or it needs
+    /// bytes that have not come (`None`). A lost peer is an `Err` with `is_peer()`; the caller
+    /// drops it.
+    fn pump(&mut self, i: usize, until_ready: bool) -> Result<Option<Frame>, PumpError> {
+        match self.pump_inner(i, until_ready) {
+            Err(PumpError::Lost) if self.left_in_handshake(i) => {
+                Err(PumpError::Zmq(self.handshake_error(i)))
+            }
+            other => other,
+        }
+    }
+
+    /// Whether peer `i` left during the handshake after it showed itself a ZeroMQ peer (its
+    /// signature came) or reset the connection on our greeting and READY.
+    fn left_in_handshake(&self, i: usize) -> bool {
+        let p = &self.peers[i];
+        (p.dec.signed() || p.reset) && !p.dec.is_ready()
+    }
+
+    fn handshake_error(&self, i: usize) -> ZmqError {
+        ZmqError::Protocol {
+            peer: self.peers[i].name.clone(),
+            what: format!(
+                "the peer closed the connection during the handshake, before its READY: it probably refused this {} socket (a peer must be {})",
+                self.kind.name(),
+                self.kind.peers_phrase()
+            ),
+        }
+    }
+
+    fn pump_inner(&mut self, i: usize, until_ready: bool) -> Result<Option<Frame>, PumpError> {
+        loop {
+            let p = &mut self.peers[i];
+            if until_ready && p.dec.is_ready() {
+                return Ok(None);
+            }
+            if let Some(remaining) = p.dec.payload_remaining() {
+                if p.body.is_some() {
+                    // An internal frame: collect it.
+                    if p.at == p.len {
+                        match self.fill(i, READ_AHEAD)? {
+                            None => return Err(PumpError::Lost),
+                            Some(0) => return Ok(None),
+                            Some(_) => {}
+                        }
+                    }
+                    let p = &mut self.peers[i];
+                    let k = (remaining as usize).min(p.len - p.at);
+                    p.body
+                        .as_mut()
+                        .expect("collecting")
+                        .extend_from_slice(&p.stash[p.at..p.at + k]);
+                    p.at += k;
+                    p.dec.payload_done(k as u64);
+                    if p.dec.payload_remaining().is_none() {
+                        let body = p.body.take().expect("collecting");
+                        self.internal(i, body)?;
+                    }
+                    continue;
+                }
+                return Ok(None);
+            }
+            if p.at == p.len {
+                let ahead = if p.small || !p.dec.is_ready() {
+                    READ_AHEAD
+                } else {
+                    p.dec.header_wanted()
+                };
+                match self.fill(i, ahead)? {
+                    None => return Err(PumpError::Lost),
+                    Some(0) => return Ok(None),
+                    Some(_) => continue,
+                }
+            }
+            let p = &mut self.peers[i];
+            let (k, event) = p.dec.feed(&p.stash[p.at..p.len])?;
+            p.at += k;
+            let Some(event) = event else { continue };
+            match event {
+                Event::Greeting { minor } => {
+                    let ready = zmtp::ready(self.kind);
+                    self.peers[i].out.extend_from_slice(&ready);
+                    if self.kind == SocketType::Sub {
+                        let topic = self.opts.subscribe.clone();
+                        let sub = if minor >= 1 && self.opts.subscribe_command {
+                            zmtp::subscription_command(&topic, true)
+                        } else {
+                            zmtp::subscription_message(&topic, true)
+                        };
+                        // After our READY, before any data.
+                        self.peers[i].out.extend_from_slice(&sub);
+                    }
+                }
+                Event::Ready { .. } => {}
+                Event::Subscribe(t) => self.subscribe(i, t, true),
+                Event::Cancel(t) => self.subscribe(i, t, false),
+                Event::Ping { context } => {
+                    self.peers[i].out.extend_from_slice(&zmtp::pong(&context))
+                }
+                Event::Pong | Event::Unknown(_) => {}
+                Event::Message { len, more } => {
+                    let p = &mut self.peers[i];
+                    p.small = len <= SMALL_FRAME;
+                    let first = !p.in_message;
+                    let envelope =
+                        matches!(self.kind, SocketType::Req | SocketType::Rep) && !p.enveloped;
+                    if !envelope {
+                        p.in_message = more;
+                    }
+                    if !more {
+                        p.enveloped = false;
+                    }
+                    let internal =
+                        matches!(self.kind, SocketType::Pub | SocketType::Push) || envelope;
+                    if internal {
+                        if len > SMALL_LIMIT {
+                            return Err(PumpError::Zmq(ZmqError::Protocol {
+                                peer: p.name.clone(),
+                                what: format!("a {len}-byte frame where a {} socket expects a subscription or an envelope", self.kind.name()),
+                            }));
+                        }
+                        if envelope && len == 0 && more {
+                            p.enveloped = true;
+                        } else if envelope {
+                            return Err(PumpError::Zmq(ZmqError::Protocol {
+                                peer: p.name.clone(),
+                                what: "a REQ/REP message without the empty delimiter frame".into(),
+                            }));
+                        } else if len == 0 {
+                            self.internal(i, Vec::new())?;
+                        } else {
+                            p.body = Some(Vec::with_capacity(len as usize));
+                        }
+                        continue;
+                    }
+                    return Ok(Some(Frame { len, more, first }));
+                }
+            }
+        }
+    }
+
+    fn subscribe(&mut self, i: usize, topic: Vec<u8>, on: bool) {
+        let subs = &mut self.peers[i].subs;
+        if on {
+            subs.push(topic);
+        } else if let Some(at) = subs.iter().position(|s| *s == topic) {
+            subs.remove(at);
+        }
+    }
+
+    /// A whole internal frame (PUB: a subscription message).
+    fn internal(&mut self, i: usize, body: Vec<u8>) -> Result<(), ZmqError> {
+        if self.kind == SocketType::Pub {
+            match body.split_first() {
+                Some((1, t)) => self.subscribe(i, t.to_vec(), true),
+                Some((0, t)) => self.subscribe(i, t.to_vec(), false),
+                _ => {} // XPUB/XSUB user messages: nothing for a PUB to do.
+            }
+        }
+        Ok(())
+    }
+
+    /// Services the socket and looks for the start of the next data frame for the caller
+    /// (see the module docs); `None` if none has come. The body must then be taken whole
+    /// ([`Socket::read_into`] / [`Socket::skip`]) before the next call.
+    pub fn next_frame(&mut self) -> Result<Option<Frame>, ZmqError> {
+        assert!(
+            self.current.is_none(),
+            "next_frame before the body of the last frame was taken ({})",
+            self.describe()
+        );
+        self.service(true)?;
+        let n = self.peers.len();
+        let order: Vec<usize> = match self.sticky {
+            Some(i) => vec![i],
+            None => (0..n).map(|k| (self.rr + k) % n.max(1)).take(n).collect(),
+        };
+        for i in order {
+            match self.pump(i, false) {
+                Ok(Some(frame)) => {
+                    self.current = (frame.len > 0).then_some(i);
+                    self.sticky = frame.more.then_some(i);
+                    if !frame.more {
+                        self.rr = i + 1;
+                    }
+                    if self.kind == SocketType::Rep && frame.first {
+                        self.partner = Some(i);
+                    }
+                    if self.kind == SocketType::Req && !frame.more {
+                        self.partner = None;
+                    }
+                    return Ok(Some(frame));
+                }
+                Ok(None) => {}
+                Err(PumpError::Lost) => {
+                    self.drop_peer(i);
+                    return Ok(None);
+                }
+                Err(PumpError::Zmq(e)) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Body bytes of the current frame not yet taken.
+    pub fn remaining(&self) -> u64 {
+        self.current
+            .and_then(|i| self.peers[i].dec.payload_remaining())
+            .unwrap_or(0)
+    }
+
+    /// The first `n` body bytes of the current frame (`n` ≤ [`READ_AHEAD`] and ≤ what
+    /// remains), if they have come; they stay untaken.
+    pub fn peek(&mut self, n: usize) -> Result<Option<&[u8]>, ZmqError> {
+        let i = self.current.expect("peek needs a current frame");
+        assert!(n as u64 <= self.remaining() && n <= READ_AHEAD);
+        let p = &mut self.peers[i];
+        if p.len - p.at < n {
+            if p.at + n > p.stash.len() {
+                p.stash.copy_within(p.at..p.len, 0);
+                p.len -= p.at;
+                p.at = 0;
+            }
+            let want = n - (self.peers[i].len - self.peers[i].at);
+            if self.fill(i, want)?.is_none() {
+                return Err(self.lost_mid_frame(i));
+            }
+        }
+        let p = &self.peers[i];
+        Ok((p.len - p.at >= n).then(|| &p.stash[p.at..p.at + n]))
+    }
+
+    fn lost_mid_frame(&self, i: usize) -> ZmqError {
+        ZmqError::Io {
+            peer: self.peers[i].name.clone(),
+            what: "receive",
+            message: "the peer left in the middle of a frame".into(),
+        }
+    }
+
+    /// Takes up to `dest.len()` body bytes of the current frame into `dest`: those read ahead
+    /// first, the rest straight from the socket. Returns how many (0: none have come). A peer
+    /// lost mid-frame is an error ([`ZmqError::is_peer`]); the caller discards the partial
+    /// message and goes on.
+    pub fn read_into(&mut self, dest: &mut [u8]) -> Result<usize, ZmqError> {
+        let Some(i) = self.current else { return Ok(0) };
+        let remaining = self.remaining();
+        let want = (dest.len() as u64).min(remaining) as usize;
+        let p = &mut self.peers[i];
+        let mut got = (p.len - p.at).min(want);
+        dest[..got].copy_from_slice(&p.stash[p.at..p.at + got]);
+        p.at += got;
+        if got < want {
+            match p.stream.read(&mut dest[got..want]) {
+                Ok(0) => {
+                    let e = self.lost_mid_frame(i);
+                    self.current = None;
+                    self.sticky = None;
+                    self.drop_peer(i);
+                    return Err(e);
+                }
+                Ok(k) => got += k,
+                Err(e) if would_block(&e) => {}
+                Err(e) => {
+                    let err = ZmqError::io(&self.peers[i].name, "receive", &e);
+                    self.current = None;
+                    self.sticky = None;
+                    self.drop_peer(i);
+                    return Err(err);
+                }
+            }
+        }
+        let p = &mut self.peers[i];
+        p.dec.payload_done(got as u64);
+        if p.dec.payload_remaining().is_none() {
+            self.current = None;
+        }
+        Ok(got)
+    }
+
+    /// Discards up to `n` body bytes of the current frame (through a small buffer): how many.
+    pub fn skip(&mut self, n: u64) -> Result<u64, ZmqError> {
+        let mut scratch = [0u8; 4096];
+        let mut done = 0;
+        while done < n && self.current.is_some() {
+            let k = (n - done).min(scratch.len() as u64) as usize;
+            let got = self.read_into(&mut scratch[..k])?;
+            if got == 0 {
+                break;
+            }
+            done += got as u64;
+        }
+        Ok(done)
+    }
+
+    /// Accepts, connects, flushes control bytes and, on sending sockets (PUB, PUSH), takes in
+    /// what peers sent (subscriptions, PINGs). Sending sockets call it while they have nothing
+    /// to send, so that subscriptions are known before the first message.
+    pub fn poll(&mut self) -> Result<(), ZmqError> {
+        self.poll_with(true)
+    }
+
+    /// [`Socket::poll`], flushing small-message batches only when full unless `all`.
+    fn poll_with(&mut self, all: bool) -> Result<(), ZmqError> {
+        self.service(all)?;
+        let control = matches!(self.kind, SocketType::Pub | SocketType::Push);
+        {
+            let mut i = 0;
+            while i < self.peers.len() {
+                if !control && (self.peers[i].dec.is_ready() || self.current == Some(i)) {
+                    i += 1;
+                    continue;
+                }
+                match self.pump(i, !control) {
+                    Err(PumpError::Lost) => {
+                        self.drop_peer(i);
+                        continue;
+                    }
+                    Err(PumpError::Zmq(e)) => return Err(e),
+                    Ok(_) => i += 1,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the whole body of the current frame (at most `max` bytes kept, the rest
+    /// discarded), waiting up to `limit` for its bytes.
+    pub fn read_small(&mut self, max: usize, limit: Duration) -> Result<Vec<u8>, ZmqError> {
+        let start = Instant::now();
+        let keep = (self.remaining() as usize).min(max);
+        let mut body = vec![0u8; keep];
+        let mut at = 0;
+        while at < keep {
+            let k = self.read_into(&mut body[at..])?;
+            at += k;
+            if k == 0 {
+                if start.elapsed() > limit {
+                    return Err(self.slow_frame());
+                }
+                self.wait(Duration::from_millis(5), false);
+            }
+        }
+        while self.remaining() > 0 {
+            if self.skip(self.remaining())? == 0 {
+                if start.elapsed() > limit {
+                    return Err(self.slow_frame());
+                }
+                self.wait(Duration::from_millis(5), false);
+            }
+        }
+        Ok(body)
+    }
+
+    fn slow_frame(&self) -> ZmqError {
+        ZmqError::Protocol {
+            peer: self
+                .current
+                .map_or_else(|| self.describe(), |i| self.peers[i].name.clone()),
+            what: "a small frame's body did not come in time".into(),
+        }
+    }
+
+    /// Closes gracefully: ends our sending side of every connection, then reads (and drops)
+    /// what peers still send until they close or `limit` passes, so that the kernel delivers
+    /// everything sent before it closes (closing with unread bytes would reset the connection).
+    pub fn linger(&mut self, limit: Duration) {
+        let start = Instant::now();
+        while start.elapsed() < limit
+            && self.peers.iter().any(|p| !p.out.is_empty())
+            && self.service(true).is_ok()
+        {
+            self.wait(Duration::from_millis(10), true);
+        }
+        for p in &self.peers {
+            let _ = p.stream.shutdown(std::net::Shutdown::Write);
+        }
+        let mut scratch = [0u8; 4096];
+        while !self.peers.is_empty() && start.elapsed() < limit {
+            self.peers.retain_mut(|p| {
+                p.at = p.len;
+                loop {
+                    match p.stream.read(&mut scratch) {
+                        Ok(0) => break false,
+                        Ok(_) => continue,
+                        Err(e) if would_block(&e) => break true,
+                        Err(_) => break false,
+                    }
+                }
+            });
+            if !self.peers.is_empty() {
+                self.wait(Duration::from_millis(10), false);
+            }
+        }
+        self.peers.clear();
+    }
+
+    /// Waits up to `timeout` for something to do: a byte to read, room to write (when
+    /// `writing`), a connection to accept or to retry.
+    pub fn wait(&mut self, timeout: Duration, writing: bool) {
+        // Batched small messages go out before sleeping (a lost peer shows at the next call).
+        for i in 0..self.peers.len() {
+            let _ = self.flush(i);
+        }
+        let mut fds = Vec::with_capacity(self.peers.len() + 1);
+        if let Some(l) = &self.listener {
+            fds.push(PollFd::new(l, PollFlags::IN));
+        }
+        for p in &self.peers {
+            let mut flags = PollFlags::IN;
+            if writing || !p.out.is_empty() {
+                flags |= PollFlags::OUT;
+            }
+            if p.at < p.len {
+                return; // bytes already read ahead
+            }
+            fds.push(PollFd::new(&p.stream, flags));
+        }
+        let mut timeout = timeout;
+        if self.connect.is_some() && self.peers.is_empty() {
+            timeout = timeout.min(self.next_connect.saturating_duration_since(Instant::now()));
+        }
+        let ts = Timespec {
+            tv_sec: timeout.as_secs() as i64,
+            tv_nsec: i64::from(timeout.subsec_nanos()),
+        };
+        let _ = poll(&mut fds, Some(&ts));
+    }
+}
+
+#[derive(Debug)]
+enum PumpError {
+    Lost,
+    Zmq(ZmqError),
+}
+
+impl From<ZmqError> for PumpError {
+    fn from(e: ZmqError) -> Self {
+        PumpError::Zmq(e)
+    }
+}

@@ -1,0 +1,258 @@
+//! The send path of [`Socket`]: which peers a message goes to, and one vectored write per
+//! peer straight from the caller's slices, resumed after a partial write.
+
+use super::{would_block, Sent, Socket, Tx, SMALL_MESSAGE};
+use crate::zmtp::{self, SocketType, MORE};
+use crate::ZmqError;
+use std::io::{ErrorKind, IoSlice, Write};
+use std::net::TcpStream;
+
+impl Socket {
+    /// Sends `frames` (each a list of slices making one frame's body) as one message: to the
+    /// next peer (PUSH, REQ), the peer that asked (REP), or each subscriber whose subscription
+    /// prefixes the first frame (PUB). See [`Sent`].
+    ///
+    /// A message of at most [`SMALL_MESSAGE`] bytes to one peer (PUSH, REQ, REP) is copied into
+    /// that peer's batch and written with the next ones, in one system call, once the batch
+    /// holds 64 KiB or when the socket is next polled ([`Socket::poll`], [`Socket::wait`],
+    /// [`Socket::next_frame`], [`Socket::linger`]): poll after the last message of a burst.
+    pub fn send(&mut self, frames: &[&[&[u8]]]) -> Result<Sent, ZmqError> {
+        self.poll_with(false)?;
+        let envelope = matches!(self.kind, SocketType::Req | SocketType::Rep);
+        let total = message_len(frames, envelope);
+        if total <= SMALL_MESSAGE && self.kind != SocketType::Pub {
+            return self.send_small(frames, envelope);
+        }
+        let targets: Vec<usize> = match self.kind {
+            SocketType::Pub => {
+                if self.peers.iter().all(|p| p.tx == Tx::Idle) {
+                    let head: Vec<u8> = frames.first().map(|f| f.concat()).unwrap_or_default();
+                    for p in &mut self.peers {
+                        let wanted = p.dec.is_ready() && p.subs.iter().any(|s| head.starts_with(s));
+                        p.tx = if wanted { Tx::Sending(0) } else { Tx::Skipped };
+                    }
+                }
+                (0..self.peers.len())
+                    .filter(|&i| matches!(self.peers[i].tx, Tx::Sending(_)))
+                    .collect()
+            }
+            SocketType::Rep => match self.partner {
+                Some(i) => {
+                    if self.peers[i].tx == Tx::Idle {
+                        self.peers[i].tx = Tx::Sending(0);
+                    }
+                    vec![i]
+                }
+                None => {
+                    return Err(ZmqError::Config(format!(
+                        "REP socket {}: a reply without a request (the requester left?)",
+                        self.describe()
+                    )))
+                }
+            },
+            _ => {
+                if let Some(i) = self
+                    .peers
+                    .iter()
+                    .position(|p| matches!(p.tx, Tx::Sending(_)))
+                {
+                    vec![i]
+                } else {
+                    let n = self.peers.len();
+                    match (0..n)
+                        .map(|k| (self.rr + k) % n)
+                        .find(|&i| self.peers[i].dec.is_ready() && self.peers[i].out.is_empty())
+                    {
+                        Some(i) => {
+                            self.peers[i].tx = Tx::Sending(0);
+                            vec![i]
+                        }
+                        None => return Ok(Sent::NoPeer),
+                    }
+                }
+            }
+        };
+        if targets.is_empty() {
+            for p in &mut self.peers {
+                p.tx = Tx::Idle;
+            }
+            return Ok(if self.kind == SocketType::Pub {
+                Sent::Done
+            } else {
+                Sent::NoPeer
+            });
+        }
+        let mut lost = Vec::new();
+        for i in targets {
+            let Tx::Sending(done) = self.peers[i].tx else {
+                continue;
+            };
+            if done == 0 && !self.peers[i].out.is_empty() {
+                // Control bytes (a PONG) go first, between messages.
+                self.peers[i].tx = Tx::Idle;
+                let alive = self.flush(i)?;
+                self.peers[i].tx = Tx::Sending(0);
+                if !alive {
+                    lost.push(i);
+                    continue;
+                }
+                if !self.peers[i].out.is_empty() {
+                    if self.kind == SocketType::Pub && self.opts.drop_on_hwm {
+                        self.peers[i].tx = Tx::Skipped;
+                        self.dropped += 1;
+                    }
+                    continue;
+                }
+            }
+            match write_message(&mut self.peers[i].stream, frames, envelope, done) {
+                Ok(k) => {
+                    if k == 0 && done == 0 && self.kind == SocketType::Pub && self.opts.drop_on_hwm
+                    {
+                        self.peers[i].tx = Tx::Skipped;
+                        self.dropped += 1;
+                    } else if done + k == total {
+                        self.peers[i].tx = Tx::Idle;
+                    } else {
+                        self.peers[i].tx = Tx::Sending(done + k);
+                    }
+                }
+                Err(_) => lost.push(i),
+            }
+        }
+        for i in lost.into_iter().rev() {
+            self.drop_peer(i);
+        }
+        if self.peers.iter().any(|p| matches!(p.tx, Tx::Sending(_))) {
+            return Ok(Sent::Pending);
+        }
+        for p in &mut self.peers {
+            p.tx = Tx::Idle;
+        }
+        match self.kind {
+            SocketType::Push | SocketType::Req => {
+                self.rr += 1;
+            }
+            SocketType::Rep => self.partner = None,
+            _ => {}
+        }
+        Ok(Sent::Done)
+    }
+}
+
+impl Socket {
+    /// A small message to one peer (PUSH, REQ, REP): copied into the peer's batch, written with
+    /// the next ones (see [`SMALL_MESSAGE`]).
+    fn send_small(&mut self, frames: &[&[&[u8]]], envelope: bool) -> Result<Sent, ZmqError> {
+        let target = match self.kind {
+            SocketType::Rep => self.partner,
+            _ => self
+                .peers
+                .iter()
+                .position(|p| matches!(p.tx, Tx::Sending(_)))
+                .or_else(|| {
+                    let n = self.peers.len();
+                    (0..n)
+                        .map(|k| (self.rr + k) % n)
+                        .find(|&i| self.peers[i].dec.is_ready())
+                }),
+        };
+        let Some(i) = target else {
+            if self.kind == SocketType::Rep {
+                return Err(ZmqError::Config(
+                    "REP socket: a reply without a request (the requester left?)".into(),
+                ));
+            }
+            return Ok(Sent::NoPeer);
+        };
+        if matches!(self.peers[i].tx, Tx::Sending(_)) || self.peers[i].out.len() >= 4 * super::BATCH
+        {
+            // A large message is half written, or the batch is not draining: flush and wait.
+            if !self.flush(i)? {
+                self.drop_peer(i);
+            }
+            return Ok(Sent::Pending);
+        }
+        let out = &mut self.peers[i].out;
+        if envelope {
+            out.extend_from_slice(&DELIMITER);
+        }
+        for (k, f) in frames.iter().enumerate() {
+            let len: usize = f.iter().map(|s| s.len()).sum();
+            let flags = if k + 1 < frames.len() { MORE } else { 0 };
+            let (h, n) = zmtp::frame_header(len as u64, flags);
+            out.extend_from_slice(&h[..n]);
+            for s in f.iter() {
+                out.extend_from_slice(s);
+            }
+        }
+        if out.len() >= super::BATCH && !self.flush(i)? {
+            self.drop_peer(i);
+        }
+        match self.kind {
+            SocketType::Push | SocketType::Req => self.rr += 1,
+            SocketType::Rep => self.partner = None,
+            _ => {}
+        }
+        Ok(Sent::Done)
+    }
+}
+
+/// The envelope REQ and REP put before a message: one empty frame with MORE.
+const DELIMITER: [u8; 2] = [MORE, 0];
+
+fn message_len(frames: &[&[&[u8]]], envelope: bool) -> u64 {
+    let mut n = if envelope { 2 } else { 0 };
+    for f in frames {
+        let len: usize = f.iter().map(|s| s.len()).sum();
+        n += zmtp::frame_header(len as u64, 0).1 as u64 + len as u64;
+    }
+    n
+}
+
+/// Writes the message from byte `skip` on with one vectored write; returns bytes written.
+fn write_message(
+    stream: &mut TcpStream,
+    frames: &[&[&[u8]]],
+    envelope: bool,
+    skip: u64,
+) -> std::io::Result<u64> {
+    let headers: Vec<([u8; zmtp::MAX_HEADER], usize)> = frames
+        .iter()
+        .enumerate()
+        .map(|(k, f)| {
+            let len: usize = f.iter().map(|s| s.len()).sum();
+            let flags = if k + 1 < frames.len() { MORE } else { 0 };
+            zmtp::frame_header(len as u64, flags)
+        })
+        .collect();
+    let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(frames.len() * 3 + 1);
+    let mut skip = skip as usize;
+    let mut parts: Vec<&[u8]> = Vec::new();
+    if envelope {
+        parts.push(&DELIMITER);
+    }
+    for (f, (h, n)) in frames.iter().zip(&headers) {
+        parts.push(&h[..*n]);
+        parts.extend(f.iter().copied());
+    }
+    for part in parts {
+        if skip >= part.len() {
+            skip -= part.len();
+            continue;
+        }
+        slices.push(IoSlice::new(&part[skip..]));
+        skip = 0;
+        if slices.len() == 1024 {
+            break; // IOV_MAX
+        }
+    }
+    if slices.is_empty() {
+        return Ok(0);
+    }
+    match stream.write_vectored(&slices) {
+        Ok(0) => Err(std::io::Error::new(ErrorKind::WriteZero, "peer closed")),
+        Ok(k) => Ok(k as u64),
+        Err(e) if would_block(&e) => Ok(0),
+        Err(e) => Err(e),
+    }
+}

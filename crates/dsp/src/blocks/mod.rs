@@ -30,6 +30,7 @@ mod tag_map;
 pub mod throttle;
 pub mod vector;
 pub mod wav;
+pub mod wav_files;
 
 pub use arith::{Add, Binary, Sum};
 pub use basic::{Copy, Head, NullSink, NullSource};
@@ -58,6 +59,7 @@ pub use sigmf_source::SigmfSource;
 pub use signal::{SignalSource, Waveform};
 pub use spectrum::{Picture, PngSettings, Spectrum, SpectrumPng};
 pub use throttle::Throttle;
+pub use wav_files::WavFiles;
 pub use vector::{VectorSink, VectorSinkData, VectorSource};
 pub use wav::{WavFormat, WavSink, WavSource};
 pub mod fft_filter;

@@ -5,6 +5,7 @@
 mod filters;
 mod radio;
 mod toolbox;
+mod wav_files;
 
 use crate::blocks::{
     Copy, FileSink, FileSource, Head, KeepOneInN, MultiplyConst, NullSink, NullSource, Probe,
@@ -745,6 +746,7 @@ params = { path = "out.wav", channels = 2, sample_rate = 44100, format = "i16" }
         .chain(filters::block_types())
         .chain(radio::block_types())
         .chain(toolbox::block_types())
+        .chain(wav_files::block_types())
     {
         registry
             .add(t)

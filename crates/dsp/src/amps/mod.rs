@@ -95,6 +95,6 @@ mod tests {
         }
         assert_eq!(bin(167), 0);
         assert_eq!(bin(1), 500);
-        assert_eq!((BANK_RATE / BANK_CHANNELS as f64 - SPACING_HZ).abs() < 1e-6, true);
+        assert!((BANK_RATE / BANK_CHANNELS as f64 - SPACING_HZ).abs() < 1e-6);
     }
 }

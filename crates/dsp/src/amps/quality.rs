@@ -9,7 +9,7 @@ use num_complex::Complex32;
 /// The result of [`align_and_compare`].
 #[derive(Debug, Clone, Copy)]
 pub struct Comparison {
-    /// The receiver's delay, seconds.
+    /// The receiver's delay, seconds (negative: ahead, as a filter that drops its start-up).
     pub delay_s: f64,
     /// Normalised correlation in the voice band (1: identical up to scale).
     pub correlation: f64,
@@ -48,7 +48,7 @@ fn correlation(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Compares `received` (at `rate`, from `skip_s` on, the voice band `low…high` Hz) with
-/// `reference(t)`, searching delays of 0 to `max_delay_s`.
+/// `reference(t)`, searching delays of `−max_delay_s` to `max_delay_s`.
 pub fn align_and_compare(
     received: &[f32],
     rate: f64,
@@ -73,23 +73,26 @@ pub fn align_and_compare(
         band_limit(&r, rate, low, high)
     };
     let score = |delay: f64| correlation(&rb[a..b], &reference_at(delay)[a..b]);
-    // Coarse: integer lags on one long reference.
-    let max_lag = (max_delay_s * rate).ceil() as usize;
-    let long: Vec<f64> = (0..n + max_lag)
+    // Coarse: integer lags (either sign: a filter that drops its start-up runs ahead) on one
+    // long reference.
+    let max_lag = (max_delay_s * rate).ceil() as i64;
+    let span = max_lag as usize;
+    let long: Vec<f64> = (0..n + 2 * span)
         .map(|j| reference((skip + j) as f64 / rate - max_lag as f64 / rate))
         .collect();
     let long = band_limit(&long, rate, low, high);
-    let best_lag = (0..=max_lag)
-        .max_by(|&p, &q| {
-            let c = |lag: usize| {
-                let r = &long[max_lag - lag..][..n];
-                correlation(&rb[a..b], &r[a..b])
-            };
-            c(p).total_cmp(&c(q))
-        })
+    let at_lag = |lag: i64| {
+        let r = &long[(max_lag - lag) as usize..][..n];
+        correlation(&rb[a..b], &r[a..b])
+    };
+    let best_lag = (-max_lag..=max_lag)
+        .max_by(|&p, &q| at_lag(p).total_cmp(&at_lag(q)))
         .unwrap_or(0);
     // Fine: golden-section search on ±1 sample.
-    let (mut lo, mut hi) = ((best_lag as f64 - 1.0) / rate, (best_lag as f64 + 1.0) / rate);
+    let (mut lo, mut hi) = (
+        (best_lag as f64 - 1.0) / rate,
+        (best_lag as f64 + 1.0) / rate,
+    );
     let g = (5f64.sqrt() - 1.0) / 2.0;
     for _ in 0..30 {
         let (x1, x2) = (hi - g * (hi - lo), lo + g * (hi - lo));
@@ -112,14 +115,15 @@ pub fn align_and_compare(
 }
 
 /// Power (mean square, in the voice band `low…high` Hz) of the part of `received` (from
-/// `skip_s` on) that follows `reference(t − delay_s)`: the least-squares projection on it.
-/// How much of one talker leaks into another channel.
+/// `skip_s` on) that follows `other(t − other_delay_s)`: how much of another talker leaks into
+/// this channel. With `own` (this channel's talker and delay), both are fitted together
+/// (least squares), so what the two talkers happen to share is not counted as a leak.
 pub fn projected_power(
     received: &[f32],
     rate: f64,
-    reference: &dyn Fn(f64) -> f64,
+    other: (&dyn Fn(f64) -> f64, f64),
+    own: Option<(&dyn Fn(f64) -> f64, f64)>,
     skip_s: f64,
-    delay_s: f64,
     (low, high): (f64, f64),
 ) -> f64 {
     let skip = (skip_s * rate) as usize;
@@ -130,13 +134,25 @@ pub fn projected_power(
     let n = rx.len();
     let (a, b) = (n / 10, n - n / 10);
     let rb = band_limit(&rx, rate, low, high);
-    let r: Vec<f64> = (0..n)
-        .map(|i| reference((skip + i) as f64 / rate - delay_s))
-        .collect();
-    let r = band_limit(&r, rate, low, high);
-    let rr: f64 = r[a..b].iter().map(|x| x * x).sum();
-    let xr: f64 = rb[a..b].iter().zip(&r[a..b]).map(|(x, y)| x * y).sum();
-    let alpha = xr / rr.max(f64::MIN_POSITIVE);
+    let talker = |(f, delay): (&dyn Fn(f64) -> f64, f64)| {
+        let r: Vec<f64> = (0..n)
+            .map(|i| f((skip + i) as f64 / rate - delay))
+            .collect();
+        band_limit(&r, rate, low, high)[a..b].to_vec()
+    };
+    let dot = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f64>();
+    let r = talker(other);
+    let x = &rb[a..b];
+    let (rr, xr) = (dot(&r, &r), dot(x, &r));
+    let alpha = match own.map(talker) {
+        None => xr / rr.max(f64::MIN_POSITIVE),
+        Some(o) => {
+            // Normal equations of x ≈ α·r + β·o.
+            let (oo, ro, xo) = (dot(&o, &o), dot(&r, &o), dot(x, &o));
+            let det = rr * oo - ro * ro;
+            (xr * oo - xo * ro) / det.max(f64::MIN_POSITIVE)
+        }
+    };
     alpha * alpha * rr / (b - a) as f64
 }
 

@@ -52,7 +52,12 @@ impl PfbSynthesizer {
         if d == 0 || d > m {
             return Err(DspError::InvalidDecimation(d));
         }
-        if bins.is_empty() || bins.iter().enumerate().any(|(i, &b)| b >= m || bins[..i].contains(&b)) {
+        if bins.is_empty()
+            || bins
+                .iter()
+                .enumerate()
+                .any(|(i, &b)| b >= m || bins[..i].contains(&b))
+        {
             return Err(DspError::InvalidDesign {
                 name: "bins",
                 value: format!("{bins:?}"),
@@ -129,6 +134,7 @@ mod tests {
     /// Tones in three bins through synthesis then the analysis channelizer: each channel
     /// comes back as its own tone (after the bank's delay), and the others stay out of it.
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn synthesis_then_analysis_returns_each_channel() {
         let (m, d) = (16, 8);
         let bins = [1, 5, 12];
@@ -165,7 +171,11 @@ mod tests {
                 err += e.norm_sqr();
                 pow += got[l][c].norm_sqr();
             }
-            assert!((rot.norm() - 1.0).abs() < 0.05, "channel {c} gain {}", rot.norm());
+            assert!(
+                (rot.norm() - 1.0).abs() < 0.05,
+                "channel {c} gain {}",
+                rot.norm()
+            );
             assert!(err / pow < 1e-3, "channel {c}: error {}", err / pow);
         }
     }

@@ -59,9 +59,9 @@ pub use sigmf_source::SigmfSource;
 pub use signal::{SignalSource, Waveform};
 pub use spectrum::{Picture, PngSettings, Spectrum, SpectrumPng};
 pub use throttle::Throttle;
-pub use wav_files::WavFiles;
 pub use vector::{VectorSink, VectorSinkData, VectorSource};
 pub use wav::{WavFormat, WavSink, WavSource};
+pub use wav_files::WavFiles;
 pub mod fft_filter;
 pub mod fir;
 #[cfg(test)]

@@ -110,20 +110,25 @@ mod tests {
     use super::*;
     use crate::blocks::VectorSource;
     use crate::wav::WavReader;
-    use sluice_runtime::{Graph, RunOptions};
+    use sluice_runtime::{Graph, Rated, RunOptions};
 
     #[test]
     fn each_channel_lands_in_its_own_file() {
         let dir = std::env::temp_dir().join(format!("sluice-wav-files-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let pattern = dir.join("ch{}.wav").display().to_string();
-        let x: Vec<f32> = (0..3 * 5000).map(|i| (i % 3) as f32 * 0.25 + 1e-4 * (i / 3) as f32).collect();
+        let x: Vec<f32> = (0..3 * 5000)
+            .map(|i| (i % 3) as f32 * 0.25 + 1e-4 * (i / 3) as f32)
+            .collect();
         let mut g = Graph::new();
         let src = g.add("src", VectorSource::new(x).max_chunk(700)).unwrap();
         let sink = WavFiles::create(&pattern, &[1, 2, 333], 12_000, WavFormat::Float32).unwrap();
         let paths = sink.paths().to_vec();
         let sink = g.add("files", sink).unwrap();
-        g.connect(src, "out", sink, "in").unwrap();
+        let pack = Rated::new(crate::blocks::StreamToVector::<f32>::new(3));
+        let pack = g.add("pack", pack).unwrap();
+        g.connect(src, "out", pack, "in").unwrap();
+        g.connect(pack, "out", sink, "in").unwrap();
         g.run(&RunOptions::default()).unwrap();
         assert!(paths[2].ends_with("ch333.wav") && paths[0].ends_with("ch001.wav"));
         for (c, p) in paths.iter().enumerate() {

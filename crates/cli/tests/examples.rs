@@ -54,6 +54,7 @@ fn every_example_is_documented_and_listed_here() {
     assert_eq!(
         names,
         [
+            "amps_receiver",
             "channels",
             "corner_turn",
             "decimate",

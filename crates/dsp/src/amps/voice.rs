@@ -14,7 +14,7 @@ pub struct TestVoice {
     phase: f64,
     /// Harmonic amplitudes (scaled so the peak over the first second is 0.95) and phases
     /// (Schroeder's, for a low crest factor).
-    harmonics: Vec<(f64, f64)>,
+    harmonics: Vec<(f64, f64, (f64, f64))>,
 }
 
 /// Highest harmonic frequency, Hz (inside the 300-3,000 Hz voice band).
@@ -39,7 +39,10 @@ impl TestVoice {
             harmonics: raw
                 .iter()
                 .enumerate()
-                .map(|(h, a)| (a / total, TAU * 0.5 * (h * h) as f64 / count as f64))
+                .map(|(h, a)| {
+                    let p = TAU * 0.5 * (h * h) as f64 / count as f64;
+                    (a / total, p, p.sin_cos())
+                })
                 .collect(),
         };
         let peak = (0..16_000)
@@ -63,12 +66,15 @@ impl TestVoice {
         let theta =
             TAU * self.f0 * (t - GLIDE * ((TAU * g * t).cos() - 1.0) / (TAU * g)) + self.phase;
         let envelope = 0.6 + 0.4 * (TAU * self.syllable_hz * t + self.phase).sin();
-        let voiced: f64 = self
-            .harmonics
-            .iter()
-            .enumerate()
-            .map(|(h, (a, p))| a * ((h + 1) as f64 * theta + p).sin())
-            .sum();
+        // Harmonic h is Im(e^{jhθ}·e^{jp_h}): one sin_cos, then a complex product per
+        // harmonic (the sum runs at every sample of every channel of the band).
+        let (s1, c1) = theta.sin_cos();
+        let (mut re, mut im) = (1.0f64, 0.0f64);
+        let mut voiced = 0.0;
+        for &(a, _, (ps, pc)) in &self.harmonics {
+            (re, im) = (re * c1 - im * s1, re * s1 + im * c1);
+            voiced += a * (im * pc + re * ps);
+        }
         envelope * voiced
     }
 }

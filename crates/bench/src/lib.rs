@@ -1,6 +1,7 @@
 //! `sluice bench …`: benchmarks that print a table, write CSV/JSON (and PNG plots), and compare
 //! with their baseline or peer in the same run.
 
+mod amps;
 mod chain;
 mod chain_nodes;
 mod convolve;
@@ -41,6 +42,9 @@ pub enum BenchCommand {
     Shm(shm::BenchShmArgs),
     /// An N-input Sum (windows of every input held at once) vs the same kernel on one input.
     Sum(sum::BenchSumArgs),
+    /// The whole AMPS band (333 FM channels at 20 M samples/s) through examples/amps_receiver.toml
+    /// vs real time, with the CPU of each stage.
+    Amps(amps::BenchAmpsArgs),
     /// Radio blocks (FIR, xlating FIR, resamplers, FM, rotator, channelizer) vs GNU Radio, FutureSDR and liquid-dsp.
     Radio(radio::BenchRadioArgs),
 }
@@ -57,5 +61,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Net(args) => net::run(args),
         BenchCommand::Shm(args) => shm::run(args),
         BenchCommand::Radio(args) => radio::run(args),
+        BenchCommand::Amps(args) => amps::run(args),
     }
 }

@@ -387,7 +387,7 @@ mod tests {
     }
 
     /// A noise-free band with channels 100, 101 and 103 occupied, through the receiver's
-    /// shift, resampler and bank (the example's 48 taps per branch): the empty channel 102,
+    /// shift, resampler and bank (the example's 18 taps per branch): the empty channel 102,
     /// between two occupied ones, holds at least 40 dB less power than either neighbour.
     #[test]
     fn an_empty_channel_between_occupied_ones_stays_empty() {
@@ -410,7 +410,7 @@ mod tests {
         let mut rs = RationalResampler::new(999, 1000, &taps).unwrap();
         let mut slow = vec![Complex32::default(); band.len()];
         let (_, p) = rs.process(&band, &mut slow);
-        let proto = Channelizer::prototype(BANK_CHANNELS, 48).unwrap();
+        let proto = Channelizer::prototype(BANK_CHANNELS, 18).unwrap();
         let listened = [100, 101, 102, 103];
         let bins: Vec<usize> = listened.iter().map(|&n| bin(n)).collect();
         let mut bank =

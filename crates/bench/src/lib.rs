@@ -2,6 +2,7 @@
 //! with their baseline or peer in the same run.
 
 mod beamform;
+mod amps;
 mod chain;
 mod chain_nodes;
 mod convolve;
@@ -44,6 +45,9 @@ pub enum BenchCommand {
     Shm(shm::BenchShmArgs),
     /// An N-input Sum (windows of every input held at once) vs the same kernel on one input.
     Sum(sum::BenchSumArgs),
+    /// The whole AMPS band (333 FM channels at 20 M samples/s) through examples/amps_receiver.toml
+    /// vs real time, with the CPU of each stage.
+    Amps(amps::BenchAmpsArgs),
     /// Radio blocks (FIR, xlating FIR, resamplers, FM, rotator, channelizer) vs GNU Radio, FutureSDR and liquid-dsp.
     Radio(radio::BenchRadioArgs),
     /// `sluice live convolve` vs jconvolver on one JACK server: most channels without a late
@@ -71,5 +75,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Live(args) => live::run(args),
         BenchCommand::Beamform(args) => beamform::run(args),
         BenchCommand::Zmq(args) => zmq::run(args),
+        BenchCommand::Amps(args) => amps::run(args),
     }
 }

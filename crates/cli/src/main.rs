@@ -1,5 +1,6 @@
 //! The `sluice` command: run process-network graphs, convolve audio, benchmark.
 
+mod amps_cmd;
 mod control_socket;
 mod convolve;
 mod live_cmd;
@@ -36,6 +37,9 @@ enum Command {
     /// over sluice-net streams, per-packet latency, mean, jitter, percentiles and a plot.
     #[command(subcommand)]
     Probe(probe_cmd::ProbeCommand),
+    /// The AMPS whole-band example: generate a band (`sluice amps generate`), print bins.
+    #[command(subcommand)]
+    Amps(amps_cmd::AmpsCommand),
     /// Run a benchmark; each compares with its baseline or peer in the same run.
     #[command(subcommand)]
     Bench(sluice_bench::BenchCommand),
@@ -92,6 +96,7 @@ fn main() {
         Command::Convolve(args) => convolve::run(args),
         Command::Live(cmd) => live_cmd::run(cmd),
         Command::Probe(cmd) => probe_cmd::run(cmd),
+        Command::Amps(cmd) => amps_cmd::run(cmd),
         Command::Bench(cmd) => sluice_bench::run(cmd),
     };
     if let Err(err) = result {

@@ -56,6 +56,7 @@ fn every_example_is_documented_and_listed_here() {
         [
             "beamform_4",
             "beamform_6x2_partial",
+            "amps_receiver",
             "channels",
             "corner_turn",
             "decimate",

@@ -2,6 +2,7 @@
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod amps;
 pub mod blocks;
 pub mod graph_blocks;
 pub mod kernels;

@@ -33,6 +33,7 @@ mod tag_map;
 pub mod throttle;
 pub mod vector;
 pub mod wav;
+pub mod wav_files;
 
 pub use arith::{Add, Binary, Sum};
 pub use array_source::ArraySource;
@@ -66,6 +67,7 @@ pub use spectrum::{Picture, PngSettings, Spectrum, SpectrumPng};
 pub use throttle::Throttle;
 pub use vector::{VectorSink, VectorSinkData, VectorSource};
 pub use wav::{WavFormat, WavSink, WavSource};
+pub use wav_files::WavFiles;
 pub mod fft_filter;
 pub mod fir;
 #[cfg(test)]

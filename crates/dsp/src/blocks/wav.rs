@@ -109,7 +109,7 @@ pub enum WavFormat {
 }
 
 impl WavFormat {
-    fn encoding(self) -> Encoding {
+    pub(crate) fn encoding(self) -> Encoding {
         match self {
             WavFormat::Int16 => Encoding::Int(16),
             WavFormat::Int24 => Encoding::Int(24),

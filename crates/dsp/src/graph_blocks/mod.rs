@@ -6,6 +6,7 @@ mod beamform;
 mod filters;
 mod radio;
 mod toolbox;
+mod wav_files;
 
 use crate::blocks::{
     Copy, FileSink, FileSource, Head, KeepOneInN, MultiplyConst, NullSink, NullSource, Probe,
@@ -747,6 +748,7 @@ params = { path = "out.wav", channels = 2, sample_rate = 44100, format = "i16" }
         .chain(radio::block_types())
         .chain(beamform::block_types())
         .chain(toolbox::block_types())
+        .chain(wav_files::block_types())
     {
         registry
             .add(t)

@@ -1,0 +1,96 @@
+//! The `wav_files` block: one WAV file per channel of a vector stream.
+
+use crate::blocks::wav::WavFormat;
+use crate::blocks::WavFiles;
+use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
+use sluice_runtime::Node;
+
+fn build(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+    let pattern = p.str("path")?;
+    let channels = p.u64_or("channels", 1)?;
+    if !(1..=65_536).contains(&channels) {
+        return Err(ParamError::new(
+            "channels",
+            format!("must be between 1 and 65536, not {channels}"),
+        ));
+    }
+    let labels: Vec<u64> = match p.opt_f64_list("labels")? {
+        None => (0..channels).collect(),
+        Some(list) => {
+            if list.len() as u64 != channels
+                || list.iter().any(|&v| v < 0.0 || v.fract() != 0.0 || v > 1e9)
+            {
+                return Err(ParamError::new(
+                    "labels",
+                    format!("must be {channels} whole numbers (one per channel), not {list:?}"),
+                ));
+            }
+            list.iter().map(|&v| v as u64).collect()
+        }
+    };
+    let rate = p.u64("sample_rate")?;
+    if rate == 0 || rate > u64::from(u32::MAX) {
+        return Err(ParamError::new(
+            "sample_rate",
+            format!("must be between 1 and {} Hz, not {rate}", u32::MAX),
+        ));
+    }
+    let format = match p.opt_str("format")?.as_deref().unwrap_or("f32") {
+        "i16" => WavFormat::Int16,
+        "i24" => WavFormat::Int24,
+        "i32" => WavFormat::Int32,
+        "f32" => WavFormat::Float32,
+        other => {
+            return Err(ParamError::new(
+                "format",
+                format!("must be i16, i24, i32 or f32, not '{other}'"),
+            ))
+        }
+    };
+    let sink = WavFiles::create(&pattern, &labels, rate as u32, format)
+        .map_err(|e| ParamError::new("path", e.to_string()))?;
+    Ok(Box::new(sink))
+}
+
+/// The block types of this module.
+pub(super) fn block_types() -> Vec<BlockType> {
+    vec![BlockType {
+        name: "wav_files",
+        help: "Writes each channel of a vector stream to a WAV file of its own (one node for all channels).",
+        ports: "in: f32[channels]",
+        params: &[
+            ParamDoc {
+                name: "path",
+                default: "required",
+                help: "file name pattern; its {} becomes the channel's label, zero-padded to 3 digits",
+            },
+            ParamDoc {
+                name: "channels",
+                default: "1",
+                help: "channels per vector item (one file each)",
+            },
+            ParamDoc {
+                name: "labels",
+                default: "0, 1, …",
+                help: "one whole number per channel, in vector order, for the file names",
+            },
+            ParamDoc {
+                name: "sample_rate",
+                default: "required",
+                help: "sample rate in Hz",
+            },
+            ParamDoc {
+                name: "format",
+                default: "f32",
+                help: "i16, i24, i32 or f32",
+            },
+        ],
+        files: &[],
+        settable: &[],
+        example: r#"[[node]]
+name = "save"
+type = "wav_files"
+params = { path = "amps_ch{}.wav", channels = 3, labels = [1, 2, 333], sample_rate = 12000 }"#,
+        build,
+    }]
+}

@@ -21,13 +21,13 @@ pub struct BenchAmpsArgs {
     seconds: f64,
     /// The band recording (generated there, all 333 channels at 25 dB C/N, when missing or
     /// of another length).
-    #[arg(long, default_value = "bench-results/amps/amps_band")]
+    #[arg(long, default_value = "target/bench/amps/amps_band")]
     band: PathBuf,
     /// Runs; the median is reported.
     #[arg(long, default_value_t = 3)]
     runs: usize,
     /// Where the table (CSV, JSON) and the WAV files go.
-    #[arg(long, default_value = "bench-results/amps")]
+    #[arg(long, default_value = "target/bench/amps")]
     out: PathBuf,
 }
 

@@ -1,8 +1,8 @@
 //! `sluice bench …`: benchmarks that print a table, write CSV/JSON (and PNG plots), and compare
 //! with their baseline or peer in the same run.
 
-mod beamform;
 mod amps;
+mod beamform;
 mod chain;
 mod chain_nodes;
 mod convolve;

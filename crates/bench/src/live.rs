@@ -55,7 +55,7 @@ pub struct BenchLiveArgs {
     #[arg(long, default_value = "jconvolver")]
     pub jconvolver: PathBuf,
     /// Directory for the CSV and JSON results.
-    #[arg(long, default_value = "bench-results/live")]
+    #[arg(long, default_value = "target/bench/live")]
     pub out: PathBuf,
 }
 

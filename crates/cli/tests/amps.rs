@@ -47,6 +47,7 @@ fn generate_then_receive_two_channels() {
     let mut args = vec!["run".to_string(), example.display().to_string()];
     for set in [
         format!("bank.outputs={}", bins.trim()),
+        "squelch.channels=2".into(),
         "demod.channels=2".into(),
         "deemph.channels=2".into(),
         "audio.channels=2".into(),

@@ -54,9 +54,9 @@ fn every_example_is_documented_and_listed_here() {
     assert_eq!(
         names,
         [
+            "amps_receiver",
             "beamform_4",
             "beamform_6x2_partial",
-            "amps_receiver",
             "channels",
             "corner_turn",
             "decimate",

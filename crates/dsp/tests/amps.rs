@@ -3,7 +3,8 @@
 //! occupied ones, at 25 dB C/N in 30 kHz. Every occupied channel's audio (300-3,000 Hz)
 //! must reach 20 dB SNR and 0.95 correlation against its source after alignment; no
 //! talker may be found in a neighbouring occupied channel above −40 dB of its own channel's
-//! audio.
+//! audio; the empty channel's audio (behind the example's squelch) must be at least 40 dB
+//! weaker than every occupied channel's.
 
 use sluice_dsp::amps::{self, align_and_compare, projected_power, BandConfig};
 use sluice_dsp::wav::WavReader;
@@ -61,6 +62,7 @@ fn every_channel_of_a_short_band_is_intelligible_and_alone() {
     let sets = [
         format!("capture.path=\"{}\"", band.display()),
         format!("bank.outputs={}", list(&amps::bins(&listened))),
+        format!("squelch.channels={k}"),
         format!("demod.channels={k}"),
         format!("deemph.channels={k}"),
         format!("audio.channels={k}"),
@@ -104,10 +106,30 @@ fn every_channel_of_a_short_band_is_intelligible_and_alone() {
         );
         found.push(c);
     }
-    // No talker in another occupied channel. (The empty channel's demodulator, with no
-    // carrier to hold it and no squelch, puts out full-scale noise, in which a talker's
-    // projection means nothing: its emptiness is checked on the bank's output, ahead of the
-    // demodulator, in `sluice_dsp::amps`'s unit tests.)
+    // The empty channel, squelched, against every occupied one (voice band power).
+    let skip = (SKIP_S * AUDIO_RATE) as usize;
+    let power = |a: &[f32]| {
+        let a = &a[skip..];
+        a.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>() / a.len() as f64
+    };
+    let empty = listened
+        .iter()
+        .position(|&m| !occupied.contains(&m))
+        .unwrap();
+    for &n in &occupied {
+        let slot = listened.iter().position(|&m| m == n).unwrap();
+        let db = 10.0 * (power(&audio[empty]) / power(&audio[slot])).log10();
+        eprintln!(
+            "empty channel {} against channel {n}: {db:.1} dB",
+            listened[empty]
+        );
+        assert!(
+            db <= -40.0,
+            "the empty channel {} is only {db:.1} dB below channel {n} (want ≤ −40 dB)",
+            listened[empty]
+        );
+    }
+    // No talker in another occupied channel.
     let generator = &generator;
     for (i, &n) in occupied.iter().enumerate() {
         let other = |t: f64| generator.audio(i, t);

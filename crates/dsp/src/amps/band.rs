@@ -429,6 +429,10 @@ mod tests {
             .collect();
         let db = |c: usize| 10.0 * (power[2] / power[c]).log10();
         eprintln!(
+            "bank output power, dB: {:?}",
+            power.iter().map(|p| 10.0 * p.log10()).collect::<Vec<_>>()
+        );
+        eprintln!(
             "channel 102 against 101: {:.1} dB, against 103: {:.1} dB",
             db(1),
             db(3)

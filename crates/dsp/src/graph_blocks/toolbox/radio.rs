@@ -2,7 +2,7 @@
 //! blocker, AGC and AM demodulator.
 
 use super::{channels, dsp_err, node_err, positive, sample_item, CHANNELS};
-use crate::blocks::{AgcBlock, AmDemodBlock, IirFilter};
+use crate::blocks::{AgcBlock, AmDemodBlock, IirFilter, PowerSquelch};
 use crate::kernels::{butterworth, dc_blocker, deemphasis, AgcSettings, Biquad, Butterworth};
 use num_complex::Complex32;
 use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
@@ -90,6 +90,14 @@ fn deemph(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     iir_node(&item, &[section], n)
 }
 
+fn squelch(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
+    let n = channels(p)?;
+    let threshold = p.f64("threshold_db")?;
+    let alpha = p.f64_or("alpha", 1e-3)?;
+    let block = PowerSquelch::new(threshold, alpha, n).map_err(node_err("threshold_db"))?;
+    Ok(Box::new(Rated::new(block)))
+}
+
 fn dc(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let item = sample_item(p, "f32")?;
     let n = channels(p)?;
@@ -169,6 +177,20 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"deemph\"\ntype = \"deemphasis\"\nparams = { tau = 75e-6, sample_rate = 48000, channels = 333 }",
             build: deemph,
+        },
+        BlockType {
+            name: "squelch",
+            help: "Power squelch per channel (GNU Radio's pwr_squelch_cc): a one-pole average of |x|^2; samples pass while it is at or above threshold_db, zeros otherwise (an FM demodulator then puts out silence, not full-scale noise).",
+            ports: "in: c32[channels] -> out: c32[channels]",
+            params: &[
+                CHANNELS,
+                ParamDoc { name: "threshold_db", default: "required", help: "opening level: power in dB relative to a sample of magnitude 1" },
+                ParamDoc { name: "alpha", default: "1e-3", help: "averaging weight per sample, 0 < alpha <= 1" },
+            ],
+            files: &[],
+            settable: &[],
+            example: "[[node]]\nname = \"squelch\"\ntype = \"squelch\"\nparams = { channels = 333, threshold_db = -60.0 }",
+            build: squelch,
         },
         BlockType {
             name: "dc_blocker",

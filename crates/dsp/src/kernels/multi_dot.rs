@@ -15,6 +15,7 @@ pub(super) const GROUP: usize = 4;
 
 /// `[Σ_even t[i]·w[i], Σ_odd t[i]·w[i]]` for each window `w` (each at least `t.len()` long;
 /// `t.len()` even). Panics if a window is shorter than the taps.
+#[cfg(test)]
 pub(super) fn dots(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
     assert!(
         t.len().is_multiple_of(2) && windows.iter().all(|w| w.len() >= t.len()),
@@ -23,7 +24,71 @@ pub(super) fn dots(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
     dots_at(super::simd::best(), t, windows)
 }
 
+/// [`dots`] with the kernel chosen once, for callers that make many short dot products (the
+/// rational resampler's 48-tap phases: there, looking up the CPU's features on every call cost
+/// as much as the products).
+#[derive(Clone, Copy)]
+pub(super) struct Dots {
+    kernel: DotsKernel,
+}
+
+/// Four pair sums of `t` against four windows (see [`Dots::run`]).
+type DotsKernel = fn(&[f32], [&[f32]; GROUP]) -> [[f32; 2]; GROUP];
+
+impl std::fmt::Debug for Dots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Dots")
+    }
+}
+
+impl Dots {
+    /// The best kernel this CPU runs.
+    pub(super) fn new() -> Dots {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use super::simd::usable;
+            use super::SimdLevel::{Avx2Fma, Avx512};
+            if super::simd::best() == Avx512 && usable(Avx512) && usable(Avx2Fma) {
+                return Dots {
+                    kernel: avx512_dots,
+                };
+            }
+            if usable(Avx2Fma) {
+                return Dots { kernel: avx2_dots };
+            }
+        }
+        Dots { kernel: portable }
+    }
+
+    /// [`dots`] of `t` against `windows`. Panics if a window is shorter than the taps.
+    #[inline]
+    pub(super) fn run(&self, t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
+        assert!(
+            t.len().is_multiple_of(2) && windows.iter().all(|w| w.len() >= t.len()),
+            "dots: windows shorter than the taps"
+        );
+        (self.kernel)(t, windows)
+    }
+}
+
+/// Only reachable through [`Dots::new`], which checked avx512f, avx2 and fma.
+#[cfg(target_arch = "x86_64")]
+fn avx512_dots(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
+    // SAFETY: `Dots::new` hands this out only where avx512f, avx2 and fma were detected;
+    // `Dots::run` asserted every window holds t.len() floats and t.len() is even.
+    unsafe { x86_512::dots(t, windows) }
+}
+
+/// Only reachable through [`Dots::new`], which checked avx2 and fma.
+#[cfg(target_arch = "x86_64")]
+fn avx2_dots(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
+    // SAFETY: `Dots::new` hands this out only where avx2 and fma were detected; `Dots::run`
+    // asserted every window holds t.len() floats and t.len() is even.
+    unsafe { x86::dots(t, windows) }
+}
+
 /// [`dots`] at `level` (falling back to the next level down where `level` cannot run here).
+#[cfg(test)]
 fn dots_at(level: super::SimdLevel, t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
     #[cfg(target_arch = "x86_64")]
     {
@@ -447,6 +512,20 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_chosen_kernel_gives_what_dots_gives() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let k = Dots::new();
+        for len in [2, 16, 96, 98, 512] {
+            let t: Vec<f32> = (0..len).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let w: Vec<Vec<f32>> = (0..GROUP)
+                .map(|_| (0..len).map(|_| rng.gen_range(-1.0..1.0)).collect())
+                .collect();
+            let windows: [&[f32]; GROUP] = std::array::from_fn(|g| &w[g][..]);
+            assert_eq!(k.run(&t, windows), dots(&t, windows), "len {len}");
         }
     }
 

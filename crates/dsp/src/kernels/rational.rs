@@ -10,7 +10,7 @@
 //! together so each tap vector loaded serves four windows ([`super::multi_dot`]).
 //! History lives in an internal buffer (zeros before the first sample).
 
-use super::multi_dot::{dots, GROUP};
+use super::multi_dot::{Dots, GROUP};
 use super::DspError;
 use num_complex::Complex32;
 
@@ -33,6 +33,10 @@ pub struct RationalResampler {
     pos: usize,
     /// The next output's phase `p`.
     phase: usize,
+    /// The dot-product kernel, chosen once.
+    dots: Dots,
+    /// `D / I` and `D mod I`: how far one output moves the input position and the phase.
+    step: (usize, usize),
 }
 
 impl RationalResampler {
@@ -72,6 +76,8 @@ impl RationalResampler {
             filled: history,
             pos: history,
             phase: 0,
+            dots: Dots::new(),
+            step: (decimation / interpolation, decimation % interpolation),
         })
     }
 
@@ -115,6 +121,19 @@ impl RationalResampler {
         }
     }
 
+    /// The input position and phase of the output after one at (`pos`, `p`): `D` further at
+    /// the interpolated rate. Without a division (this runs once per output).
+    #[inline]
+    fn advance(&self, pos: usize, p: usize) -> (usize, usize) {
+        let (whole, rem) = self.step;
+        let t = p + rem;
+        if t >= self.interpolation {
+            (pos + whole + 1, t - self.interpolation)
+        } else {
+            (pos + whole, t)
+        }
+    }
+
     /// Every output the buffer holds the input for, as many as `out` has room for.
     fn run(&mut self, out: &mut [Complex32]) -> usize {
         let (i, d, w) = (self.interpolation, self.decimation, 2 * self.per_phase);
@@ -130,12 +149,10 @@ impl RationalResampler {
             for r in 0..i {
                 let start = |g: usize| 2 * (pos + g * d + 1 - self.per_phase);
                 let windows: [&[f32]; GROUP] = std::array::from_fn(|g| &x[start(g)..][..w]);
-                for (g, s) in dots(&self.phases[p], windows).iter().enumerate() {
+                for (g, s) in self.dots.run(&self.phases[p], windows).iter().enumerate() {
                     out[done + r + g * i] = Complex32::new(s[0], s[1]);
                 }
-                let t = p + d;
-                pos += t / i;
-                p = t % i;
+                (pos, p) = self.advance(pos, p);
             }
             // After I outputs the phase is back and the input D further on.
             self.pos += GROUP * d;
@@ -145,12 +162,10 @@ impl RationalResampler {
         while done < out.len() && self.pos < self.filled {
             let at = 2 * (self.pos + 1 - self.per_phase);
             let window = &x[at..at + w];
-            let s = dots(&self.phases[self.phase], [window; GROUP])[0];
+            let s = self.dots.run(&self.phases[self.phase], [window; GROUP])[0];
             out[done] = Complex32::new(s[0], s[1]);
             done += 1;
-            let t = self.phase + d;
-            self.pos += t / i;
-            self.phase = t % i;
+            (self.pos, self.phase) = self.advance(self.pos, self.phase);
         }
         done
     }

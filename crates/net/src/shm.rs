@@ -173,6 +173,54 @@ impl Meeting {
     }
 }
 
+/// Where and until when one end looks for its peer: the endpoint, the listener while it is
+/// open, and when the looking began.
+struct Rendezvous {
+    endpoint: ShmEndpoint,
+    timeout: Duration,
+    meeting: Option<Meeting>,
+    started: Option<Instant>,
+}
+
+impl Rendezvous {
+    fn new(url: &str, timeout: Duration) -> Result<Self, NetError> {
+        Ok(Rendezvous {
+            endpoint: ShmEndpoint::parse(url)?,
+            timeout,
+            meeting: None,
+            started: None,
+        })
+    }
+
+    /// The connection and the peer's name once the peer is met (the listener is closed then);
+    /// `Ok(None)` while it is not met yet; an error once `timeout` has passed without it.
+    fn try_meet(&mut self) -> Result<Option<(UnixStream, String)>, NetError> {
+        let started = *self.started.get_or_insert_with(Instant::now);
+        if self.meeting.is_none() {
+            self.meeting = Some(meet(&self.endpoint)?);
+        }
+        let meeting = self.meeting.as_mut().expect("opened above");
+        let Some(stream) = meeting.connection(&self.endpoint, TURN)? else {
+            if started.elapsed() > self.timeout {
+                return Err(NetError::Config(format!(
+                    "no shared-memory peer met at {} within {:.1} s",
+                    self.endpoint.path(),
+                    self.timeout.as_secs_f64()
+                )));
+            }
+            return Ok(None);
+        };
+        self.meeting = None;
+        let peer = peer_name(self.endpoint.path(), peer_pid(&stream));
+        Ok(Some((stream, peer)))
+    }
+
+    /// Stops looking: closes (and removes) the listener.
+    fn close(&mut self) {
+        self.meeting = None;
+    }
+}
+
 /// The peer's process id, from the kernel (`SO_PEERCRED`), for messages and the pidfd watch.
 fn peer_pid(stream: &UnixStream) -> Option<i32> {
     rustix::net::sockopt::socket_peercred(stream)
@@ -222,11 +270,9 @@ struct SinkSession<T: Item> {
 
 /// Sends its input stream to an [`ShmSource`] in another process through a shared ring.
 pub struct ShmSink<T: Item> {
-    endpoint: ShmEndpoint,
+    rendezvous: Rendezvous,
     opts: ShmOptions,
-    meeting: Option<Meeting>,
     session: Option<SinkSession<T>>,
-    started: Option<Instant>,
     tags: Vec<Tag>,
     tag_bytes: Vec<u8>,
 }
@@ -235,11 +281,9 @@ impl<T: Item> ShmSink<T> {
     /// A sink for `url` (`unix:PATH` or `unix-listen:PATH`).
     pub fn new(url: &str, opts: ShmOptions) -> Result<Self, NetError> {
         Ok(ShmSink {
-            endpoint: ShmEndpoint::parse(url)?,
+            rendezvous: Rendezvous::new(url, opts.connect_timeout)?,
             opts,
-            meeting: None,
             session: None,
-            started: None,
             tags: Vec::new(),
             tag_bytes: Vec::new(),
         })
@@ -247,28 +291,14 @@ impl<T: Item> ShmSink<T> {
 
     /// Meets the peer, creates the ring and hands it over. `Ok(false)`: not yet.
     fn establish(&mut self) -> Result<bool, NetError> {
-        let started = *self.started.get_or_insert_with(Instant::now);
-        if self.meeting.is_none() {
-            self.meeting = Some(meet(&self.endpoint)?);
-        }
-        let meeting = self.meeting.as_mut().expect("opened above");
-        let Some(mut stream) = meeting.connection(&self.endpoint, TURN)? else {
-            if started.elapsed() > self.opts.connect_timeout {
-                return Err(NetError::Config(format!(
-                    "no shared-memory peer met at {} within {:.1} s",
-                    self.endpoint.path(),
-                    self.opts.connect_timeout.as_secs_f64()
-                )));
-            }
+        let Some((mut stream, peer)) = self.rendezvous.try_meet()? else {
             return Ok(false);
         };
-        let peer = peer_name(self.endpoint.path(), peer_pid(&stream));
         let size = std::mem::size_of::<T>();
         let ring = ShmWriter::<T>::create(self.opts.ring_bytes.div_ceil(size).max(1))
             .map_err(|e| queue_error(&peer, e))?;
         let ring = hand_over(&mut stream, ring, &peer, self.opts.connect_timeout)?;
         self.session = Some(SinkSession { stream, ring, peer });
-        self.meeting = None;
         Ok(true)
     }
 }
@@ -377,7 +407,7 @@ impl<T: Item> Node for ShmSink<T> {
 
     fn stop(&mut self) {
         self.session = None;
-        self.meeting = None;
+        self.rendezvous.close();
     }
 }
 
@@ -475,11 +505,9 @@ impl<T: Item> SourceSession<T> {
 
 /// Receives a stream from an [`ShmSink`] in another process through a shared ring.
 pub struct ShmSource<T: Item> {
-    endpoint: ShmEndpoint,
+    rendezvous: Rendezvous,
     opts: ShmOptions,
-    meeting: Option<Meeting>,
     session: Option<SourceSession<T>>,
-    started: Option<Instant>,
     _items: PhantomData<T>,
 }
 
@@ -487,33 +515,18 @@ impl<T: Item> ShmSource<T> {
     /// A source for `url` (`unix:PATH` or `unix-listen:PATH`).
     pub fn new(url: &str, opts: ShmOptions) -> Result<Self, NetError> {
         Ok(ShmSource {
-            endpoint: ShmEndpoint::parse(url)?,
+            rendezvous: Rendezvous::new(url, opts.connect_timeout)?,
             opts,
-            meeting: None,
             session: None,
-            started: None,
             _items: PhantomData,
         })
     }
 
     /// Meets the peer and attaches to its ring. `Ok(false)`: not yet.
     fn establish(&mut self) -> Result<bool, NetError> {
-        let started = *self.started.get_or_insert_with(Instant::now);
-        if self.meeting.is_none() {
-            self.meeting = Some(meet(&self.endpoint)?);
-        }
-        let meeting = self.meeting.as_mut().expect("opened above");
-        let Some(mut stream) = meeting.connection(&self.endpoint, TURN)? else {
-            if started.elapsed() > self.opts.connect_timeout {
-                return Err(NetError::Config(format!(
-                    "no shared-memory peer met at {} within {:.1} s",
-                    self.endpoint.path(),
-                    self.opts.connect_timeout.as_secs_f64()
-                )));
-            }
+        let Some((mut stream, peer)) = self.rendezvous.try_meet()? else {
             return Ok(false);
         };
-        let peer = peer_name(self.endpoint.path(), peer_pid(&stream));
         let ring = take_over::<T>(&mut stream, &peer, self.opts.connect_timeout)?;
         stream
             .set_nonblocking(true)
@@ -525,7 +538,6 @@ impl<T: Item> ShmSource<T> {
             partial: Vec::new(),
             tags: VecDeque::new(),
         });
-        self.meeting = None;
         Ok(true)
     }
 }
@@ -679,6 +691,6 @@ impl<T: Item> Node for ShmSource<T> {
 
     fn stop(&mut self) {
         self.session = None;
-        self.meeting = None;
+        self.rendezvous.close();
     }
 }

@@ -109,8 +109,8 @@ mod params;
 mod registry;
 
 pub use load::{
-    load_file, load_str, load_with, read, same_file, GraphFileError, GraphSource, LoadedGraph,
-    Override,
+    load_file, load_str, load_with, read, same_file, GraphFileError, GraphSource, HostDecl,
+    LoadedGraph, Override,
 };
 pub use params::{ParamError, Params};
 pub use registry::{

@@ -43,6 +43,15 @@ struct FileDoc {
     node: Vec<Spanned<NodeDoc>>,
     #[serde(default)]
     edge: Vec<Spanned<EdgeDoc>>,
+    #[serde(default)]
+    hosts: BTreeMap<String, Spanned<HostDoc>>,
+}
+
+/// `[hosts.NAME]`: a machine of a cluster (see `sluice-cluster`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostDoc {
+    address: Spanned<String>,
 }
 
 #[derive(Deserialize)]
@@ -60,6 +69,8 @@ struct NodeDoc {
     kind: Spanned<String>,
     #[serde(default)]
     params: BTreeMap<String, Spanned<Value>>,
+    #[serde(default)]
+    host: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -164,6 +175,20 @@ pub struct GraphSource {
     pub node_types: BTreeMap<String, String>,
     /// The edges as written: (from node, from port, to node, to port).
     pub edges: Vec<(String, String, String, String)>,
+    /// The hosts the file declares (`[hosts.NAME] address = "…"`), by name; empty for a graph
+    /// that runs on one machine.
+    pub hosts: BTreeMap<String, HostDecl>,
+    /// Each node's host (`host = "…"`), when the file declares hosts.
+    pub node_hosts: BTreeMap<String, String>,
+}
+
+/// A host a graph file declares: `[hosts.NAME]` with the address its worker is reached at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostDecl {
+    /// The address (an IP address or a name, no port) streams to this host connect to.
+    pub address: String,
+    /// The `[hosts.NAME]` line.
+    pub line: usize,
 }
 
 impl GraphSource {
@@ -329,6 +354,8 @@ pub fn load_with(
         node_lines.insert(name.clone(), line_column(text, node.name.span().start).0);
         node_types.insert(name.clone(), block.name.to_string());
     }
+    let (hosts, node_hosts) = check_placement(&doc.hosts, &nodes, text)
+        .map_err(|(span, node, msg)| error(Some(span), node.as_deref(), msg))?;
     check_file_collisions(&nodes, registry)
         .map_err(|(span, node, msg)| error(Some(span), Some(&node), msg))?;
     for node in nodes {
@@ -460,8 +487,84 @@ pub fn load_with(
             node_lines,
             node_types,
             edges,
+            hosts,
+            node_hosts,
         },
     })
+}
+
+type Placement = (BTreeMap<String, HostDecl>, BTreeMap<String, String>);
+
+/// Hosts and `host = "…"`: every host has an address, and when the file declares hosts every
+/// node names one of them (a graph without hosts runs on one machine, and so does one with
+/// hosts when `sluice run` runs it: placement matters only to `sluice cluster run`).
+fn check_placement(
+    hosts: &BTreeMap<String, Spanned<HostDoc>>,
+    nodes: &[Spanned<NodeDoc>],
+    text: &str,
+) -> Result<Placement, (Range<usize>, Option<String>, String)> {
+    let mut declared = BTreeMap::new();
+    for (name, host) in hosts {
+        let address = host.get_ref().address.get_ref().trim();
+        if address.is_empty() || address.contains(char::is_whitespace) {
+            return Err((
+                host.get_ref().address.span(),
+                None,
+                format!(
+                    "hosts.{name}: address must be an IP address or a host name, not '{address}'"
+                ),
+            ));
+        }
+        if address.contains('/') || (address.matches(':').count() == 1) {
+            return Err((
+                host.get_ref().address.span(),
+                None,
+                format!("hosts.{name}: address '{address}' must name the machine only (no scheme, no port: the streams' ports are chosen when the graph runs)"),
+            ));
+        }
+        declared.insert(
+            name.clone(),
+            HostDecl {
+                address: address.to_string(),
+                line: line_column(text, host.span().start).0,
+            },
+        );
+    }
+    let names: Vec<&str> = declared.keys().map(String::as_str).collect();
+    let mut node_hosts = BTreeMap::new();
+    for node in nodes {
+        let node = node.get_ref();
+        let name = node.name.get_ref();
+        match &node.host {
+            Some(host) if !declared.contains_key(host.get_ref()) => {
+                let known = if names.is_empty() {
+                    "the file declares no [hosts.NAME] tables".to_string()
+                } else {
+                    format!("declared hosts: {}", names.join(", "))
+                };
+                return Err((
+                    host.span(),
+                    Some(name.clone()),
+                    format!("node '{name}': unknown host '{}' ({known})", host.get_ref()),
+                ));
+            }
+            Some(host) => {
+                node_hosts.insert(name.clone(), host.get_ref().clone());
+            }
+            None if !declared.is_empty() => {
+                return Err((
+                    node.name.span(),
+                    Some(name.clone()),
+                    format!(
+                        "node '{name}': no host; the file declares hosts ({}), so every node says where it runs with host = \"…\"",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            None => {}
+        }
+    }
+    Ok((declared, node_hosts))
 }
 
 /// " must be …" reads on from "parameter 'x'"; anything else after a colon.

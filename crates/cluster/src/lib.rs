@@ -1,0 +1,10 @@
+//! sluice-cluster: one graph file over several machines.
+//!
+//! A graph file declares its hosts (`[hosts.a] address = "10.0.0.1"`) and places each node with
+//! `host = "a"`. [`placement`] splits such a graph into one graph per host, an edge between
+//! hosts becoming a sluice-net stream (a `tcp_sink` on the producer's host, a `tcp_source` on
+//! the consumer's) that carries the items, their tags and the stream metadata.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod placement;

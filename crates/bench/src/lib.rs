@@ -4,6 +4,7 @@
 mod amps;
 mod beamform;
 mod chain;
+mod cluster;
 mod chain_nodes;
 mod convolve;
 mod copy;
@@ -55,6 +56,10 @@ pub enum BenchCommand {
     Live(live::BenchLiveArgs),
     /// Delay-and-sum beamformer (16 antennas x 8 beams, phase and true-time delay) vs numpy/scipy and memory bandwidth.
     Beamform(beamform::BenchBeamformArgs),
+    /// The seed's cluster experiments on a local cluster of network-namespace hosts (root):
+    /// one cross-host edge vs loopback, AMPS on 4 hosts, the beamformer on 5 hosts, each vs
+    /// one machine.
+    Cluster(cluster::BenchClusterArgs),
     /// sluice-zmq's native ZMTP sockets vs libzmq's C API (zero-copy, and with the copy a
     /// gr-zeromq source makes): PUSH→PULL throughput and CPU per GB, REQ/REP round trip.
     Zmq(zmq::BenchZmqArgs),
@@ -76,5 +81,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Beamform(args) => beamform::run(args),
         BenchCommand::Zmq(args) => zmq::run(args),
         BenchCommand::Amps(args) => amps::run(args),
+        BenchCommand::Cluster(args) => cluster::run(args),
     }
 }

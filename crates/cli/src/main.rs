@@ -1,6 +1,7 @@
 //! The `sluice` command: run process-network graphs, convolve audio, benchmark.
 
 mod amps_cmd;
+mod cluster_cmd;
 mod control_socket;
 mod convolve;
 mod live_cmd;
@@ -40,6 +41,13 @@ enum Command {
     /// The AMPS whole-band example: generate a band (`sluice amps generate`), print bins.
     #[command(subcommand)]
     Amps(amps_cmd::AmpsCommand),
+    /// Run a cluster worker: it registers in etcd and runs the partitions `sluice cluster run`
+    /// sends it (only controllers that prove the cluster key).
+    Worker(cluster_cmd::WorkerArgs),
+    /// One graph over several machines: local namespace clusters (`up`, `down`), `status`,
+    /// `plan` (how a graph splits over its hosts) and `run`.
+    #[command(subcommand)]
+    Cluster(cluster_cmd::ClusterCommand),
     /// Run a benchmark; each compares with its baseline or peer in the same run.
     #[command(subcommand)]
     Bench(sluice_bench::BenchCommand),
@@ -97,6 +105,8 @@ fn main() {
         Command::Live(cmd) => live_cmd::run(cmd),
         Command::Probe(cmd) => probe_cmd::run(cmd),
         Command::Amps(cmd) => amps_cmd::run(cmd),
+        Command::Worker(args) => cluster_cmd::worker(args),
+        Command::Cluster(cmd) => cluster_cmd::run(cmd),
         Command::Bench(cmd) => sluice_bench::run(cmd),
     };
     if let Err(err) = result {

@@ -54,8 +54,10 @@ fn every_example_is_documented_and_listed_here() {
     assert_eq!(
         names,
         [
+            "amps_cluster",
             "amps_receiver",
             "beamform_4",
+            "beamform_cluster",
             "beamform_6x2_partial",
             "channels",
             "corner_turn",
@@ -106,10 +108,14 @@ fn the_examples_run_and_make_what_they_promise() {
     // The beamformers write their beams and draw the arrays' beam patterns.
     run_example("beamform_4", &dir.0);
     run_example("beamform_6x2_partial", &dir.0);
+    // The five-host layout of the same beamformer, run on one machine (placement ignored).
+    run_example("beamform_cluster", &dir.0);
     for (file, bytes) in [
         ("beam.c32", 1_600_000),
         ("beam0.c32", 1_600_000),
         ("beam1.c32", 1_600_000),
+        ("cluster_beam0.c32", 16_000_000),
+        ("cluster_beam1.c32", 16_000_000),
     ] {
         assert_eq!(
             std::fs::metadata(dir.0.join(file)).unwrap().len(),

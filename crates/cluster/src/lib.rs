@@ -7,4 +7,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+//TMP pub mod control;
+pub mod membership;
 pub mod placement;
+pub mod protocol;
+//TMP pub mod worker;

@@ -49,6 +49,9 @@ pub struct PlanOptions {
     pub stream_params: Table,
     /// `--set` overrides applied to the file before it is split.
     pub overrides: Vec<Override>,
+    /// Addresses of hosts whose `[hosts.NAME]` table gives none: the addresses their workers
+    /// registered.
+    pub addresses: BTreeMap<String, String>,
 }
 
 impl Default for PlanOptions {
@@ -57,6 +60,7 @@ impl Default for PlanOptions {
             first_port: 7400,
             stream_params: Table::new(),
             overrides: Vec::new(),
+            addresses: BTreeMap::new(),
         }
     }
 }
@@ -191,6 +195,20 @@ pub fn plan(
             }
         }
     }
+    let mut addresses = BTreeMap::new();
+    for (host, decl) in &source.hosts {
+        let address = decl
+            .address
+            .clone()
+            .or_else(|| options.addresses.get(host).cloned())
+            .ok_or_else(|| {
+                split_err(format!(
+                    "host {host} (line {}) has no address: the file gives none and no worker named {host} is known",
+                    decl.line
+                ))
+            })?;
+        addresses.insert(host.clone(), address);
+    }
     let host_of = |node: &str| source.node_hosts.get(node).cloned().unwrap_or_default();
     let taken: Vec<String> = source.node_lines.keys().cloned().collect();
     let unique = |base: String, used: &mut Vec<String>| {
@@ -252,7 +270,7 @@ pub fn plan(
                     from: (a.to_string(), ap.to_string()),
                     from_host: ha.clone(),
                     to_host: hb.clone(),
-                    to_address: source.hosts[&hb].address.clone(),
+                    to_address: addresses[&hb].clone(),
                     to: Vec::new(),
                     item,
                     vlen: port_spec.vlen,
@@ -278,7 +296,7 @@ pub fn plan(
     }
 
     let mut partitions = Vec::new();
-    for (host, decl) in &source.hosts {
+    for (host, address) in &addresses {
         let mine: Vec<Table> = nodes
             .iter()
             .filter(|n| host_of(str_of(n, "name")) == *host)
@@ -325,11 +343,10 @@ pub fn plan(
         let body = toml::to_string(&part).map_err(|e| split_err(e.to_string()))?;
         partitions.push(Partition {
             host: host.clone(),
-            address: decl.address.clone(),
+            address: address.clone(),
             nodes: mine.iter().map(|n| str_of(n, "name").to_string()).collect(),
             text: format!(
-                "# Partition of {origin} for host {host} ({}), written by sluice cluster.\n{body}",
-                decl.address
+                "# Partition of {origin} for host {host} ({address}), written by sluice cluster.\n{body}"
             ),
         });
     }

@@ -51,7 +51,8 @@ struct FileDoc {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HostDoc {
-    address: Spanned<String>,
+    #[serde(default)]
+    address: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -185,8 +186,9 @@ pub struct GraphSource {
 /// A host a graph file declares: `[hosts.NAME]` with the address its worker is reached at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostDecl {
-    /// The address (an IP address or a name, no port) streams to this host connect to.
-    pub address: String,
+    /// The address (an IP address or a name, no port) streams to this host connect to; `None`
+    /// when the file leaves it to the cluster (the address its worker registered).
+    pub address: Option<String>,
     /// The `[hosts.NAME]` line.
     pub line: usize,
 }
@@ -493,6 +495,29 @@ pub fn load_with(
     })
 }
 
+/// A host's address names a machine: no scheme, no port, no spaces.
+fn check_address(
+    name: &str,
+    address: &Spanned<String>,
+) -> Result<(), (Range<usize>, Option<String>, String)> {
+    let text = address.get_ref().trim();
+    if text.is_empty() || text.contains(char::is_whitespace) {
+        return Err((
+            address.span(),
+            None,
+            format!("hosts.{name}: address must be an IP address or a host name, not '{text}'"),
+        ));
+    }
+    if text.contains('/') || text.matches(':').count() == 1 {
+        return Err((
+            address.span(),
+            None,
+            format!("hosts.{name}: address '{text}' must name the machine only (no scheme, no port: the streams' ports are chosen when the graph runs)"),
+        ));
+    }
+    Ok(())
+}
+
 type Placement = (BTreeMap<String, HostDecl>, BTreeMap<String, String>);
 
 /// Hosts and `host = "…"`: every host has an address, and when the file declares hosts every
@@ -505,27 +530,17 @@ fn check_placement(
 ) -> Result<Placement, (Range<usize>, Option<String>, String)> {
     let mut declared = BTreeMap::new();
     for (name, host) in hosts {
-        let address = host.get_ref().address.get_ref().trim();
-        if address.is_empty() || address.contains(char::is_whitespace) {
-            return Err((
-                host.get_ref().address.span(),
-                None,
-                format!(
-                    "hosts.{name}: address must be an IP address or a host name, not '{address}'"
-                ),
-            ));
-        }
-        if address.contains('/') || (address.matches(':').count() == 1) {
-            return Err((
-                host.get_ref().address.span(),
-                None,
-                format!("hosts.{name}: address '{address}' must name the machine only (no scheme, no port: the streams' ports are chosen when the graph runs)"),
-            ));
+        if let Some(address) = &host.get_ref().address {
+            check_address(name, address)?;
         }
         declared.insert(
             name.clone(),
             HostDecl {
-                address: address.to_string(),
+                address: host
+                    .get_ref()
+                    .address
+                    .as_ref()
+                    .map(|a| a.get_ref().trim().to_string()),
                 line: line_column(text, host.span().start).0,
             },
         );

@@ -1,0 +1,396 @@
+//! `sluice bench cluster`: the seed's cluster experiments on a local cluster of network-namespace
+//! hosts (needs root), each beside the same graph on one machine in the same run.
+//!
+//! - one cross-host edge (veth, no rate limit) against the same two partitions on loopback;
+//! - AMPS on four hosts as in the seed's figure 5 (band select, two channel-select hosts, one
+//!   demodulator writing WAVs): the seed's 12 channels, then the whole band (333 channels),
+//!   against `examples/amps_receiver.toml` on one machine, WAVs compared byte for byte;
+//! - the multiuser beamformer on five hosts (figure 4: three partial-sum hosts, two beam hosts)
+//!   against the same file on one machine, beams compared byte for byte.
+//!
+//! Every namespace host shares this machine's cores: per-host CPU shows where the work goes,
+//! not how a cluster of separate machines would scale.
+
+use crate::report::{machine_description, median, results_dir, Table};
+use sluice_cluster::control::{self, ControlOptions, Outcome};
+use sluice_cluster::etcd::Etcd;
+use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
+use sluice_cluster::membership;
+use sluice_cluster::placement::{self, Plan, PlanOptions};
+use sluice_dsp::amps::{self, BandConfig};
+use sluice_graph::{Override, Registry};
+use sluice_net::auth::ClusterKey;
+use sluice_runtime::{RunOptions, StopHandle};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const AMPS_ONE: &str = include_str!("../../../examples/amps_receiver.toml");
+const AMPS_CLUSTER: &str = include_str!("../../../examples/amps_cluster.toml");
+const BEAM_CLUSTER: &str = include_str!("../../../examples/beamform_cluster.toml");
+
+/// Arguments of `sluice bench cluster`.
+#[derive(clap::Args, Debug)]
+pub struct BenchClusterArgs {
+    /// Seconds of AMPS band (20 M samples, 160 MB, per second).
+    #[arg(long, default_value_t = 1.0)]
+    seconds: f64,
+    /// Bytes sent over the cross-host edge per run.
+    #[arg(long, default_value_t = 2 << 30)]
+    edge_bytes: u64,
+    /// Runs of each case; medians are reported.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Limit every host's link with tc (e.g. 1gbit, 100mbit as the seed's); default: none.
+    #[arg(long)]
+    rate: Option<String>,
+    /// Where the tables, WAVs and beams go.
+    #[arg(long, default_value = "target/bench/cluster")]
+    out: PathBuf,
+}
+
+/// The local cluster, removed when dropped.
+struct Cluster {
+    inner: LocalCluster,
+    etcd: Etcd,
+    key: ClusterKey,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Err(e) = local::down(self.inner.run_dir()) {
+            eprintln!("sluice bench cluster: removing the cluster: {e}");
+        }
+    }
+}
+
+/// The registry the controller plans with (the workers have the full one).
+fn registry() -> Registry {
+    let mut r = sluice_dsp::graph_blocks::standard_registry();
+    sluice_net::graph_blocks::register(&mut r);
+    r
+}
+
+/// Runs the benchmark.
+pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
+    let out = std::fs::canonicalize(results_dir(&args.out)?)?;
+    let exe = std::env::current_exe()?;
+    println!("# {}", machine_description());
+    println!(
+        "# every namespace host shares this machine's {} cores: per-host CPU shows where the work goes, not scaling",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let name = format!("b{}", std::process::id() % 100_000);
+    let inner = LocalCluster::up(LocalOptions {
+        name: Some(name.clone()),
+        hosts: 5,
+        rate: args.rate.clone(),
+        base_dir: out.join("clusters"),
+        worker: Some(WorkerSpec { exe }),
+    })?;
+    let etcd = Etcd::new(&inner.etcd_url())?;
+    let key = ClusterKey::load(&inner.key_file())?;
+    let cluster = Cluster { inner, etcd, key };
+    let hosts: Vec<String> = cluster.inner.hosts().iter().map(|h| h.name.clone()).collect();
+    membership::wait_for(&cluster.etcd, &name, &hosts, Duration::from_secs(15))
+        .map_err(anyhow::Error::msg)?;
+    let workers: BTreeMap<String, String> = membership::workers(&cluster.etcd, &name)?
+        .into_iter()
+        .map(|(n, a)| (n, a.to_string()))
+        .collect();
+    let addresses: BTreeMap<String, String> = cluster
+        .inner
+        .hosts()
+        .iter()
+        .map(|h| (h.name.clone(), h.address.clone()))
+        .collect();
+
+    let mut table = Table::new(&[
+        "case",
+        "hosts",
+        "one_machine",
+        "cluster",
+        "ratio",
+        "identical",
+        "cpu_s_per_host",
+    ]);
+
+    // 1. One cross-host edge against the same partitions on loopback.
+    let items = args.edge_bytes / 8;
+    let edge_graph = format!(
+        "[hosts.h1]\n[hosts.h2]\n[[node]]\nname = \"src\"\ntype = \"null_source\"\nhost = \"h1\"\nparams = {{ item = \"c32\" }}\n[[node]]\nname = \"head\"\ntype = \"head\"\nhost = \"h1\"\nparams = {{ item = \"c32\", items = {items} }}\n[[node]]\nname = \"sink\"\ntype = \"null_sink\"\nhost = \"h2\"\nparams = {{ item = \"c32\" }}\n[[edge]]\nfrom = \"src.out\"\nto = \"head.in\"\n[[edge]]\nfrom = \"head.out\"\nto = \"sink.in\"\n"
+    );
+    let mut loop_rates = Vec::new();
+    let mut veth_rates = Vec::new();
+    let mut cpu = BTreeMap::new();
+    for _ in 0..args.runs.max(1) {
+        let loopback = BTreeMap::from([
+            ("h1".to_string(), "127.0.0.1".to_string()),
+            ("h2".to_string(), "127.0.0.1".to_string()),
+        ]);
+        let plan = plan_of(&edge_graph, "edge", &loopback, &[])?;
+        let wall = run_in_process(&plan)?;
+        loop_rates.push(args.edge_bytes as f64 / wall / 1e9);
+        let plan = plan_of(&edge_graph, "edge", &addresses, &[])?;
+        let (wall, host_cpu) = run_on_cluster(&cluster, &plan, &workers, &out)?;
+        veth_rates.push(args.edge_bytes as f64 / wall / 1e9);
+        merge(&mut cpu, host_cpu);
+    }
+    let (l, v) = (median(&loop_rates), median(&veth_rates));
+    table.push(vec![
+        "one edge, GB/s (veth vs loopback)".into(),
+        "2".into(),
+        format!("{l:.2}"),
+        format!("{v:.2}"),
+        format!("{:.2}", v / l),
+        "-".into(),
+        cpu_text(&cpu),
+    ]);
+    println!("{}", table.render());
+
+    // 2. AMPS on four hosts, the seed's 12 channels and the whole band.
+    let band = out.join("amps_band");
+    let samples = (args.seconds * amps::BAND_RATE).round() as u64;
+    let (_, data) = sluice_dsp::sigmf::paths(&band);
+    if std::fs::metadata(&data).map(|m| m.len()).ok() != Some(samples * 8) {
+        println!("# generating {} s of band into {}", args.seconds, data.display());
+        amps::write_band(&band, BandConfig::default(), args.seconds).map_err(anyhow::Error::msg)?;
+    }
+    let mut file = std::fs::File::open(&data)?;
+    let mut buf = vec![0u8; 1 << 22];
+    while file.read(&mut buf)? > 0 {}
+    for (label, channels) in [("AMPS, the seed's 12 channels", 12usize), ("AMPS, all 333 channels", 333)] {
+        let one_dir = out.join(format!("amps{channels}_one"));
+        let many_dir = out.join(format!("amps{channels}_cluster"));
+        let (one_sets, many_sets) = amps_overrides(&band, &one_dir, &many_dir, channels)?;
+        let mut one_walls = Vec::new();
+        let mut many_walls = Vec::new();
+        let mut cpu = BTreeMap::new();
+        let mut identical = true;
+        for _ in 0..args.runs.max(1) {
+            fresh_dir(&one_dir)?;
+            fresh_dir(&many_dir)?;
+            let loaded = sluice_graph::load_with(AMPS_ONE, "amps_receiver.toml", &registry(), &one_sets)?;
+            let report = loaded.graph.run(&RunOptions::default())?;
+            one_walls.push(report.wall.as_secs_f64());
+            let plan = plan_of(AMPS_CLUSTER, "amps_cluster.toml", &addresses, &many_sets)?;
+            let (wall, host_cpu) = run_on_cluster(&cluster, &plan, &workers, &out)?;
+            many_walls.push(wall);
+            merge(&mut cpu, host_cpu);
+            identical &= same_files(&one_dir, &many_dir, "wav")? == channels;
+        }
+        let (a, b) = (median(&one_walls), median(&many_walls));
+        table.push(vec![
+            format!("{label}, x real time"),
+            "4".into(),
+            format!("{:.2}", args.seconds / a),
+            format!("{:.2}", args.seconds / b),
+            format!("{:.2}", a / b),
+            if identical { "yes".into() } else { "NO".into() },
+            cpu_text(&cpu),
+        ]);
+        println!("{}", table.render());
+    }
+
+    // 3. The beamformer on five hosts.
+    let one_dir = out.join("beam_one");
+    let many_dir = out.join("beam_cluster");
+    let sets = |dir: &Path| -> anyhow::Result<Vec<Override>> {
+        [
+            format!("sink0.path=\"{}\"", dir.join("cluster_beam0.c32").display()),
+            format!("sink1.path=\"{}\"", dir.join("cluster_beam1.c32").display()),
+        ]
+        .iter()
+        .map(|s| s.parse().map_err(anyhow::Error::msg))
+        .collect()
+    };
+    let mut one_walls = Vec::new();
+    let mut many_walls = Vec::new();
+    let mut cpu = BTreeMap::new();
+    let mut identical = true;
+    for _ in 0..args.runs.max(1) {
+        fresh_dir(&one_dir)?;
+        fresh_dir(&many_dir)?;
+        let loaded = sluice_graph::load_with(BEAM_CLUSTER, "beamform_cluster.toml", &registry(), &sets(&one_dir)?)?;
+        let report = loaded.graph.run(&RunOptions::default())?;
+        one_walls.push(report.wall.as_secs_f64());
+        let plan = plan_of(BEAM_CLUSTER, "beamform_cluster.toml", &addresses, &sets(&many_dir)?)?;
+        let (wall, host_cpu) = run_on_cluster(&cluster, &plan, &workers, &out)?;
+        many_walls.push(wall);
+        merge(&mut cpu, host_cpu);
+        identical &= same_files(&one_dir, &many_dir, "c32")? == 2;
+    }
+    let (a, b) = (median(&one_walls), median(&many_walls));
+    let items = 2_000_000.0;
+    table.push(vec![
+        "beamformer 6 antennas x 2 beams, M samples/s".into(),
+        "5".into(),
+        format!("{:.2}", items / a / 1e6),
+        format!("{:.2}", items / b / 1e6),
+        format!("{:.2}", a / b),
+        if identical { "yes".into() } else { "NO".into() },
+        cpu_text(&cpu),
+    ]);
+    println!("{}", table.render());
+    table.write_csv(&out.join("cluster.csv"))?;
+    table.write_json(&out.join("cluster.json"), "cluster")?;
+    println!("# results in {}", out.display());
+    Ok(())
+}
+
+fn plan_of(
+    text: &str,
+    origin: &str,
+    addresses: &BTreeMap<String, String>,
+    overrides: &[Override],
+) -> anyhow::Result<Plan> {
+    Ok(placement::plan(
+        text,
+        origin,
+        &registry(),
+        &PlanOptions {
+            addresses: addresses.clone(),
+            overrides: overrides.to_vec(),
+            ..PlanOptions::default()
+        },
+    )?)
+}
+
+/// Runs every partition of `plan` on threads of this process; the wall time.
+fn run_in_process(plan: &Plan) -> anyhow::Result<f64> {
+    let start = Instant::now();
+    let threads: Vec<_> = plan
+        .partitions
+        .iter()
+        .map(|p| {
+            let (text, host) = (p.text.clone(), p.host.clone());
+            std::thread::spawn(move || -> anyhow::Result<()> {
+                let g = sluice_graph::load_str(&text, &host, &registry())?;
+                g.run(&RunOptions::default())?;
+                Ok(())
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join()
+            .map_err(|_| anyhow::anyhow!("a partition's thread panicked"))??;
+    }
+    Ok(start.elapsed().as_secs_f64())
+}
+
+/// Runs `plan` on the cluster's workers: the wall time and each host's CPU seconds.
+fn run_on_cluster(
+    cluster: &Cluster,
+    plan: &Plan,
+    workers: &BTreeMap<String, String>,
+    cwd: &Path,
+) -> anyhow::Result<(f64, BTreeMap<String, Vec<f64>>)> {
+    let opts = ControlOptions {
+        run: format!("bench-{}", std::process::id()),
+        key: cluster.key.clone(),
+        timeout: Duration::from_secs(30),
+        cwd: cwd.display().to_string(),
+        stop: StopHandle::new(),
+    };
+    let report = control::run(plan, workers, &opts, |_| {})?;
+    if let Some(failure) = report.first_failure() {
+        anyhow::bail!("{}: {failure}", plan.origin);
+    }
+    let mut cpu = BTreeMap::new();
+    for h in &report.hosts {
+        if let Some(Outcome::Done { .. }) = h.outcome {
+            cpu.insert(h.host.clone(), vec![h.cpu_s]);
+        }
+    }
+    Ok((report.wall_s, cpu))
+}
+
+fn merge(into: &mut BTreeMap<String, Vec<f64>>, from: BTreeMap<String, Vec<f64>>) {
+    for (host, v) in from {
+        into.entry(host).or_default().extend(v);
+    }
+}
+
+fn cpu_text(cpu: &BTreeMap<String, Vec<f64>>) -> String {
+    cpu.iter()
+        .map(|(h, v)| format!("{h} {:.2}", median(v)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn fresh_dir(dir: &Path) -> anyhow::Result<()> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    Ok(())
+}
+
+/// How many files with extension `ext` are byte-identical in both directories (and exist in
+/// both).
+fn same_files(a: &Path, b: &Path, ext: &str) -> anyhow::Result<usize> {
+    let mut same = 0;
+    for entry in std::fs::read_dir(a)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|x| x == ext) {
+            let other = b.join(path.file_name().unwrap_or_default());
+            if std::fs::read(&other).ok() == Some(std::fs::read(&path)?) {
+                same += 1;
+            }
+        }
+    }
+    Ok(same)
+}
+
+/// The overrides for `channels` channels (12: the seed's, six per channel-select host; 333:
+/// all), for the one-machine file and the cluster file, writing into the two directories.
+fn amps_overrides(
+    band: &Path,
+    one_dir: &Path,
+    many_dir: &Path,
+    channels: usize,
+) -> anyhow::Result<(Vec<Override>, Vec<Override>)> {
+    let parse = |sets: Vec<String>| -> anyhow::Result<Vec<Override>> {
+        sets.iter()
+            .map(|s| s.parse().map_err(anyhow::Error::msg))
+            .collect()
+    };
+    let wav = |dir: &Path| dir.join("amps_ch{}.wav").display().to_string();
+    let mut one = vec![
+        format!("capture.path=\"{}\"", band.display()),
+        format!("save.path=\"{}\"", wav(one_dir)),
+    ];
+    let mut many = vec![
+        format!("capture.path=\"{}\"", band.display()),
+        format!("save_lo.path=\"{}\"", wav(many_dir)),
+        format!("save_hi.path=\"{}\"", wav(many_dir)),
+    ];
+    if channels == 12 {
+        // Channels 1-6 on one channel-select host and 168-173 on the other, as the seed's two
+        // 200 kHz sections.
+        let lo: Vec<usize> = (1..=6).collect();
+        let hi: Vec<usize> = (168..=173).collect();
+        let bins = |chs: &[usize]| format!("{:?}", amps::bins(chs));
+        let all: Vec<usize> = lo.iter().chain(&hi).copied().collect();
+        one.extend([
+            format!("bank.outputs={}", bins(&all)),
+            "squelch.channels=12".into(),
+            "demod.channels=12".into(),
+            "deemph.channels=12".into(),
+            "audio.channels=12".into(),
+            "save.channels=12".into(),
+            format!("save.labels={all:?}"),
+        ]);
+        for (half, chs) in [("lo", &lo), ("hi", &hi)] {
+            many.extend([
+                format!("bank_{half}.outputs={}", bins(chs)),
+                format!("squelch_{half}.channels=6"),
+                format!("demod_{half}.channels=6"),
+                format!("deemph_{half}.channels=6"),
+                format!("audio_{half}.channels=6"),
+                format!("save_{half}.channels=6"),
+                format!("save_{half}.labels={chs:?}"),
+            ]);
+        }
+    }
+    Ok((parse(one)?, parse(many)?))
+}

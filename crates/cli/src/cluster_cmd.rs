@@ -1,0 +1,442 @@
+//! `sluice worker` and `sluice cluster …`: one graph over several machines.
+//!
+//! Membership lives in etcd: each worker keeps `/sluice/CLUSTER/workers/NAME` (its control
+//! address) alive under a lease, so a dead worker disappears within the lease's TTL. A run
+//! records its placement under `/sluice/CLUSTER/runs/RUN/` while it lasts.
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use sluice_cluster::control::{self, ControlOptions, HostStatus};
+use sluice_cluster::etcd::Etcd;
+use sluice_cluster::membership;
+use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
+use sluice_cluster::placement::{self, PlanOptions};
+use sluice_cluster::worker::{Worker, WorkerOptions};
+use sluice_graph::Override;
+use sluice_net::auth::ClusterKey;
+use sluice_runtime::StopHandle;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Where `sluice cluster up --local` keeps its clusters' state.
+const DEFAULT_BASE: &str = "/run/sluice/clusters";
+
+/// Arguments of `sluice worker`.
+#[derive(Args, Debug)]
+pub struct WorkerArgs {
+    /// The cluster's name (its etcd keys live under /sluice/CLUSTER/).
+    #[arg(long)]
+    pub cluster: String,
+    /// This worker's name: the host name graph files place nodes on (`host = "NAME"`).
+    #[arg(long)]
+    pub name: String,
+    /// Address and port to listen on for controllers, e.g. 10.0.0.2:7000.
+    #[arg(long)]
+    pub listen: SocketAddr,
+    /// etcd client URL (http://host:port) where the worker registers.
+    #[arg(long)]
+    pub etcd: String,
+    /// The cluster key file (64 hex characters, mode 0600): controllers and streams must prove
+    /// they hold it.
+    #[arg(long)]
+    pub key_file: PathBuf,
+}
+
+/// `sluice cluster …`.
+#[derive(Subcommand, Debug)]
+pub enum ClusterCommand {
+    /// Create a local cluster: N hosts as network namespaces on a bridge, an etcd bound to the
+    /// bridge, a cluster key and a worker in each namespace (needs root).
+    Up(UpArgs),
+    /// Remove a local cluster: workers, etcd, namespaces, links, its run directory (also after
+    /// a crash).
+    Down(DownArgs),
+    /// List a cluster's registered workers.
+    Status(ClusterRef),
+    /// Print how a graph file splits over its hosts: each host's partition as a graph file.
+    Plan(PlanArgs),
+    /// Run a graph file over a cluster: validate, place, wire the streams, start every
+    /// partition, show a live table, stop them all cleanly (Ctrl-C included).
+    Run(ClusterRunArgs),
+}
+
+/// Arguments of `sluice cluster up`.
+#[derive(Args, Debug)]
+pub struct UpArgs {
+    /// Number of namespace hosts (h1 … hN).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub local: u32,
+    /// The cluster's name (default: a new unique one).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Limit each host's link to this rate with tc (e.g. 100mbit, as the seed's Fast Ethernet;
+    /// 1gbit). Default: no limit.
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// Where clusters keep their state.
+    #[arg(long, default_value = DEFAULT_BASE)]
+    pub base_dir: PathBuf,
+}
+
+/// Arguments of `sluice cluster down`.
+#[derive(Args, Debug)]
+pub struct DownArgs {
+    /// The cluster to remove (default: the only one).
+    pub name: Option<String>,
+    /// Remove every local cluster.
+    #[arg(long, conflicts_with = "name")]
+    pub all: bool,
+    /// Where clusters keep their state.
+    #[arg(long, default_value = DEFAULT_BASE)]
+    pub base_dir: PathBuf,
+}
+
+/// Which cluster a command talks to.
+#[derive(Args, Debug, Clone)]
+pub struct ClusterRef {
+    /// A local cluster's name (default: the only one), which gives its etcd and key file.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// etcd client URL, for a cluster that is not local (with --key-file and --cluster).
+    #[arg(long, requires = "cluster")]
+    pub etcd: Option<String>,
+    /// The cluster key file, for a cluster that is not local.
+    #[arg(long)]
+    pub key_file: Option<PathBuf>,
+    /// Where local clusters keep their state.
+    #[arg(long, default_value = DEFAULT_BASE)]
+    pub base_dir: PathBuf,
+}
+
+/// Arguments of `sluice cluster plan`.
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// Graph file whose nodes name their hosts.
+    pub graph: PathBuf,
+    /// Override a node's parameter, as for `sluice run`.
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    pub overrides: Vec<Override>,
+    /// Port of the first stream between hosts (the next ones count up).
+    #[arg(long, default_value_t = 7400)]
+    pub first_port: u16,
+}
+
+/// Arguments of `sluice cluster run`.
+#[derive(Args, Debug)]
+pub struct ClusterRunArgs {
+    /// Graph file whose nodes name their hosts.
+    pub graph: PathBuf,
+    #[command(flatten)]
+    pub cluster: ClusterRef,
+    /// Override a node's parameter, as for `sluice run`.
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    pub overrides: Vec<Override>,
+    /// Port of the first stream between hosts (the next ones count up).
+    #[arg(long, default_value_t = 7400)]
+    pub first_port: u16,
+    /// Print each host's per-node statistics at the end.
+    #[arg(long)]
+    pub stats: bool,
+    /// Seconds to wait for a worker to answer (connection, key check, loading).
+    #[arg(long, default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Do not show the live table.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Runs `sluice worker`.
+pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
+    let key = ClusterKey::load(&args.key_file)?;
+    let opts = WorkerOptions {
+        name: args.name.clone(),
+        listen: args.listen,
+        key,
+        key_file: std::fs::canonicalize(&args.key_file)
+            .with_context(|| format!("{}", args.key_file.display()))?,
+        stats_period: Duration::from_millis(500),
+    };
+    let worker = Worker::bind(opts, crate::registry())?;
+    let control = worker.local_addr();
+    let etcd = Etcd::new(&args.etcd)?;
+    let registration = membership::register(&etcd, &args.cluster, &args.name, control)?;
+    eprintln!(
+        "sluice worker {}: listening on {control}, registered in {} (cluster {})",
+        args.name, args.etcd, args.cluster
+    );
+    let stop = StopHandle::new();
+    let _signals = sluice_runtime::os::stop_on_signals(stop.clone());
+    let served = worker.serve(&stop);
+    drop(registration);
+    eprintln!("sluice worker {}: stopped", args.name);
+    Ok(served?)
+}
+
+/// Runs `sluice cluster …`.
+pub fn run(cmd: ClusterCommand) -> anyhow::Result<()> {
+    match cmd {
+        ClusterCommand::Up(args) => up(args),
+        ClusterCommand::Down(args) => down(args),
+        ClusterCommand::Status(args) => status(args),
+        ClusterCommand::Plan(args) => plan(args),
+        ClusterCommand::Run(args) => run_graph(args),
+    }
+}
+
+fn up(args: UpArgs) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("cannot find the sluice executable")?;
+    let cluster = LocalCluster::up(LocalOptions {
+        name: args.name,
+        hosts: args.local as usize,
+        rate: args.rate.clone(),
+        base_dir: args.base_dir.clone(),
+        worker: Some(WorkerSpec { exe }),
+    })?;
+    // The workers register in etcd once they listen: wait for all of them (bounded).
+    let etcd = Etcd::new(&cluster.etcd_url())?;
+    let names: Vec<String> = cluster.hosts().iter().map(|h| h.name.clone()).collect();
+    if let Err(e) = membership::wait_for(&etcd, cluster.name(), &names, Duration::from_secs(15)) {
+        bail!(
+            "{e} (see their logs in {}; remove the cluster with `sluice cluster down {}`)",
+            cluster.run_dir().display(),
+            cluster.name()
+        );
+    }
+    println!("local cluster {} is up:", cluster.name());
+    for h in cluster.hosts() {
+        println!(
+            "  host {:<4} {:<15} namespace {}",
+            h.name, h.address, h.netns
+        );
+    }
+    if let Some(rate) = &args.rate {
+        println!("  links limited to {rate} each way");
+    }
+    println!("  etcd       {}", cluster.etcd_url());
+    println!("  key        {}", cluster.key_file().display());
+    println!("  hosts      {}", cluster.run_dir().join("hosts.toml").display());
+    println!(
+        "run a graph: sluice cluster run GRAPH --cluster {}    remove: sluice cluster down {}",
+        cluster.name(),
+        cluster.name()
+    );
+    Ok(())
+}
+
+fn down(args: DownArgs) -> anyhow::Result<()> {
+    let names: Vec<String> = if args.all {
+        local::list(&args.base_dir)?
+    } else {
+        vec![only_cluster(&args.base_dir, args.name.as_deref())?]
+    };
+    if names.is_empty() {
+        println!("no local clusters in {}", args.base_dir.display());
+    }
+    for name in names {
+        let removed = local::down(&args.base_dir.join(&name))?;
+        println!("local cluster {name} removed: {removed}");
+    }
+    Ok(())
+}
+
+/// The cluster a command names, or the only local one.
+fn only_cluster(base: &Path, name: Option<&str>) -> anyhow::Result<String> {
+    if let Some(name) = name {
+        return Ok(name.to_string());
+    }
+    let all = local::list(base)?;
+    match all.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => bail!(
+            "no local cluster in {} (create one with `sluice cluster up --local N`)",
+            base.display()
+        ),
+        many => bail!(
+            "several local clusters ({}): name one with --cluster",
+            many.join(", ")
+        ),
+    }
+}
+
+/// The etcd URL, cluster name and key a command uses.
+struct Target {
+    name: String,
+    etcd: Etcd,
+    key: ClusterKey,
+}
+
+fn target(r: &ClusterRef) -> anyhow::Result<Target> {
+    if let Some(url) = &r.etcd {
+        let key_file = r
+            .key_file
+            .clone()
+            .context("--etcd needs --key-file (the cluster key the workers hold)")?;
+        return Ok(Target {
+            name: r.cluster.clone().context("--etcd needs --cluster NAME")?,
+            etcd: Etcd::new(url)?,
+            key: ClusterKey::load(&key_file)?,
+        });
+    }
+    let name = only_cluster(&r.base_dir, r.cluster.as_deref())?;
+    let cluster = LocalCluster::open(&r.base_dir, &name)?;
+    let key_file = r.key_file.clone().unwrap_or(cluster.key_file());
+    Ok(Target {
+        name,
+        etcd: Etcd::new(&cluster.etcd_url())?,
+        key: ClusterKey::load(&key_file)?,
+    })
+}
+
+/// Registered workers: name → control address.
+fn registered_workers(etcd: &Etcd, cluster: &str) -> anyhow::Result<BTreeMap<String, String>> {
+    Ok(membership::workers(etcd, cluster)?
+        .into_iter()
+        .map(|(name, addr)| (name, addr.to_string()))
+        .collect())
+}
+
+fn status(r: ClusterRef) -> anyhow::Result<()> {
+    let t = target(&r)?;
+    let workers = registered_workers(&t.etcd, &t.name)?;
+    println!("cluster {}: {} workers registered", t.name, workers.len());
+    for (name, addr) in workers {
+        println!("  {name:<6} {addr}");
+    }
+    Ok(())
+}
+
+fn plan(args: PlanArgs) -> anyhow::Result<()> {
+    let text = sluice_graph::read(&args.graph)?;
+    let opts = PlanOptions {
+        first_port: args.first_port,
+        overrides: args.overrides,
+        ..PlanOptions::default()
+    };
+    let plan = placement::plan(
+        &text,
+        &args.graph.display().to_string(),
+        &crate::registry(),
+        &opts,
+    )?;
+    for s in &plan.streams {
+        println!("# stream {} on port {} ({}{})", s.describe(), s.port, s.item, vlen_text(s.vlen));
+    }
+    for p in &plan.partitions {
+        println!("\n# ---- host {} ({}): {}\n{}", p.host, p.address, p.nodes.join(", "), p.text);
+    }
+    Ok(())
+}
+
+fn vlen_text(vlen: usize) -> String {
+    if vlen > 1 {
+        format!("[{vlen}]")
+    } else {
+        String::new()
+    }
+}
+
+fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
+    let t = target(&args.cluster)?;
+    let workers = registered_workers(&t.etcd, &t.name)?;
+    let addresses = workers
+        .iter()
+        .filter_map(|(name, control)| {
+            let ip = control.parse::<SocketAddr>().ok()?.ip();
+            Some((name.clone(), ip.to_string()))
+        })
+        .collect();
+    let text = sluice_graph::read(&args.graph)?;
+    let origin = args.graph.display().to_string();
+    let plan = placement::plan(
+        &text,
+        &origin,
+        &crate::registry(),
+        &PlanOptions {
+            first_port: args.first_port,
+            overrides: args.overrides.clone(),
+            addresses,
+            // Each worker passes its own key file to its streams.
+            stream_params: toml::Table::new(),
+        },
+    )?;
+    let run = format!("{}-{}", std::process::id(), unix_seconds());
+    let partitions: Vec<(String, String)> = plan
+        .partitions
+        .iter()
+        .map(|p| (p.host.clone(), p.text.clone()))
+        .collect();
+    let record = membership::RunRecord::write(&t.etcd, &t.name, &run, &partitions)?;
+    eprintln!(
+        "sluice: running {origin} on cluster {}: {} hosts, {} streams between them",
+        t.name,
+        plan.partitions.len(),
+        plan.streams.len()
+    );
+    let stop = StopHandle::new();
+    let signals = sluice_runtime::os::stop_on_signals(stop.clone());
+    let opts = ControlOptions {
+        run,
+        key: t.key.clone(),
+        timeout: Duration::from_secs_f64(args.timeout.max(0.1)),
+        cwd: std::env::current_dir()?.display().to_string(),
+        stop: stop.clone(),
+    };
+    let live = !args.quiet && std::io::stderr().is_terminal();
+    let mut drawn_lines = 0usize;
+    let mut last_draw = Instant::now();
+    let report = control::run(&plan, &workers, &opts, |hosts: &[HostStatus]| {
+        if live && last_draw.elapsed() > Duration::from_millis(250) {
+            last_draw = Instant::now();
+            let table = control::render_table(hosts);
+            // Redraw in place: up as many lines as last time, clear below.
+            if drawn_lines > 0 {
+                eprint!("\x1b[{drawn_lines}A\x1b[J");
+            }
+            eprint!("{table}");
+            drawn_lines = table.lines().count();
+        }
+    })?;
+    drop(record);
+    if live && drawn_lines > 0 {
+        eprint!("\x1b[{drawn_lines}A\x1b[J");
+    }
+    eprint!("{}", report.render());
+    if args.stats {
+        for h in &report.hosts {
+            if let Some(control::Outcome::Done { table, .. }) = &h.outcome {
+                println!("host {}:\n{table}", h.host);
+            }
+        }
+    }
+    for h in &report.hosts {
+        if let Some(control::Outcome::Done { warnings, .. }) = &h.outcome {
+            for w in warnings {
+                eprintln!("sluice: warning: host {}: {w}", h.host);
+            }
+        }
+    }
+    let signal = signals.signal();
+    drop(signals);
+    if let Some(failure) = report.first_failure() {
+        bail!("{origin}: {failure}");
+    }
+    eprintln!(
+        "sluice: {} hosts finished in {:.3} s",
+        report.hosts.len(),
+        report.wall_s
+    );
+    if let Some(signal) = signal {
+        eprintln!("sluice: stopped by signal {signal}: every host stopped its sources and finished its files");
+        std::process::exit(128 + signal);
+    }
+    Ok(())
+}
+
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}

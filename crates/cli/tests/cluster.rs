@@ -1,0 +1,184 @@
+//! A real local cluster (four network-namespace hosts, etcd, a worker in each; needs root and
+//! iproute2, as CI has): the AMPS receiver spread over the hosts writes WAVs bit-identical to
+//! the one-machine run, and a peer without the cluster key is refused and logged.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+fn sluice_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn sluice_ok(dir: &Path, args: &[&str]) -> String {
+    let out = sluice_in(dir, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "sluice {args:?} failed:\n{stderr}");
+    format!("{}{stderr}", String::from_utf8_lossy(&out.stdout))
+}
+
+/// The cluster and its directories, removed when dropped (also when the test fails).
+struct Fixture {
+    dir: PathBuf,
+    base: PathBuf,
+    name: String,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let base = self.base.display().to_string();
+        let out = sluice_in(&self.dir, &["cluster", "down", &self.name, "--base-dir", &base]);
+        if !out.status.success() {
+            eprintln!(
+                "cluster down {}: {}",
+                self.name,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn require_root_and_iproute2() {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    assert_eq!(
+        uid, 0,
+        "the cluster test makes network namespaces and needs root (CI runs as root)"
+    );
+    assert!(
+        Command::new("ip").arg("-V").output().is_ok(),
+        "the cluster test needs `ip` (package iproute2; scripts/setup.sh installs it)"
+    );
+    assert!(
+        Path::new("/usr/bin/etcd").exists(),
+        "the cluster test needs etcd (package etcd-server; scripts/setup.sh installs it)"
+    );
+}
+
+fn wavs(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wav"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
+    require_root_and_iproute2();
+    let id = std::process::id();
+    let dir = std::env::temp_dir().join(format!("sluice-cluster-test-{id}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fx = Fixture {
+        base: dir.join("clusters"),
+        name: format!("t{}", id % 100_000),
+        dir: dir.clone(),
+    };
+    let base = fx.base.display().to_string();
+    let up = sluice_ok(
+        &dir,
+        &["cluster", "up", "--local", "4", "--name", &fx.name, "--base-dir", &base],
+    );
+    assert!(up.contains("is up"), "{up}");
+
+    // The band, and the one-machine run's WAVs.
+    let one = dir.join("one");
+    let many = dir.join("many");
+    std::fs::create_dir_all(&one).unwrap();
+    std::fs::create_dir_all(&many).unwrap();
+    sluice_ok(&one, &["amps", "generate", "amps_band", "--seconds", "0.04"]);
+    for ext in ["sigmf-meta", "sigmf-data"] {
+        std::fs::copy(
+            one.join(format!("amps_band.{ext}")),
+            many.join(format!("amps_band.{ext}")),
+        )
+        .unwrap();
+    }
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let single = examples.join("amps_receiver.toml").display().to_string();
+    sluice_ok(&one, &["run", &single, "--quiet"]);
+
+    let cluster = examples.join("amps_cluster.toml").display().to_string();
+    let out = sluice_ok(
+        &many,
+        &["cluster", "run", &cluster, "--cluster", &fx.name, "--base-dir", &base, "--quiet"],
+    );
+    for h in ["h1", "h2", "h3", "h4"] {
+        assert!(out.contains(h), "the host table names {h}:\n{out}");
+    }
+    let (a, b) = (wavs(&one), wavs(&many));
+    assert_eq!(a.len(), 333, "one WAV per channel on one machine");
+    assert_eq!(
+        a.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+        b.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+    for ((name, x), (_, y)) in a.iter().zip(&b) {
+        assert!(x.len() > 44 + 2 * 300, "{name}: {} bytes", x.len());
+        assert!(x == y, "{name}: the cluster's WAV differs from one machine's");
+    }
+
+    // A controller without the key: refused, and the worker logs it.
+    let run_dir = fx.base.join(&fx.name);
+    let wrong = dir.join("wrong.key");
+    std::fs::write(&wrong, format!("{}\n", "ab".repeat(32))).unwrap();
+    std::fs::set_permissions(&wrong, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let out = sluice_in(
+        &many,
+        &[
+            "cluster",
+            "run",
+            &cluster,
+            "--cluster",
+            &fx.name,
+            "--base-dir",
+            &base,
+            "--key-file",
+            &wrong.display().to_string(),
+            "--quiet",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("cluster key"), "{stderr}");
+
+    // A raw connection that sends a stream HELLO-like garbage instead of proving the key.
+    let hosts = std::fs::read_to_string(run_dir.join("hosts.toml")).unwrap();
+    let h1 = hosts
+        .lines()
+        .skip_while(|l| !l.contains("hosts.h1"))
+        .find_map(|l| l.split('"').nth(1).map(str::to_string))
+        .expect("hosts.toml gives h1's address");
+    let mut s = std::net::TcpStream::connect((h1.as_str(), 7000)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let _ = s.write_all(b"SLCE\x01 not a key proof, just bytes\n");
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest); // the worker closes the connection
+    let log = run_dir.join("h1.log");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.matches("refused").count() >= 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "h1's log does not show both refusals:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,403 @@
+//! The controller's side of a cluster run (`sluice cluster run`): connect to each host's worker,
+//! load every partition, start them together, follow their counts, stop them all when one
+//! fails or the user asks, and collect their reports.
+
+use crate::placement::Plan;
+use crate::protocol::{self, FromWorker, NodeLine, ProtocolError, ToWorker};
+use sluice_net::auth::ClusterKey;
+use sluice_runtime::StopHandle;
+use std::collections::BTreeMap;
+use std::io::BufReader;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How a cluster run is driven.
+#[derive(Debug, Clone)]
+pub struct ControlOptions {
+    /// The run's identifier (in worker logs and etcd).
+    pub run: String,
+    /// The cluster key the workers hold.
+    pub key: ClusterKey,
+    /// How long to wait for a worker to answer the connection, the key check and the load.
+    pub timeout: Duration,
+    /// The controller's working directory, sent to the workers.
+    pub cwd: String,
+    /// Asked to stop (Ctrl-C): every partition is stopped gracefully.
+    pub stop: StopHandle,
+}
+
+/// Why a cluster run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// A host has no worker to run its partition.
+    #[error("host {host}: no worker (the workers registered: {known})")]
+    NoWorker {
+        /// The host.
+        host: String,
+        /// The workers that are known.
+        known: String,
+    },
+    /// A worker could not be reached or refused the connection.
+    #[error("host {host}: worker at {addr}: {why}")]
+    Connect {
+        /// The host.
+        host: String,
+        /// Its worker's control address.
+        addr: String,
+        /// Why.
+        why: String,
+    },
+    /// A worker refused its partition.
+    #[error("host {host}: {message}")]
+    Refused {
+        /// The host.
+        host: String,
+        /// The worker's message (naming the node).
+        message: String,
+    },
+    /// The control connection to a worker failed.
+    #[error("host {host}: {source}")]
+    Protocol {
+        /// The host.
+        host: String,
+        /// What failed.
+        source: ProtocolError,
+    },
+}
+
+/// How a host's partition ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// It ran to its end (or to a requested stop).
+    Done {
+        /// Whether it was stopped.
+        stopped: bool,
+        /// The per-node statistics table.
+        table: String,
+        /// Warnings of the run.
+        warnings: Vec<String>,
+    },
+    /// It failed; the message names the node.
+    Failed(String),
+    /// The worker was lost (its connection closed without a report).
+    Lost(String),
+}
+
+/// One host's part of a run: live while it runs, final at the end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostStatus {
+    /// The host.
+    pub host: String,
+    /// Seconds since the start.
+    pub elapsed_s: f64,
+    /// CPU seconds its worker used.
+    pub cpu_s: f64,
+    /// Its nodes' counts.
+    pub nodes: Vec<NodeLine>,
+    /// `None` while it runs.
+    pub outcome: Option<Outcome>,
+}
+
+impl HostStatus {
+    /// The node of this host that has produced the most items, with its count: a one-glance
+    /// sign of progress for the live table.
+    pub fn busiest(&self) -> Option<&NodeLine> {
+        self.nodes.iter().max_by_key(|n| n.items_out)
+    }
+
+    /// The state in one word.
+    pub fn state(&self) -> &'static str {
+        match &self.outcome {
+            None => "running",
+            Some(Outcome::Done { stopped: true, .. }) => "stopped",
+            Some(Outcome::Done { .. }) => "done",
+            Some(Outcome::Failed(_)) => "FAILED",
+            Some(Outcome::Lost(_)) => "LOST",
+        }
+    }
+}
+
+/// A finished cluster run.
+#[derive(Debug, Clone)]
+pub struct ClusterReport {
+    /// Wall-clock seconds from Go to the last host's end.
+    pub wall_s: f64,
+    /// Each host, in plan order.
+    pub hosts: Vec<HostStatus>,
+}
+
+impl ClusterReport {
+    /// Whether every host ended well.
+    pub fn ok(&self) -> bool {
+        self.hosts
+            .iter()
+            .all(|h| matches!(h.outcome, Some(Outcome::Done { .. })))
+    }
+
+    /// The first failure, as `host h2: message`.
+    pub fn first_failure(&self) -> Option<String> {
+        self.hosts.iter().find_map(|h| match &h.outcome {
+            Some(Outcome::Failed(m)) | Some(Outcome::Lost(m)) => Some(format!("host {}: {m}", h.host)),
+            _ => None,
+        })
+    }
+
+    /// The per-host table: wall, CPU, CPU share, items.
+    pub fn render(&self) -> String {
+        render_table(&self.hosts)
+    }
+}
+
+/// The live or final table of hosts.
+pub fn render_table(hosts: &[HostStatus]) -> String {
+    let mut out = format!(
+        "{:<10} {:>8} {:>8} {:>6}  {:<9} {}\n",
+        "host", "wall s", "cpu s", "cpu %", "state", "most items out"
+    );
+    for h in hosts {
+        let share = if h.elapsed_s > 0.0 {
+            100.0 * h.cpu_s / h.elapsed_s
+        } else {
+            0.0
+        };
+        let busiest = h
+            .busiest()
+            .map(|n| format!("{} {}", n.name, n.items_out))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{:<10} {:>8.2} {:>8.2} {:>6.0}  {:<9} {}\n",
+            h.host,
+            h.elapsed_s,
+            h.cpu_s,
+            share,
+            h.state(),
+            busiest
+        ));
+    }
+    out
+}
+
+/// One connected worker.
+struct Link {
+    host: String,
+    out: TcpStream,
+    input: BufReader<TcpStream>,
+    peer: String,
+}
+
+/// Runs `plan` on the workers at `workers` (host name → control address): loads every
+/// partition, starts them, calls `on_update` with every host's status as counts arrive, stops
+/// them all when one fails or `opts.stop` is asked, and returns every host's end.
+pub fn run(
+    plan: &Plan,
+    workers: &BTreeMap<String, String>,
+    opts: &ControlOptions,
+    mut on_update: impl FnMut(&[HostStatus]),
+) -> Result<ClusterReport, ControlError> {
+    let known = || workers.keys().cloned().collect::<Vec<_>>().join(", ");
+    let mut links = Vec::new();
+    for part in &plan.partitions {
+        let addr = workers
+            .get(&part.host)
+            .ok_or_else(|| ControlError::NoWorker {
+                host: part.host.clone(),
+                known: if workers.is_empty() {
+                    "none".into()
+                } else {
+                    known()
+                },
+            })?;
+        let mut link = connect(&part.host, addr, opts)?;
+        let load = ToWorker::Load {
+            version: protocol::VERSION,
+            run: opts.run.clone(),
+            origin: format!("{} (partition of host {})", plan.origin, part.host),
+            partition: part.text.clone(),
+            cwd: opts.cwd.clone(),
+        };
+        protocol::send(&mut link.out, &load, &link.peer).map_err(|source| {
+            ControlError::Protocol {
+                host: part.host.clone(),
+                source,
+            }
+        })?;
+        links.push(link);
+    }
+    // Every partition loads (and binds its listeners) before any starts.
+    for link in &mut links {
+        let answer = protocol::receive::<FromWorker, _>(&mut link.input, &link.peer);
+        match answer {
+            Ok(FromWorker::Loaded) => {}
+            Ok(FromWorker::Error { message }) => {
+                return Err(ControlError::Refused {
+                    host: link.host.clone(),
+                    message,
+                })
+            }
+            Ok(other) => {
+                return Err(ControlError::Refused {
+                    host: link.host.clone(),
+                    message: format!("unexpected answer to Load: {other:?}"),
+                })
+            }
+            Err(source) => {
+                return Err(ControlError::Protocol {
+                    host: link.host.clone(),
+                    source,
+                })
+            }
+        }
+    }
+    let started = Instant::now();
+    for link in &mut links {
+        protocol::send(&mut link.out, &ToWorker::Go, &link.peer).map_err(|source| {
+            ControlError::Protocol {
+                host: link.host.clone(),
+                source,
+            }
+        })?;
+    }
+    // One reader per worker; the messages meet here.
+    let (tx, rx) = mpsc::channel::<(usize, Result<FromWorker, ProtocolError>)>();
+    let mut outs = Vec::new();
+    let mut hosts = Vec::new();
+    let mut readers = Vec::new();
+    for (i, link) in links.into_iter().enumerate() {
+        let Link {
+            host,
+            out,
+            mut input,
+            peer,
+        } = link;
+        let _ = input.get_ref().set_read_timeout(None);
+        hosts.push(HostStatus {
+            host: host.clone(),
+            elapsed_s: 0.0,
+            cpu_s: 0.0,
+            nodes: Vec::new(),
+            outcome: None,
+        });
+        outs.push((out, peer.clone()));
+        let tx = tx.clone();
+        let reader = std::thread::Builder::new()
+            .name(format!("control {host}"))
+            .spawn(move || loop {
+                let message = protocol::receive::<FromWorker, _>(&mut input, &peer);
+                let end = !matches!(message, Ok(FromWorker::Stats { .. }));
+                if tx.send((i, message)).is_err() || end {
+                    return;
+                }
+            });
+        if let Ok(reader) = reader {
+            readers.push(reader);
+        }
+    }
+    drop(tx);
+    let mut stopping = false;
+    let mut stop_all = |outs: &mut Vec<(TcpStream, String)>| {
+        for (out, peer) in outs.iter_mut() {
+            let _ = protocol::send(out, &ToWorker::Stop, peer);
+        }
+    };
+    while hosts.iter().any(|h| h.outcome.is_none()) {
+        if opts.stop.is_stopped() && !stopping {
+            stopping = true;
+            stop_all(&mut outs);
+        }
+        let (i, message) = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(m) => m,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let h = &mut hosts[i];
+        match message {
+            Ok(FromWorker::Stats {
+                elapsed_s,
+                cpu_s,
+                nodes,
+            }) => {
+                h.elapsed_s = elapsed_s;
+                h.cpu_s = cpu_s;
+                h.nodes = nodes;
+            }
+            Ok(FromWorker::Done {
+                wall_s,
+                cpu_s,
+                stopped,
+                nodes,
+                table,
+                warnings,
+            }) => {
+                h.elapsed_s = wall_s;
+                h.cpu_s = cpu_s;
+                h.nodes = nodes;
+                h.outcome = Some(Outcome::Done {
+                    stopped,
+                    table,
+                    warnings,
+                });
+            }
+            Ok(FromWorker::Failed { message }) | Ok(FromWorker::Error { message }) => {
+                h.outcome = Some(Outcome::Failed(message));
+            }
+            Ok(FromWorker::Loaded) => {
+                h.outcome = Some(Outcome::Failed("sent Loaded while running".into()));
+            }
+            Err(e) => {
+                h.outcome = Some(Outcome::Lost(e.to_string()));
+            }
+        }
+        let failed = matches!(
+            h.outcome,
+            Some(Outcome::Failed(_)) | Some(Outcome::Lost(_))
+        );
+        if failed && !stopping {
+            // One partition failed: the others stop cleanly instead of waiting on it.
+            stopping = true;
+            stop_all(&mut outs);
+        }
+        on_update(&hosts);
+    }
+    for h in hosts.iter_mut().filter(|h| h.outcome.is_none()) {
+        h.outcome = Some(Outcome::Lost("no report".into()));
+    }
+    for (out, _) in &outs {
+        let _ = out.shutdown(std::net::Shutdown::Both);
+    }
+    for reader in readers {
+        let _ = reader.join();
+    }
+    Ok(ClusterReport {
+        wall_s: started.elapsed().as_secs_f64(),
+        hosts,
+    })
+}
+
+fn connect(host: &str, addr: &str, opts: &ControlOptions) -> Result<Link, ControlError> {
+    let fail = |why: String| ControlError::Connect {
+        host: host.to_string(),
+        addr: addr.to_string(),
+        why,
+    };
+    let target = addr
+        .to_socket_addrs()
+        .map_err(|e| fail(format!("cannot resolve: {e}")))?
+        .next()
+        .ok_or_else(|| fail("resolves to no address".into()))?;
+    let mut stream = TcpStream::connect_timeout(&target, opts.timeout)
+        .map_err(|e| fail(format!("cannot connect: {e} (is `sluice worker` running there?)")))?;
+    let _ = stream.set_nodelay(true);
+    sluice_net::auth::connect(&mut stream, &opts.key, opts.timeout)
+        .map_err(|e| fail(format!("cluster key check failed: {e}")))?;
+    stream
+        .set_read_timeout(Some(opts.timeout))
+        .map_err(|e| fail(e.to_string()))?;
+    let input = BufReader::new(stream.try_clone().map_err(|e| fail(e.to_string()))?);
+    Ok(Link {
+        host: host.to_string(),
+        out: stream,
+        input,
+        peer: target.to_string(),
+    })
+}

@@ -1,0 +1,163 @@
+//! Membership and placement in etcd: where workers register and runs record what runs where.
+//!
+//! ```text
+//! /sluice/CLUSTER/workers/NAME          {"name", "control": "ip:port", "pid", "version"}
+//!                                       under the worker's lease (TTL 3 s, kept alive)
+//! /sluice/CLUSTER/runs/RUN/hosts/HOST   the partition HOST runs (a graph file), under the
+//!                                       controller's lease while the run lasts
+//! ```
+//!
+//! A worker that dies stops renewing its lease and disappears from the list within the TTL.
+
+use crate::etcd::{Etcd, EtcdError, KeepAlive, LeaseId};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+/// Seconds a worker's registration outlives its last renewal.
+pub const WORKER_TTL_S: i64 = 3;
+
+/// The key of worker `name` of `cluster`.
+pub fn worker_key(cluster: &str, name: &str) -> String {
+    format!("/sluice/{cluster}/workers/{name}")
+}
+
+/// The prefix of a run's records.
+pub fn run_prefix(cluster: &str, run: &str) -> String {
+    format!("/sluice/{cluster}/runs/{run}/")
+}
+
+/// A worker's registration, kept alive until dropped (then revoked: the key goes at once).
+pub struct Registration {
+    etcd: Etcd,
+    lease: LeaseId,
+    keep_alive: Option<KeepAlive>,
+}
+
+impl Registration {
+    /// Whether etcd still renews the registration.
+    pub fn is_alive(&self) -> bool {
+        self.keep_alive.as_ref().is_some_and(KeepAlive::is_alive)
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.keep_alive.take();
+        let _ = self.etcd.revoke(self.lease);
+    }
+}
+
+/// Registers worker `name` of `cluster`, reachable at `control`.
+pub fn register(
+    etcd: &Etcd,
+    cluster: &str,
+    name: &str,
+    control: SocketAddr,
+) -> Result<Registration, EtcdError> {
+    let lease = etcd.grant(WORKER_TTL_S)?;
+    let record = serde_json::json!({
+        "name": name,
+        "control": control.to_string(),
+        "pid": std::process::id(),
+        "version": env!("CARGO_PKG_VERSION"),
+    });
+    etcd.put(
+        &worker_key(cluster, name),
+        record.to_string().as_bytes(),
+        Some(lease),
+    )?;
+    Ok(Registration {
+        etcd: etcd.clone(),
+        lease,
+        keep_alive: Some(KeepAlive::start(etcd.clone(), lease, WORKER_TTL_S)),
+    })
+}
+
+/// The registered workers of `cluster`: name → control address. A record that is not a
+/// worker's is skipped with a warning naming its key.
+pub fn workers(etcd: &Etcd, cluster: &str) -> Result<BTreeMap<String, SocketAddr>, EtcdError> {
+    let prefix = format!("/sluice/{cluster}/workers/");
+    let mut found = BTreeMap::new();
+    for (key, value) in etcd.get_prefix(&prefix)? {
+        let name = key.trim_start_matches(&prefix).to_string();
+        let control = serde_json::from_slice::<serde_json::Value>(&value)
+            .ok()
+            .and_then(|r| r["control"].as_str().and_then(|c| c.parse().ok()));
+        match control {
+            Some(addr) => {
+                found.insert(name, addr);
+            }
+            None => eprintln!("sluice: etcd key {key} is not a worker record; skipped"),
+        }
+    }
+    Ok(found)
+}
+
+/// Waits (at most `timeout`) until every worker in `names` has registered.
+pub fn wait_for(
+    etcd: &Etcd,
+    cluster: &str,
+    names: &[String],
+    timeout: std::time::Duration,
+) -> Result<(), String> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let registered = workers(etcd, cluster).map_err(|e| e.to_string())?;
+        let missing: Vec<&str> = names
+            .iter()
+            .filter(|n| !registered.contains_key(*n))
+            .map(String::as_str)
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!(
+                "cluster {cluster}: workers {} did not register in etcd within {:.0} s",
+                missing.join(", "),
+                timeout.as_secs_f64()
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// Records a run's placement under the controller's lease; the records go when the
+/// returned guard drops (or the lease expires, if the controller dies).
+pub struct RunRecord {
+    etcd: Etcd,
+    prefix: String,
+    lease: LeaseId,
+    keep_alive: Option<KeepAlive>,
+}
+
+impl RunRecord {
+    /// Writes each host's partition under `/sluice/CLUSTER/runs/RUN/hosts/`.
+    pub fn write(
+        etcd: &Etcd,
+        cluster: &str,
+        run: &str,
+        partitions: &[(String, String)],
+    ) -> Result<RunRecord, EtcdError> {
+        let ttl = 10;
+        let lease = etcd.grant(ttl)?;
+        let prefix = run_prefix(cluster, run);
+        for (host, text) in partitions {
+            etcd.put(&format!("{prefix}hosts/{host}"), text.as_bytes(), Some(lease))?;
+        }
+        Ok(RunRecord {
+            etcd: etcd.clone(),
+            prefix,
+            lease,
+            keep_alive: Some(KeepAlive::start(etcd.clone(), lease, ttl)),
+        })
+    }
+}
+
+impl Drop for RunRecord {
+    fn drop(&mut self) {
+        self.keep_alive.take();
+        let _ = self.etcd.delete_prefix(&self.prefix);
+        let _ = self.etcd.revoke(self.lease);
+    }
+}

@@ -1,0 +1,217 @@
+//! The control connection between `sluice cluster run` (the controller) and a `sluice worker`:
+//! after the cluster-key handshake ([`sluice_net::auth`]), one JSON object per line each way.
+//!
+//! ```text
+//! controller                                worker
+//!   Load { run, origin, partition, cwd } ->
+//!                                        <- Loaded            (or Error: the partition is bad)
+//!   Go                                   ->
+//!                                        <- Stats { … }       (every stats period while it runs)
+//!   Stop (Ctrl-C, or another host failed) ->
+//!                                        <- Done { … }        (or Failed { message })
+//! ```
+//!
+//! A worker runs one partition at a time; it stops its graph gracefully if the controller's
+//! connection drops, so no run outlives its controller.
+
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+
+/// The longest line either side accepts (a partition of the 333-channel AMPS receiver is
+/// ~10 KiB; this bounds what a confused peer can make us buffer).
+pub const MAX_LINE: usize = 4 << 20;
+
+/// The protocol's version, checked in [`ToWorker::Load`].
+pub const VERSION: u32 = 1;
+
+/// A message from the controller to a worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToWorker {
+    /// Build this partition (validating it, binding its listeners) but do not run it yet.
+    Load {
+        /// [`VERSION`] of the controller.
+        version: u32,
+        /// The run's identifier.
+        run: String,
+        /// Names the partition in messages: the graph file and the host.
+        origin: String,
+        /// The partition, a graph file.
+        partition: String,
+        /// The controller's working directory: relative paths in the graph are relative to it.
+        cwd: String,
+    },
+    /// Start the loaded partition.
+    Go,
+    /// Stop gracefully: sources end, the rest drains, sinks finish their files.
+    Stop,
+}
+
+/// One node's counts in a [`FromWorker::Stats`] or [`FromWorker::Done`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeLine {
+    /// The node's name.
+    pub name: String,
+    /// Items consumed, summed over its inputs.
+    pub items_in: u64,
+    /// Items produced, summed over its outputs.
+    pub items_out: u64,
+}
+
+/// A message from a worker to the controller.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FromWorker {
+    /// The partition is built and its listeners are bound.
+    Loaded,
+    /// The request was refused (a bad partition, a busy worker, a protocol error).
+    Error {
+        /// What was wrong, naming the node or file.
+        message: String,
+    },
+    /// Live counts while the partition runs.
+    Stats {
+        /// Seconds since Go.
+        elapsed_s: f64,
+        /// CPU seconds the worker process has used since Go (user + system).
+        cpu_s: f64,
+        /// Each node's counts.
+        nodes: Vec<NodeLine>,
+    },
+    /// The partition ended (its streams finished, or it was stopped).
+    Done {
+        /// Wall-clock seconds from Go to the end.
+        wall_s: f64,
+        /// CPU seconds the worker process used during the run.
+        cpu_s: f64,
+        /// Whether it ended because it was asked to stop.
+        stopped: bool,
+        /// Each node's final counts.
+        nodes: Vec<NodeLine>,
+        /// The per-node statistics table (`sluice run --stats`).
+        table: String,
+        /// Warnings of the run and of its nodes.
+        warnings: Vec<String>,
+    },
+    /// The partition failed while running.
+    Failed {
+        /// The error, naming the node.
+        message: String,
+    },
+}
+
+/// Why a message could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtocolError {
+    /// The connection failed or closed.
+    #[error("{peer}: connection lost: {source}")]
+    Io {
+        /// The peer's address.
+        peer: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The peer closed the connection.
+    #[error("{peer}: closed the connection")]
+    Closed {
+        /// The peer's address.
+        peer: String,
+    },
+    /// The peer sent something that is not a message of this protocol.
+    #[error("{peer}: sent a bad control message: {why}")]
+    Bad {
+        /// The peer's address.
+        peer: String,
+        /// What was wrong.
+        why: String,
+    },
+}
+
+/// Writes one message as a line.
+pub fn send<T: Serialize>(
+    out: &mut impl Write,
+    message: &T,
+    peer: &str,
+) -> Result<(), ProtocolError> {
+    let mut line = serde_json::to_vec(message).map_err(|e| ProtocolError::Bad {
+        peer: peer.to_string(),
+        why: e.to_string(),
+    })?;
+    line.push(b'\n');
+    out.write_all(&line)
+        .and_then(|_| out.flush())
+        .map_err(|source| ProtocolError::Io {
+            peer: peer.to_string(),
+            source,
+        })
+}
+
+/// Reads one message (a line of at most [`MAX_LINE`] bytes).
+pub fn receive<T: for<'de> Deserialize<'de>, R: BufRead>(
+    input: &mut R,
+    peer: &str,
+) -> Result<T, ProtocolError> {
+    let mut line = Vec::new();
+    let read = std::io::Read::take(&mut *input, MAX_LINE as u64 + 1)
+        .read_until(b'\n', &mut line)
+        .map_err(|source| ProtocolError::Io {
+            peer: peer.to_string(),
+            source,
+        })?;
+    if read == 0 {
+        return Err(ProtocolError::Closed {
+            peer: peer.to_string(),
+        });
+    }
+    if line.last() != Some(&b'\n') {
+        return Err(ProtocolError::Bad {
+            peer: peer.to_string(),
+            why: if line.len() > MAX_LINE {
+                format!("a line longer than {MAX_LINE} bytes")
+            } else {
+                "the connection closed in the middle of a message".to_string()
+            },
+        });
+    }
+    serde_json::from_slice(&line).map_err(|e| ProtocolError::Bad {
+        peer: peer.to_string(),
+        why: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_as_lines() {
+        let msg = ToWorker::Load {
+            version: VERSION,
+            run: "r1".into(),
+            origin: "g.toml (host a)".into(),
+            partition: "[[node]]\nname = \"x\"\n".into(),
+            cwd: "/tmp".into(),
+        };
+        let mut buf = Vec::new();
+        send(&mut buf, &msg, "peer").unwrap();
+        send(&mut buf, &ToWorker::Go, "peer").unwrap();
+        assert_eq!(buf.iter().filter(|&&b| b == b'\n').count(), 2);
+        let mut input = std::io::Cursor::new(buf);
+        assert_eq!(receive::<ToWorker, _>(&mut input, "peer").unwrap(), msg);
+        assert_eq!(receive::<ToWorker, _>(&mut input, "peer").unwrap(), ToWorker::Go);
+        assert!(matches!(
+            receive::<ToWorker, _>(&mut input, "peer"),
+            Err(ProtocolError::Closed { .. })
+        ));
+    }
+
+    #[test]
+    fn garbage_and_truncation_are_named() {
+        let mut input = std::io::Cursor::new(b"{\"type\":\"launch\"}\n".to_vec());
+        let err = receive::<ToWorker, _>(&mut input, "10.0.0.9:5").unwrap_err();
+        assert!(err.to_string().starts_with("10.0.0.9:5: sent a bad control message"));
+        let mut input = std::io::Cursor::new(b"{\"type\":\"go\"".to_vec());
+        let err = receive::<ToWorker, _>(&mut input, "p").unwrap_err();
+        assert!(err.to_string().contains("closed in the middle"), "{err}");
+    }
+}

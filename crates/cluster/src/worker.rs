@@ -1,0 +1,388 @@
+//! `sluice worker`: runs the partitions a controller sends it, one at a time.
+//!
+//! The worker listens on its control address; each connection proves the cluster key
+//! ([`sluice_net::auth`]) before anything else, then follows [`crate::protocol`]: load a
+//! partition (a graph file, validated and built here, its stream listeners bound), run it on
+//! Go, report live counts, stop on Stop or when the controller's connection drops, report the
+//! end. A peer without the key is refused and logged.
+
+use crate::protocol::{self, FromWorker, NodeLine, ProtocolError, ToWorker};
+use sluice_graph::Registry;
+use sluice_net::auth::ClusterKey;
+use sluice_runtime::{Progress, RunOptions, RunReport, RuntimeError, StopHandle};
+use std::io::BufReader;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+use toml::{Table, Value};
+
+/// How long a peer has to prove the cluster key, and a controller to send its Load.
+const HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// A worker's settings.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// The worker's (host's) name, as graph files place nodes on it.
+    pub name: String,
+    /// Where it listens for controllers.
+    pub listen: SocketAddr,
+    /// The cluster key every peer must prove (control connections and streams).
+    pub key: ClusterKey,
+    /// The key's file, passed to the stream blocks of the partitions (`key_file`).
+    pub key_file: PathBuf,
+    /// How often a running partition's counts go to the controller.
+    pub stats_period: Duration,
+}
+
+/// Why the worker could not start or serve.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The control address could not be bound.
+    #[error("worker {name}: cannot listen on {addr}: {source}")]
+    Listen {
+        /// The worker.
+        name: String,
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Accepting a connection failed.
+    #[error("worker {name}: accept on {addr}: {source}")]
+    Accept {
+        /// The worker.
+        name: String,
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// A bound worker, ready to [`serve`](Worker::serve).
+pub struct Worker {
+    listener: TcpListener,
+    opts: WorkerOptions,
+    registry: Arc<Registry>,
+    busy: Arc<AtomicBool>,
+}
+
+impl Worker {
+    /// Binds the control address.
+    pub fn bind(opts: WorkerOptions, registry: Registry) -> Result<Worker, WorkerError> {
+        let listener = TcpListener::bind(opts.listen).map_err(|source| WorkerError::Listen {
+            name: opts.name.clone(),
+            addr: opts.listen,
+            source,
+        })?;
+        Ok(Worker {
+            listener,
+            opts,
+            registry: Arc::new(registry),
+            busy: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// The bound control address (its port, when `listen` asked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or(self.opts.listen)
+    }
+
+    /// Serves controllers until `shutdown` is asked to stop (a running partition is stopped
+    /// gracefully first). Each connection gets a thread; a second controller while a
+    /// partition runs is told the worker is busy.
+    pub fn serve(self, shutdown: &StopHandle) -> Result<(), WorkerError> {
+        self.listener
+            .set_nonblocking(true)
+            .map_err(|source| self.accept_err(source))?;
+        let sessions_stop = StopHandle::new();
+        let mut sessions = Vec::new();
+        while !shutdown.is_stopped() {
+            match self.listener.accept() {
+                Ok((stream, peer)) => {
+                    let session = Session {
+                        name: self.opts.name.clone(),
+                        peer: peer.to_string(),
+                        opts: self.opts.clone(),
+                        registry: self.registry.clone(),
+                        busy: self.busy.clone(),
+                        shutdown: sessions_stop.clone(),
+                    };
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("session {peer}"))
+                        .spawn(move || session.serve(stream));
+                    match spawned {
+                        Ok(handle) => sessions.push(handle),
+                        Err(e) => eprintln!("sluice worker {}: {peer}: {e}", self.opts.name),
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(source) => return Err(self.accept_err(source)),
+            }
+            sessions.retain(|h| !h.is_finished());
+        }
+        sessions_stop.stop();
+        for handle in sessions {
+            let _ = handle.join();
+        }
+        Ok(())
+    }
+
+    fn accept_err(&self, source: std::io::Error) -> WorkerError {
+        WorkerError::Accept {
+            name: self.opts.name.clone(),
+            addr: self.opts.listen,
+            source,
+        }
+    }
+}
+
+/// One controller's connection.
+struct Session {
+    name: String,
+    peer: String,
+    opts: WorkerOptions,
+    registry: Arc<Registry>,
+    busy: Arc<AtomicBool>,
+    /// The worker is shutting down: stop what runs.
+    shutdown: StopHandle,
+}
+
+/// Clears the busy flag when the session ends, however it ends.
+struct BusyGuard(Arc<AtomicBool>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl Session {
+    fn log(&self, what: &str) {
+        eprintln!("sluice worker {}: {}: {what}", self.name, self.peer);
+    }
+
+    fn serve(self, mut stream: TcpStream) {
+        let _ = stream.set_nodelay(true);
+        let _ = stream.set_nonblocking(false);
+        if let Err(e) = sluice_net::auth::accept(&mut stream, &self.opts.key, HANDSHAKE) {
+            self.log(&format!("refused: {e}"));
+            return;
+        }
+        if let Err(e) = self.run(stream) {
+            self.log(&e.to_string());
+        }
+    }
+
+    fn run(&self, stream: TcpStream) -> Result<(), ProtocolError> {
+        let peer = self.peer.as_str();
+        let io_err = |source| ProtocolError::Io {
+            peer: peer.to_string(),
+            source,
+        };
+        stream
+            .set_read_timeout(Some(HANDSHAKE))
+            .map_err(io_err)?;
+        let mut out = stream.try_clone().map_err(io_err)?;
+        let mut input = BufReader::new(stream.try_clone().map_err(io_err)?);
+        let (run, origin, partition, cwd) = match protocol::receive(&mut input, peer)? {
+            ToWorker::Load {
+                version,
+                run,
+                origin,
+                partition,
+                cwd,
+            } => {
+                if version != protocol::VERSION {
+                    let message = format!(
+                        "controller speaks control protocol {version}, this worker {} (run the same sluice version on every host)",
+                        protocol::VERSION
+                    );
+                    return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+                }
+                (run, origin, partition, cwd)
+            }
+            other => {
+                let message = format!("expected Load first, got {other:?}");
+                return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+            }
+        };
+        if self.busy.swap(true, Ordering::AcqRel) {
+            let message = format!("worker {} is busy with another run", self.name);
+            return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+        }
+        let _busy = BusyGuard(self.busy.clone());
+        self.log(&format!("run {run}: loading {origin}"));
+        let graph = match self.load(&partition, &origin, &cwd) {
+            Ok(graph) => graph,
+            Err(message) => {
+                return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+            }
+        };
+        protocol::send(&mut out, &FromWorker::Loaded, peer)?;
+        // The controller may take a while to load the other hosts: wait for Go without limit,
+        // but not past a closed connection.
+        input
+            .get_ref()
+            .set_read_timeout(None)
+            .map_err(io_err)?;
+        match protocol::receive::<ToWorker, _>(&mut input, peer)? {
+            ToWorker::Go => {}
+            ToWorker::Stop => return Ok(()),
+            other => {
+                let message = format!("expected Go, got {other:?}");
+                return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+            }
+        }
+        self.log(&format!("run {run}: running"));
+        let stop = StopHandle::new();
+        let progress = Progress::new();
+        let started = Instant::now();
+        let cpu_before = sluice_os::process_cpu_time();
+        let (done_tx, done_rx) = mpsc::channel();
+        let opts = RunOptions {
+            stop: Some(stop.clone()),
+            progress: Some(progress.clone()),
+            ..RunOptions::default()
+        };
+        let runner = std::thread::Builder::new()
+            .name(format!("run {run}"))
+            .spawn(move || {
+                let _ = done_tx.send(graph.run(&opts));
+            })
+            .map_err(io_err)?;
+        // Stop on the controller's word or when its connection drops.
+        let reader_stop = stop.clone();
+        let reader_peer = peer.to_string();
+        let reader = std::thread::Builder::new()
+            .name(format!("control {peer}"))
+            .spawn(move || loop {
+                match protocol::receive::<ToWorker, _>(&mut input, &reader_peer) {
+                    Ok(ToWorker::Stop) | Err(_) => {
+                        reader_stop.stop();
+                        return;
+                    }
+                    Ok(_) => {}
+                }
+            })
+            .map_err(io_err)?;
+        let cpu = || (sluice_os::process_cpu_time() - cpu_before).as_secs_f64();
+        let result = loop {
+            if self.shutdown.is_stopped() {
+                stop.stop();
+            }
+            match done_rx.recv_timeout(self.opts.stats_period) {
+                Ok(result) => break result,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let stats = FromWorker::Stats {
+                        elapsed_s: started.elapsed().as_secs_f64(),
+                        cpu_s: cpu(),
+                        nodes: progress
+                            .snapshot()
+                            .into_iter()
+                            .map(|n| NodeLine {
+                                name: n.name,
+                                items_in: n.items_in,
+                                items_out: n.items_out,
+                            })
+                            .collect(),
+                    };
+                    if protocol::send(&mut out, &stats, peer).is_err() {
+                        stop.stop();
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    break Err(RuntimeError::Spawn {
+                        node: "(graph)".into(),
+                        message: "the run's thread ended without a report".into(),
+                    })
+                }
+            }
+        };
+        let _ = runner.join();
+        let wall_s = started.elapsed().as_secs_f64();
+        let message = match result {
+            Ok(report) => done_message(&report, wall_s, cpu()),
+            Err(e) => FromWorker::Failed {
+                message: e.to_string(),
+            },
+        };
+        let sent = protocol::send(&mut out, &message, peer);
+        let _ = out.shutdown(std::net::Shutdown::Both);
+        let _ = reader.join();
+        self.log(&format!("run {run}: ended"));
+        sent
+    }
+
+    /// Builds the partition in the controller's working directory, its streams keyed.
+    fn load(
+        &self,
+        partition: &str,
+        origin: &str,
+        cwd: &str,
+    ) -> Result<sluice_runtime::Graph, String> {
+        std::env::set_current_dir(cwd).map_err(|e| {
+            format!(
+                "cannot enter the controller's working directory {cwd} on host {}: {e} (relative paths in the graph are relative to it)",
+                self.name
+            )
+        })?;
+        let text = with_stream_key(partition, &self.opts.key_file).map_err(|e| format!("{origin}: {e}"))?;
+        sluice_graph::load_with(&text, origin, &self.registry, &[])
+            .map(|loaded| loaded.graph)
+            .map_err(|e| e.to_string())
+    }
+}
+
+fn done_message(report: &RunReport, wall_s: f64, cpu_s: f64) -> FromWorker {
+    let mut warnings = report.warnings.clone();
+    for node in &report.nodes {
+        for w in &node.warnings {
+            warnings.push(format!("node '{}': {w}", node.name));
+        }
+    }
+    FromWorker::Done {
+        wall_s,
+        cpu_s,
+        stopped: report.stopped,
+        nodes: report
+            .nodes
+            .iter()
+            .map(|n| NodeLine {
+                name: n.name.clone(),
+                items_in: n.items_in,
+                items_out: n.items_out,
+            })
+            .collect(),
+        table: report.render(),
+        warnings,
+    }
+}
+
+/// The stream blocks of a partition with the worker's key file (`key_file`), unless the
+/// partition names one.
+pub fn with_stream_key(partition: &str, key_file: &std::path::Path) -> Result<String, String> {
+    let mut doc: Table = toml::from_str(partition).map_err(|e| e.to_string())?;
+    if let Some(Value::Array(nodes)) = doc.get_mut("node") {
+        for node in nodes.iter_mut().filter_map(Value::as_table_mut) {
+            let kind = node.get("type").and_then(Value::as_str).unwrap_or("");
+            if kind != "tcp_sink" && kind != "tcp_source" {
+                continue;
+            }
+            let params = node
+                .entry("params")
+                .or_insert_with(|| Value::Table(Table::new()));
+            if let Value::Table(params) = params {
+                params
+                    .entry("key_file")
+                    .or_insert_with(|| Value::String(key_file.display().to_string()));
+            }
+        }
+    }
+    toml::to_string(&doc).map_err(|e| e.to_string())
+}

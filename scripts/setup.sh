@@ -21,6 +21,7 @@ APT_PACKAGES=(
   linux-perf valgrind              # profiling the chain, checking the stress tests
   libzmq3-dev gcc                  # bench net: the libzmq C harness, compiled at run time
   iproute2                         # scripts/netns_probe.sh (ip netns, veth, bridge, tc tbf)
+  etcd-server                      # crates/cluster: the control plane (etcd tests, local clusters)
   libliquid-dev                    # sluice bench radio: liquid-dsp peer (C harness built by the bench)
   jackd2 libjack-jackd2-dev jconvolver  # sluice-audio's JACK tests (dummy-backend servers) and the jconvolver peer
   python3-zmq                      # crates/zmq tests: libzmq peers through pyzmq (gnuradio above: gr-zeromq interop)

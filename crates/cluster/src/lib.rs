@@ -4,10 +4,14 @@
 //! `host = "a"`. [`placement`] splits such a graph into one graph per host, an edge between
 //! hosts becoming a sluice-net stream (a `tcp_sink` on the producer's host, a `tcp_source` on
 //! the consumer's) that carries the items, their tags and the stream metadata.
+//!
+//! The control plane lives in etcd ([`etcd`]: a client for its JSON gateway, and a way to run
+//! it).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 //TMP pub mod control;
+pub mod etcd;
 pub mod membership;
 pub mod placement;
 pub mod protocol;

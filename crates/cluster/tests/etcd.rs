@@ -1,0 +1,190 @@
+//! The etcd client against a real etcd (Debian's `etcd-server`) on 127.0.0.1, one member per
+//! test on free ports with its own data directory, removed afterwards.
+
+use sluice_cluster::etcd::{Etcd, EtcdError, EtcdOptions, EtcdServer, KeepAlive};
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// A free port on 127.0.0.1 (bound, then released).
+fn free_addr() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind 127.0.0.1:0")
+}
+
+/// A running etcd and its temporary directory, removed on drop (also when a test fails).
+struct TestEtcd {
+    server: Option<EtcdServer>,
+    dir: PathBuf,
+}
+
+impl TestEtcd {
+    fn start(test: &str) -> TestEtcd {
+        let dir = std::env::temp_dir().join(format!("sluice-etcd-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut options = EtcdOptions::new(test, dir.join("data"), free_addr(), free_addr());
+        options.heartbeat_ms = 50;
+        options.election_timeout_ms = 250;
+        let server = EtcdServer::start(options).unwrap_or_else(|e| panic!("{e}"));
+        TestEtcd {
+            server: Some(server),
+            dir,
+        }
+    }
+
+    fn client(&self) -> Etcd {
+        self.server.as_ref().unwrap().client()
+    }
+}
+
+impl Drop for TestEtcd {
+    fn drop(&mut self) {
+        drop(self.server.take());
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn put_get_prefix_delete() {
+    let etcd = TestEtcd::start("kv");
+    let c = etcd.client();
+    assert_eq!(c.get("a/x").unwrap(), None);
+    c.put("a/x", b"1", None).unwrap();
+    c.put("a/y", &[0, 255, 10, 13], None).unwrap();
+    c.put("b", b"", None).unwrap();
+    assert_eq!(c.get("a/x").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(c.get("b").unwrap(), Some(Vec::new()));
+    let first = c.get_entry("a/x").unwrap().unwrap();
+    c.put("a/x", b"2", None).unwrap();
+    let second = c.get_entry("a/x").unwrap().unwrap();
+    assert_eq!(second.value, b"2");
+    assert!(second.mod_revision > first.mod_revision);
+    assert_eq!(second.create_revision, first.create_revision);
+    assert_eq!(
+        c.get_prefix("a/").unwrap(),
+        vec![
+            ("a/x".to_string(), b"2".to_vec()),
+            ("a/y".to_string(), vec![0, 255, 10, 13])
+        ]
+    );
+    assert_eq!(c.delete("a/x").unwrap(), 1);
+    assert_eq!(c.delete("a/x").unwrap(), 0);
+    assert_eq!(c.get("a/x").unwrap(), None);
+    c.put("a/z", b"3", None).unwrap();
+    assert_eq!(c.delete_prefix("a/").unwrap(), 2);
+    assert!(c.get_prefix("a/").unwrap().is_empty());
+    assert_eq!(c.get("b").unwrap(), Some(Vec::new()), "outside the prefix");
+}
+
+#[test]
+fn leased_key_expires_without_keep_alive_and_stays_with_it() {
+    let etcd = TestEtcd::start("lease");
+    let c = etcd.client();
+    // Without renewal: the key goes when the lease expires.
+    let lease = c.grant(1).unwrap();
+    c.put("lease/dies", b"x", Some(lease)).unwrap();
+    assert_eq!(
+        c.get_entry("lease/dies").unwrap().unwrap().lease,
+        Some(lease)
+    );
+    let started = Instant::now();
+    while c.get("lease/dies").unwrap().is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "a key on a lease of 1 s was still there after 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(matches!(
+        c.keep_alive_once(lease),
+        Err(EtcdError::LeaseExpired { .. })
+    ));
+
+    // With a KeepAlive: the key outlives the TTL several times over.
+    let lease = c.grant(1).unwrap();
+    c.put("lease/lives", b"y", Some(lease)).unwrap();
+    assert!(c.keep_alive_once(lease).unwrap() >= 1);
+    let keep = KeepAlive::start(c.clone(), lease, 1);
+    std::thread::sleep(Duration::from_millis(3500));
+    assert!(keep.is_alive(), "{:?}", keep.last_error());
+    assert_eq!(c.get("lease/lives").unwrap(), Some(b"y".to_vec()));
+
+    // Revoked under it: the key goes at once and the KeepAlive notices.
+    c.revoke(lease).unwrap();
+    assert_eq!(c.get("lease/lives").unwrap(), None);
+    let started = Instant::now();
+    while keep.is_alive() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "KeepAlive did not notice"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(keep
+        .last_error()
+        .unwrap()
+        .contains("expired or was revoked"));
+    drop(keep);
+}
+
+#[test]
+fn put_if_absent_only_once() {
+    let etcd = TestEtcd::start("cas");
+    let c = etcd.client();
+    let lease = c.grant(10).unwrap();
+    assert!(c.put_if_absent("leader", b"a", Some(lease)).unwrap());
+    assert!(!c.put_if_absent("leader", b"b", None).unwrap());
+    assert_eq!(c.get("leader").unwrap(), Some(b"a".to_vec()));
+    // Once the holder's lease is gone, the next candidate gets it.
+    c.revoke(lease).unwrap();
+    assert!(c.put_if_absent("leader", b"b", None).unwrap());
+    assert_eq!(c.get("leader").unwrap(), Some(b"b".to_vec()));
+}
+
+#[test]
+fn unreachable_etcd_is_a_quick_clear_error() {
+    // A port that was just free on loopback: connection refused.
+    let addr = free_addr();
+    let url = format!("http://{addr}");
+    let c = Etcd::new(&url).unwrap();
+    let started = Instant::now();
+    let e = c.get("k").unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let text = e.to_string();
+    assert!(
+        matches!(e, EtcdError::Connect { .. }) && text.contains(&url) && text.contains("get k"),
+        "{text}"
+    );
+    // A listener that never answers: the I/O timeout bounds the wait.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let c = Etcd::new(&url)
+        .unwrap()
+        .with_timeouts(Duration::from_millis(500), Duration::from_millis(500));
+    let started = Instant::now();
+    let e = c.put("k", b"v", None).unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(
+        e.to_string().contains(&url) && e.to_string().contains("put k"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_dead_server_is_reported_with_its_log() {
+    // A second member on a client port that is taken cannot bind it and exits: the error says
+    // so and shows its log (the first member answering on that port is not mistaken for it).
+    let etcd = TestEtcd::start("dup");
+    let taken = etcd
+        .server
+        .as_ref()
+        .unwrap()
+        .url()
+        .trim_start_matches("http://");
+    let dir = etcd.dir.join("second");
+    let options = EtcdOptions::new("second", &dir, taken.parse().unwrap(), free_addr());
+    let e = EtcdServer::start(options).unwrap_err().to_string();
+    assert!(e.contains("exited") && e.contains("second"), "{e}");
+}

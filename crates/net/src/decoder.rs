@@ -10,8 +10,8 @@
 //! checked against its limits.
 
 use crate::wire::{
-    self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, FLAG_CRC, HEADER_LEN, MAGIC, MAX_CONTROL,
-    MAX_ITEM_NAME, VERSION,
+    self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, FLAG_CRC, FLAG_VLEN, HEADER_LEN, MAGIC,
+    MAX_CONTROL, MAX_ITEM_NAME, MAX_VLEN, VERSION,
 };
 use crate::NetError;
 use sluice_queue::Tag;
@@ -100,6 +100,10 @@ pub struct Decoder {
     peer: String,
     max_frame: u32,
     expect: Option<(String, u32)>,
+    /// The vector length a receiver expects (1 unless [`Decoder::with_vlen`] said otherwise).
+    expect_vlen: u32,
+    /// The vector length of the connection (from its HELLO; 1 before).
+    vlen: u32,
     stage: Stage,
     buf: Vec<u8>,
     filled: usize,
@@ -131,6 +135,8 @@ impl Decoder {
             peer: peer.to_string(),
             max_frame,
             expect: expect.map(|(n, s)| (n.to_string(), s)),
+            expect_vlen: 1,
+            vlen: 1,
             stage: Stage::Header,
             buf: vec![0; HEADER_LEN],
             filled: 0,
@@ -145,6 +151,15 @@ impl Decoder {
             frame_len: HEADER_LEN as u64,
             payload_total: 0,
         }
+    }
+
+    /// A receiver's decoder for a stream of vectors of `vlen` items (see
+    /// [`PortSpec::vlen`](sluice_runtime::PortSpec::vlen)): a HELLO declaring another vector
+    /// length is refused ([`NetError::VlenMismatch`]), and so are DATA and GAP frames that do
+    /// not carry or skip whole vectors. `vlen` 0 is taken as 1.
+    pub fn with_vlen(mut self, vlen: u32) -> Self {
+        self.expect_vlen = vlen.max(1);
+        self
     }
 
     /// The stream offset errors name: for a receiver, the first item it does not have (the
@@ -340,10 +355,10 @@ impl Decoder {
                 limit: u64::from(self.max_frame),
             });
         }
-        let allowed_flags = if matches!(kind, Kind::Hello | Kind::Data) {
-            FLAG_CRC
-        } else {
-            0
+        let allowed_flags = match kind {
+            Kind::Hello => FLAG_CRC | FLAG_VLEN,
+            Kind::Data => FLAG_CRC,
+            _ => 0,
         };
         if flags & !allowed_flags != 0 {
             return Err(self.protocol(
@@ -432,6 +447,15 @@ impl Decoder {
             }
             Kind::Gap => {
                 let (from, to) = (u64_at(0), u64_at(8));
+                if to % u64::from(self.vlen) != 0 {
+                    return Err(self.protocol(
+                        "GAP",
+                        format!(
+                            "items {from}..{to} lost: the stream goes on at offset {to}, inside a vector of {} items (a gap skips whole vectors)",
+                            self.vlen
+                        ),
+                    ));
+                }
                 if from != self.offset || to <= from {
                     return Err(self.protocol(
                         "GAP",
@@ -494,7 +518,25 @@ impl Decoder {
         let Ok(item_name) = std::str::from_utf8(name) else {
             return Err(self.protocol("HELLO", "item type name is not UTF-8"));
         };
-        let at = 10 + name_len;
+        let mut at = 10 + name_len;
+        let vlen = if flags & FLAG_VLEN != 0 {
+            let v = u32::from_le_bytes(
+                body.get(at..at + 4)
+                    .ok_or_else(short)?
+                    .try_into()
+                    .unwrap_or([0; 4]),
+            );
+            at += 4;
+            if !(2..=MAX_VLEN).contains(&v) {
+                return Err(self.protocol(
+                    "HELLO",
+                    format!("vlen {v} with the vlen flag set (expected 2..={MAX_VLEN}; a plain stream sends no vlen)"),
+                ));
+            }
+            v
+        } else {
+            1
+        };
         let meta_len = u32::from_le_bytes(
             body.get(at..at + 4)
                 .ok_or_else(short)?
@@ -527,16 +569,26 @@ impl Decoder {
                     our_size: *our_size,
                 });
             }
+            if vlen != self.expect_vlen {
+                return Err(NetError::VlenMismatch {
+                    peer: self.peer.clone(),
+                    offset: self.offset,
+                    theirs: vlen,
+                    ours: self.expect_vlen,
+                });
+            }
         }
         let hello = Hello {
             item_name: item_name.to_string(),
             item_size,
+            vlen,
             crc: flags & FLAG_CRC != 0,
             heartbeat_ms,
             metadata,
         };
         self.crc_on = hello.crc;
         self.item_size = Some(item_size);
+        self.vlen = vlen;
         self.greeted = true;
         Ok(hello)
     }
@@ -566,6 +618,15 @@ impl Decoder {
         }
         if items == 0 {
             return Err(self.protocol("DATA", "no items (a DATA frame carries at least one)"));
+        }
+        if !items.is_multiple_of(self.vlen) {
+            return Err(self.protocol(
+                "DATA",
+                format!(
+                    "{items} items, not a whole number of vectors of {} items (the HELLO's vlen)",
+                    self.vlen
+                ),
+            ));
         }
         if tag_bytes > MAX_CONTROL {
             return Err(NetError::Oversized {

@@ -45,6 +45,18 @@ pub enum NetError {
         /// This end's item size.
         our_size: u32,
     },
+    /// The peer's vectors are not as long as this end's.
+    #[error("peer {peer} sends vectors of {theirs} items (vlen {theirs}); this end expects vectors of {ours} items (vlen {ours}) (at stream offset {offset}): give tcp_sink and tcp_source the same vlen (the vlen of the port the stream comes from)")]
+    VlenMismatch {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// The peer's vector length.
+        theirs: u32,
+        /// This end's vector length.
+        ours: u32,
+    },
     /// A frame's length field is above the configured limit (nothing was allocated for it).
     #[error("peer {peer}: {kind} frame at stream offset {offset} is {length} bytes long, above the limit of {limit} bytes")]
     Oversized {

@@ -45,6 +45,12 @@ const COMMON: &[ParamDoc] = &[
     },
 ];
 
+const VLEN: ParamDoc = ParamDoc {
+    name: "vlen",
+    default: "1",
+    help: "items per vector: the stream carries vectors of this many items (e.g. one sample of each of vlen channels); both ends must agree",
+};
+
 const SINK_PARAMS: &[ParamDoc] = &[
     COMMON[0],
     COMMON[1],
@@ -53,6 +59,7 @@ const SINK_PARAMS: &[ParamDoc] = &[
     COMMON[4],
     COMMON[5],
     COMMON[6],
+    VLEN,
     ParamDoc {
         name: "crc",
         default: "false",
@@ -83,6 +90,7 @@ const SOURCE_PARAMS: &[ParamDoc] = &[
     COMMON[4],
     COMMON[5],
     COMMON[6],
+    VLEN,
     ParamDoc {
         name: "max_frame",
         default: "67108864",
@@ -118,6 +126,21 @@ fn micros(p: &mut Params, name: &str, default: Duration) -> Result<Duration, Par
     Ok(Duration::from_micros(us))
 }
 
+/// The `vlen` parameter (default 1), checked.
+fn vlen(p: &mut Params) -> Result<usize, ParamError> {
+    let vlen = p.u64_or("vlen", 1)?;
+    if !(1..=u64::from(crate::wire::MAX_VLEN)).contains(&vlen) {
+        return Err(ParamError::new(
+            "vlen",
+            format!(
+                "must be between 1 and {}, not {vlen}",
+                crate::wire::MAX_VLEN
+            ),
+        ));
+    }
+    Ok(vlen as usize)
+}
+
 fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
     let d = TcpOptions::default();
     let frame_bytes = p.u64_or("frame_bytes", d.frame_bytes as u64)?;
@@ -136,6 +159,7 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
         peer_timeout: seconds(p, "peer_timeout", d.peer_timeout.as_secs_f64())?,
         connect_timeout: seconds(p, "timeout", d.connect_timeout.as_secs_f64())?,
         resume_timeout: seconds(p, "resume_timeout", d.resume_timeout.as_secs_f64())?,
+        vlen: vlen(p)?,
         ..d
     };
     if sink {
@@ -245,7 +269,7 @@ pub fn register(registry: &mut Registry) {
         BlockType {
             name: "tcp_sink",
             help: "Sends its stream over TCP (sluice-net wire, docs/net/wire.md) with tags, resuming by offset after a reconnect.",
-            ports: "in: item",
+            ports: "in: item[vlen]",
             params: SINK_PARAMS,
             files: &[],
             settable: &[],
@@ -258,7 +282,7 @@ params = { item = "c32", url = "tcp://10.0.0.2:5000" }"#,
         BlockType {
             name: "tcp_source",
             help: "Receives a stream over TCP (sluice-net wire, docs/net/wire.md) straight into its output queue, with tags.",
-            ports: "out: item",
+            ports: "out: item[vlen]",
             params: SOURCE_PARAMS,
             files: &[],
             settable: &[],

@@ -110,6 +110,11 @@ pub struct TcpOptions {
     /// loaded machine) when the next frame is due within the window, as in a request/reply
     /// exchange, at the price of a CPU busy for that long after every frame.
     pub spin: Duration,
+    /// Both: items per vector (1: a plain stream). The block's port carries vectors of this
+    /// many items ([`PortSpec::vlen`](sluice_runtime::PortSpec::vlen)), e.g. one sample of
+    /// each of `vlen` channels; DATA frames, resume offsets, credits and acknowledgements count
+    /// whole vectors, and the receiver refuses a sender whose HELLO declares another `vlen`.
+    pub vlen: usize,
 }
 
 impl Default for TcpOptions {
@@ -129,14 +134,21 @@ impl Default for TcpOptions {
             start_offset: 0,
             flush: Duration::from_micros(50),
             spin: Duration::ZERO,
+            vlen: 1,
         }
     }
 }
 
 impl TcpOptions {
-    /// Items per frame for items of `size` bytes.
+    /// Items per vector, at least 1.
+    pub(crate) fn vlen(&self) -> usize {
+        self.vlen.max(1)
+    }
+
+    /// Items per frame for items of `size` bytes: whole vectors, at least one.
     pub(crate) fn frame_items(&self, size: usize) -> usize {
-        (self.frame_bytes / size.max(1)).max(1)
+        let vlen = self.vlen();
+        (self.frame_bytes / size.max(1).saturating_mul(vlen)).max(1) * vlen
     }
 }
 

@@ -319,6 +319,7 @@ pub fn hand_over<T: Item>(
     let hello = wire::hello(&Hello {
         item_name: item.name().to_string(),
         item_size: std::mem::size_of::<T>() as u32,
+        vlen: 1,
         crc: false,
         heartbeat_ms: 0,
         metadata: Vec::new(),

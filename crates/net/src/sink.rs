@@ -106,6 +106,7 @@ pub struct TcpSink<T> {
 impl<T: Item> TcpSink<T> {
     /// A sink for `url` (`tcp://host:port` connects, `tcp-listen://host:port` listens).
     pub fn new(url: &str, opts: TcpOptions) -> Result<Self, NetError> {
+        check_vlen(&opts)?;
         Ok(TcpSink {
             endpoint: Endpoint::parse(url)?,
             opts,
@@ -197,6 +198,7 @@ impl<T: Item> TcpSink<T> {
         let hello = wire::hello(&Hello {
             item_name: item.name().to_string(),
             item_size: item.size() as u32,
+            vlen: self.opts.vlen() as u32,
             crc: self.opts.crc,
             heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
             metadata: self.metadata.clone(),
@@ -232,6 +234,7 @@ impl<T: Item> TcpSink<T> {
         };
         s.decoder.set_offset(self.acked);
         (s.rx_checked, s.waited) = (Instant::now(), false);
+        let vlen = self.opts.vlen() as u64;
         loop {
             let Need::Control(n) = s.decoder.need() else {
                 unreachable!("a sender's decoder reads no payload");
@@ -260,6 +263,20 @@ impl<T: Item> TcpSink<T> {
             let peer = s.conn.peer.clone();
             match event {
                 Event::Welcome(w) => {
+                    if w.resume % vlen != 0
+                        || w.history % vlen != 0
+                        || u64::from(w.max_items) < vlen
+                    {
+                        return Err(NetError::Protocol {
+                            peer,
+                            offset: self.acked,
+                            kind: "WELCOME",
+                            what: format!(
+                                "resume offset {}, history {} and largest frame {} items must be whole vectors of {vlen} items (this sender's vlen)",
+                                w.resume, w.history, w.max_items
+                            ),
+                        });
+                    }
                     let floor = self.acked.saturating_sub(self.history);
                     if w.resume < floor || w.resume > written {
                         let what = if w.resume < floor {
@@ -309,13 +326,23 @@ impl<T: Item> TcpSink<T> {
                     s.sent = from;
                     // The receiver's credit counts from its resume offset; the gap is room.
                     s.credit = (w.credit + (from - w.resume)).max(from);
-                    s.max_items = w.max_items as usize;
+                    s.max_items = w.max_items as usize / vlen as usize * vlen as usize;
                     s.welcomed = true;
                 }
                 Event::Ack(a) => {
                     // A receiver that took over may acknowledge less than its predecessor did,
                     // by up to the history it re-primes from.
                     let floor = self.acked.saturating_sub(self.history);
+                    if a % vlen != 0 {
+                        return Err(NetError::Protocol {
+                            peer,
+                            offset: self.acked,
+                            kind: "ACK",
+                            what: format!(
+                                "acknowledges offset {a}, inside a vector of {vlen} items (an ACK covers whole vectors)"
+                            ),
+                        });
+                    }
                     if a < floor || a > s.sent.max(self.acked) {
                         return Err(NetError::Protocol {
                             peer,
@@ -381,7 +408,11 @@ impl<T: Item> TcpSink<T> {
             _ => return Ok(()),
         };
         let read = input.items_read();
-        let k = avail - capacity / 2;
+        let vlen = self.opts.vlen();
+        let k = (avail - capacity / 2) / vlen * vlen;
+        if k == 0 {
+            return Ok(());
+        }
         let mut buf = Vec::new();
         self.take_tags(input, read + avail as u64, &mut buf);
         input.consume(k);
@@ -508,7 +539,13 @@ impl<T: Item> Node for TcpSink<T> {
     fn ports(&self) -> Ports {
         let size = std::mem::size_of::<T>();
         let retention = self.opts.retention_bytes / size;
-        Ports::new().input_window::<T>("in", (retention / 2).max(self.opts.frame_items(size)))
+        let mut ports = Ports::new();
+        ports.add_input_vectors::<T>(
+            "in",
+            self.opts.vlen(),
+            (retention / 2).max(self.opts.frame_items(size)),
+        );
+        ports
     }
 
     fn tag_policy(&self) -> TagPolicy {
@@ -529,6 +566,7 @@ impl<T: Item> Node for TcpSink<T> {
         let mut tag_buf = Vec::new();
         let size = std::mem::size_of::<T>();
         let frame_items = self.opts.frame_items(size);
+        let vlen = self.opts.vlen() as u64;
         let mut blocked_write = false;
         loop {
             let read = input.items_read();
@@ -570,7 +608,9 @@ impl<T: Item> Node for TcpSink<T> {
             let s = self.session.as_mut().expect("checked above");
             let window = input.window(1)?.unwrap_or(&[]);
             if s.pending.is_none() {
-                let limit = end.min(s.credit);
+                // Whole vectors only (a vector's items are committed together upstream; the
+                // credit counts whole vectors from a receiver of the same vlen).
+                let limit = end.min(s.credit) / vlen * vlen;
                 if s.sent >= limit {
                     break;
                 }
@@ -622,13 +662,20 @@ impl<T: Item> Node for TcpSink<T> {
         let read = input.items_read();
         let avail = available(input)?;
         let s = self.session.as_mut().expect("connected above");
-        let all_sent = s.welcomed && s.pending.is_none() && s.sent == read + avail as u64;
+        let whole = (read + avail as u64) / vlen * vlen;
+        let all_sent = s.welcomed && s.pending.is_none() && s.sent == whole;
         // End of stream: the window is shorter than asked for.
         let ended = all_sent
             && avail < input.capacity()
             && input.window(avail + 1)?.is_some_and(|w| w.len() == avail);
         if ended {
             let end = read + avail as u64;
+            if end != whole {
+                return Err(NodeError::msg(format!(
+                    "the input ended at item {end}, inside a vector of {vlen} items (vlen {vlen}): {} items of a last vector never came",
+                    end - whole
+                )));
+            }
             if self.acked == end && self.end_sent == Some(end) {
                 self.session = None;
                 return Ok(Work::Done);
@@ -698,4 +745,16 @@ impl<T: Item> Node for TcpSink<T> {
             metadata::GAP
         )]
     }
+}
+
+/// Refuses a `vlen` out of range (0 is taken as 1).
+pub(crate) fn check_vlen(opts: &TcpOptions) -> Result<(), NetError> {
+    if opts.vlen() > wire::MAX_VLEN as usize {
+        return Err(NetError::Config(format!(
+            "vlen {} is too large (at most {})",
+            opts.vlen,
+            wire::MAX_VLEN
+        )));
+    }
+    Ok(())
 }

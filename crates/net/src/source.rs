@@ -114,7 +114,14 @@ enum Step {
 impl<T: Item> TcpSource<T> {
     /// A source for `url` (`tcp://host:port` connects, `tcp-listen://host:port` listens).
     pub fn new(url: &str, opts: TcpOptions) -> Result<Self, NetError> {
+        crate::sink::check_vlen(&opts)?;
         let start = opts.start_offset;
+        if !start.is_multiple_of(opts.vlen() as u64) {
+            return Err(NetError::Config(format!(
+                "start offset {start} lies inside a vector of {} items (vlen): a receiver starts at a whole vector",
+                opts.vlen()
+            )));
+        }
         Ok(TcpSource {
             endpoint: Endpoint::parse(url)?,
             opts,
@@ -201,7 +208,8 @@ impl<T: Item> TcpSource<T> {
             self.opts.max_frame,
             Some((item.name(), item.size() as u32)),
             received,
-        );
+        )
+        .with_vlen(self.opts.vlen() as u32);
         self.session = Some(Session {
             conn,
             decoder,
@@ -225,8 +233,17 @@ impl<T: Item> TcpSource<T> {
     fn ackable(&self, received: u64) -> u64 {
         match &self.opts.ack {
             Acknowledge::Received => received,
-            Acknowledge::External(handle) => received.min(handle.get()).max(self.acked),
+            Acknowledge::External(handle) => {
+                let vlen = self.opts.vlen() as u64;
+                (received.min(handle.get()) / vlen * vlen).max(self.acked)
+            }
         }
+    }
+
+    /// The room of an output queue of `capacity` items, in whole vectors' worth of items.
+    fn room(&self, capacity: usize) -> u64 {
+        let vlen = self.opts.vlen();
+        (capacity / vlen * vlen) as u64
     }
 
     /// Sends ACK (what may be released) and CREDIT (received + queue capacity).
@@ -235,7 +252,7 @@ impl<T: Item> TcpSource<T> {
             return Ok(());
         };
         let ack = self.ackable(received);
-        let credit = received + capacity as u64;
+        let credit = received + self.room(capacity);
         let mut both = [0u8; 2 * (HEADER_LEN + 8)];
         both[..HEADER_LEN + 8].copy_from_slice(&wire::offset_frame(Kind::Ack, ack));
         both[HEADER_LEN + 8..].copy_from_slice(&wire::offset_frame(Kind::Credit, credit));
@@ -376,13 +393,28 @@ impl<T: Item> TcpSource<T> {
         match event {
             Event::Hello(h) => {
                 let received = out.items_written() + self.skipped;
-                let max_items = capacity.min(self.opts.max_frame as usize / size).max(1);
+                let vlen = self.opts.vlen();
+                let max_items = capacity
+                    .min(self.opts.max_frame as usize / size)
+                    .min(u32::MAX as usize)
+                    / vlen
+                    * vlen;
+                if max_items == 0 {
+                    return Err(NetError::Config(format!(
+                        "max_frame {} bytes holds no whole vector of {vlen} items of {size} bytes: raise max_frame to at least {}",
+                        self.opts.max_frame,
+                        vlen * size + DATA_HEAD_LEN + CRC_LEN
+                    )));
+                }
+                let credit = received + self.room(capacity);
+                let history = self.opts.history.div_ceil(vlen as u64) * vlen as u64;
+                let s = self.session.as_mut().expect("connected");
                 let welcome = wire::welcome(&Welcome {
                     resume: received,
-                    credit: received + capacity as u64,
-                    max_items: max_items.min(u32::MAX as usize) as u32,
+                    credit,
+                    max_items: max_items as u32,
                     heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
-                    history: self.opts.history,
+                    history,
                 });
                 s.conn
                     .send_control(&welcome, CONTROL_WAIT)
@@ -463,7 +495,9 @@ impl<T: Item> TcpSource<T> {
 impl<T: Item> Node for TcpSource<T> {
     fn ports(&self) -> Ports {
         let items = self.opts.frame_items(std::mem::size_of::<T>());
-        Ports::new().output_window::<T>("out", items)
+        let mut ports = Ports::new();
+        ports.add_output_vectors::<T>("out", self.opts.vlen(), items);
+        ports
     }
 
     fn init(&mut self) -> Result<(), NodeError> {
@@ -515,11 +549,12 @@ impl<T: Item> Node for TcpSource<T> {
 /// connection and acknowledges the last items as `handle` reaches them, so that the sender
 /// releases them only then (it stays done when `handle` reaches `end`), until the peer closes
 /// or `limit` passes.
+/// `(acked, end, vlen)`: what was acknowledged, the stream's end, and its vector length
+/// (ACKs cover whole vectors).
 fn ack_until_end(
     conn: crate::conn::Conn,
     handle: AckHandle,
-    mut acked: u64,
-    end: u64,
+    (mut acked, end, vlen): (u64, u64, u64),
     limit: Duration,
 ) {
     let spawned = std::thread::Builder::new()
@@ -527,7 +562,7 @@ fn ack_until_end(
         .spawn(move || {
             let started = Instant::now();
             while acked < end && started.elapsed() < limit {
-                let now = handle.get().min(end);
+                let now = handle.get().min(end) / vlen * vlen;
                 if now > acked {
                     if conn
                         .send_control(&wire::offset_frame(Kind::Ack, now), CONTROL_WAIT)
@@ -614,8 +649,7 @@ impl<T: Item> TcpSource<T> {
                         ack_until_end(
                             s.conn,
                             handle.clone(),
-                            self.acked,
-                            end,
+                            (self.acked, end, self.opts.vlen() as u64),
                             self.opts.resume_timeout,
                         );
                     }

@@ -26,6 +26,14 @@ pub const CRC_LEN: usize = 4;
 /// frame carries one.
 pub const FLAG_CRC: u16 = 1;
 
+/// HELLO flag: the stream carries vectors of more than one item, and a u32 `vlen` follows the
+/// item type name in the HELLO's body. Without it the vector length is 1, so a stream of plain
+/// items is byte for byte what version 1 always sent.
+pub const FLAG_VLEN: u16 = 2;
+
+/// The most items per vector a HELLO may declare (as the graph blocks' `vlen` parameter).
+pub const MAX_VLEN: u32 = 1 << 24;
+
 /// The default limit on a frame's length field (bytes after the header).
 pub const DEFAULT_MAX_FRAME: u32 = 64 << 20;
 
@@ -116,6 +124,9 @@ pub struct Hello {
     pub item_name: String,
     /// Bytes per item.
     pub item_size: u32,
+    /// Items per vector (1: a plain stream). DATA frames, offsets, credits and
+    /// acknowledgements then count whole vectors' worth of items.
+    pub vlen: u32,
     /// Whether every DATA frame carries a CRC32C trailer.
     pub crc: bool,
     /// The sender's heartbeat period in milliseconds.
@@ -189,6 +200,11 @@ pub fn hello(h: &Hello) -> Result<Vec<u8>, pmt::PmtError> {
     let name = &h.item_name.as_bytes()[..h.item_name.len().min(MAX_ITEM_NAME)];
     body.extend_from_slice(&(name.len() as u16).to_le_bytes());
     body.extend_from_slice(name);
+    let mut flags = if h.crc { FLAG_CRC } else { 0 };
+    if h.vlen > 1 {
+        body.extend_from_slice(&h.vlen.to_le_bytes());
+        flags |= FLAG_VLEN;
+    }
     let mut meta = Vec::new();
     encode_tags(&h.metadata, &mut meta)?;
     if meta.len() + body.len() + 4 > MAX_CONTROL {
@@ -198,7 +214,7 @@ pub fn hello(h: &Hello) -> Result<Vec<u8>, pmt::PmtError> {
     }
     body.extend_from_slice(&(meta.len() as u32).to_le_bytes());
     body.extend_from_slice(&meta);
-    Ok(frame(Kind::Hello, if h.crc { FLAG_CRC } else { 0 }, &body))
+    Ok(frame(Kind::Hello, flags, &body))
 }
 
 /// A WELCOME frame.

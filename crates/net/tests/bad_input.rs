@@ -16,6 +16,7 @@ fn hello_c32(crc: bool) -> Vec<u8> {
     wire::hello(&Hello {
         item_name: "c32".into(),
         item_size: 8,
+        vlen: 1,
         crc,
         heartbeat_ms: 1000,
         metadata: vec![rate_tag(0, 1e6)],
@@ -114,6 +115,7 @@ fn wrong_item_type_or_size() {
     let s = wire::hello(&Hello {
         item_name: "f32".into(),
         item_size: 4,
+        vlen: 1,
         crc: false,
         heartbeat_ms: 1000,
         metadata: vec![],

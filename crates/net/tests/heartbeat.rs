@@ -96,6 +96,7 @@ fn a_silent_sender_is_detected_by_the_receiver() {
     let hello = wire::hello(&Hello {
         item_name: "u32".into(),
         item_size: 4,
+        vlen: 1,
         crc: false,
         heartbeat_ms: 50,
         metadata: vec![],

@@ -400,6 +400,7 @@ fn send(
     let hello = wire::hello(&Hello {
         item_name: "u8".into(),
         item_size: 1,
+        vlen: 1,
         crc: cfg.crc,
         heartbeat_ms: HEARTBEAT.as_millis() as u32,
         metadata: Vec::new(),

@@ -174,6 +174,15 @@ pub enum NetError {
         /// How long this end waited.
         secs: f64,
     },
+    /// Cluster-key authentication refused the peer, or the peer refused this end (see
+    /// [`auth`](crate::auth)).
+    #[error("peer {peer}: cluster-key authentication failed: {what}")]
+    Auth {
+        /// The peer's address.
+        peer: String,
+        /// Why, and what was expected.
+        what: String,
+    },
     /// A bad URL or parameter.
     #[error("{0}")]
     Config(String),

@@ -51,6 +51,18 @@ const VLEN: ParamDoc = ParamDoc {
     help: "items per vector: the stream carries vectors of this many items (e.g. one sample of each of vlen channels); both ends must agree",
 };
 
+const KEY_FILE: ParamDoc = ParamDoc {
+    name: "key_file",
+    default: "none",
+    help: "cluster key file (64 hex characters, mode 600): every connection authenticates with it (HMAC-SHA256 challenge-response) before the stream starts; peers without the key are refused and logged",
+};
+
+const AUTH_TIMEOUT: ParamDoc = ParamDoc {
+    name: "auth_timeout",
+    default: "5.0",
+    help: "seconds one connection's authentication may take (with key_file)",
+};
+
 const SINK_PARAMS: &[ParamDoc] = &[
     COMMON[0],
     COMMON[1],
@@ -60,6 +72,8 @@ const SINK_PARAMS: &[ParamDoc] = &[
     COMMON[5],
     COMMON[6],
     VLEN,
+    KEY_FILE,
+    AUTH_TIMEOUT,
     ParamDoc {
         name: "crc",
         default: "false",
@@ -91,6 +105,8 @@ const SOURCE_PARAMS: &[ParamDoc] = &[
     COMMON[5],
     COMMON[6],
     VLEN,
+    KEY_FILE,
+    AUTH_TIMEOUT,
     ParamDoc {
         name: "max_frame",
         default: "67108864",
@@ -160,8 +176,14 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
         connect_timeout: seconds(p, "timeout", d.connect_timeout.as_secs_f64())?,
         resume_timeout: seconds(p, "resume_timeout", d.resume_timeout.as_secs_f64())?,
         vlen: vlen(p)?,
+        auth_timeout: seconds(p, "auth_timeout", d.auth_timeout.as_secs_f64())?,
         ..d
     };
+    if let Some(path) = p.opt_str("key_file")? {
+        let key = crate::auth::ClusterKey::load(std::path::Path::new(&path))
+            .map_err(|e| ParamError::new("key_file", e.to_string()))?;
+        o.key = Some(key);
+    }
     if sink {
         o.crc = p.bool_or("crc", false)?;
         o.retention_bytes = p.u64_or("retention_bytes", o.retention_bytes as u64)? as usize;

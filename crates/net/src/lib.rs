@@ -19,11 +19,17 @@
 //! (the fuzz target `net_receive` drives it); every error is a [`NetError`] naming the peer and
 //! the stream offset.
 //!
+//! **Authentication.** With a [`auth::ClusterKey`] in [`TcpOptions::key`] (graph parameter
+//! `key_file`), every connection of a stream, the first and each reconnect, first runs the
+//! [`auth`] challenge-response: only a peer holding the same key gets to the HELLO. A
+//! listening end refuses (and logs) any other peer and keeps waiting for the right one.
+//!
 //! **Probe.** [`probe`] is the seed's latency and jitter experiment over these streams (`sluice
 //! probe`): an origin and reflectors in a loop, per-packet latency, mean, jitter, percentiles.
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod auth;
 mod conn;
 pub mod decoder;
 mod error;

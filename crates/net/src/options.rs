@@ -115,6 +115,13 @@ pub struct TcpOptions {
     /// each of `vlen` channels; DATA frames, resume offsets, credits and acknowledgements count
     /// whole vectors, and the receiver refuses a sender whose HELLO declares another `vlen`.
     pub vlen: usize,
+    /// Both: the cluster key. When set, every connection (the first and each reconnect)
+    /// authenticates with [`auth`](crate::auth) before the HELLO; a peer without the key is
+    /// refused and logged on stderr, and a listening end goes on waiting for the right peer.
+    pub key: Option<crate::auth::ClusterKey>,
+    /// Both: the most the authentication of one connection may take (a silent peer is
+    /// refused after it).
+    pub auth_timeout: Duration,
 }
 
 impl Default for TcpOptions {
@@ -135,6 +142,8 @@ impl Default for TcpOptions {
             flush: Duration::from_micros(50),
             spin: Duration::ZERO,
             vlen: 1,
+            key: None,
+            auth_timeout: crate::auth::DEFAULT_TIMEOUT,
         }
     }
 }

@@ -86,6 +86,8 @@ pub struct TcpSink<T> {
     /// The latest tag of each metadata key, for HELLO.
     metadata: Vec<Tag>,
     lost: Option<(Instant, NetError)>,
+    /// The last peer refused by authentication, and why (for the timeout's message).
+    refused: Option<String>,
     waiting_since: Instant,
     end_sent: Option<u64>,
     backoff: Backoff,
@@ -115,6 +117,7 @@ impl<T: Item> TcpSink<T> {
             tags: VecDeque::new(),
             metadata: Vec::new(),
             lost: None,
+            refused: None,
             waiting_since: Instant::now(),
             end_sent: None,
             backoff: Backoff::new(),
@@ -181,7 +184,12 @@ impl<T: Item> TcpSink<T> {
                     peer: self.endpoint.describe(),
                     offset: self.acked,
                     what: "connect",
-                    message: format!("no connection within {secs:.1} s"),
+                    message: match &self.refused {
+                        Some(r) => format!(
+                            "no connection within {secs:.1} s (the last peer was refused: {r})"
+                        ),
+                        None => format!("no connection within {secs:.1} s"),
+                    },
                 },
             }
             .into());
@@ -189,6 +197,11 @@ impl<T: Item> TcpSink<T> {
         let Some(stream) = self
             .endpoint
             .establish(Duration::from_millis(20), self.acked)?
+        else {
+            return Ok(false);
+        };
+        let Some(stream) =
+            crate::auth::guard(&self.endpoint, stream, &self.opts, &mut self.refused)?
         else {
             return Ok(false);
         };

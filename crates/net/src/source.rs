@@ -92,6 +92,8 @@ pub struct TcpSource<T> {
     /// A new connection was welcomed: acknowledge (again) what may be released.
     ack_due: bool,
     lost: Option<(Instant, NetError)>,
+    /// The last peer refused by authentication, and why (for the timeout's message).
+    refused: Option<String>,
     waiting_since: Instant,
     done: bool,
     backoff: Backoff,
@@ -133,6 +135,7 @@ impl<T: Item> TcpSource<T> {
             gap_items: 0,
             ack_due: false,
             lost: None,
+            refused: None,
             waiting_since: Instant::now(),
             done: false,
             backoff: Backoff::new(),
@@ -188,7 +191,12 @@ impl<T: Item> TcpSource<T> {
                     peer: self.endpoint.describe(),
                     offset: received,
                     what: "connect",
-                    message: format!("no connection within {secs:.1} s"),
+                    message: match &self.refused {
+                        Some(r) => format!(
+                            "no connection within {secs:.1} s (the last peer was refused: {r})"
+                        ),
+                        None => format!("no connection within {secs:.1} s"),
+                    },
                 },
             }
             .into());
@@ -196,6 +204,11 @@ impl<T: Item> TcpSource<T> {
         let Some(stream) = self
             .endpoint
             .establish(Duration::from_millis(20), received)?
+        else {
+            return Ok(false);
+        };
+        let Some(stream) =
+            crate::auth::guard(&self.endpoint, stream, &self.opts, &mut self.refused)?
         else {
             return Ok(false);
         };

@@ -22,6 +22,8 @@ struct VecCounter<T> {
     next: u64,
     make: fn(u64) -> T,
     tags: Vec<Tag>,
+    /// The most vectors per call.
+    chunk: usize,
 }
 
 impl<T: Item> Node for VecCounter<T> {
@@ -41,8 +43,8 @@ impl<T: Item> Node for VecCounter<T> {
                 items: self.vlen,
             });
         };
-        // Whole vectors, at most 7 per call, so that commits fall anywhere in frames.
-        let n = (space.len() / self.vlen).min(7) * self.vlen;
+        // Whole vectors, at most `chunk` per call (7: commits fall anywhere in frames).
+        let n = (space.len() / self.vlen).min(self.chunk) * self.vlen;
         let n = n.min((self.total - self.next) as usize);
         for (k, x) in space[..n].iter_mut().enumerate() {
             *x = (self.make)(self.next + k as u64);
@@ -158,6 +160,7 @@ fn sender<T: Item>(
         next: 0,
         make,
         tags,
+        chunk: 7,
     };
     let sink = TcpSink::<T>::new(url, opts).unwrap();
     let mut g = Graph::new();
@@ -440,4 +443,113 @@ fn graph_param_vlen_declares_vector_ports() {
         err.contains("vlen") && err.contains("between 1 and"),
         "{err}"
     );
+}
+
+/// Keeps every item (as its index: items are `i as f32`) and tag of a vector stream.
+struct KeepVec {
+    vlen: usize,
+    kept: Arc<Mutex<(Vec<u64>, Vec<Tag>)>>,
+}
+
+impl Node for KeepVec {
+    fn ports(&self) -> Ports {
+        let mut p = Ports::new();
+        p.add_input_vectors::<f32>("in", self.vlen, 0);
+        p
+    }
+    fn tag_policy(&self) -> sluice_runtime::TagPolicy {
+        sluice_runtime::TagPolicy::Drop
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let input = io.inputs.get::<f32>(0)?;
+        let Some(w) = input.window(1)? else {
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        };
+        if w.is_empty() {
+            return Ok(Work::Done);
+        }
+        let n = w.len();
+        let mut kept = self.kept.lock().unwrap();
+        kept.0.extend(w.iter().map(|&x| x as u64));
+        let end = input.items_read() + n as u64;
+        input.consume(n);
+        input.take_tags(end, &mut kept.1);
+        Ok(Work::Progress)
+    }
+}
+
+#[test]
+fn dropped_items_are_whole_vectors_and_the_gap_is_vector_aligned() {
+    let vlen = 333usize;
+    let vectors = 2000u64;
+    let total = vectors * vlen as u64;
+    let opts = TcpOptions {
+        vlen,
+        retention_bytes: 256 << 10,
+        frame_bytes: 16 << 10,
+        retention_full: sluice_net::RetentionFull::DropOldest,
+        ..TcpOptions::default()
+    };
+    let sink = TcpSink::<f32>::new("tcp-listen://127.0.0.1:0", opts.clone()).unwrap();
+    let addr = sink.local_addr().unwrap();
+    let mut g = Graph::new();
+    let counter = VecCounter {
+        vlen,
+        total,
+        next: 0,
+        make: |i| i as f32,
+        tags: vec![],
+        chunk: usize::MAX,
+    };
+    let a = g.add("count", counter).unwrap();
+    let b = g.add("tx", sink).unwrap();
+    g.connect(a, "out", b, "in").unwrap();
+    let tx = spawn(g);
+    // Nobody listens for a while: the sink drops the oldest vectors so that upstream runs on.
+    std::thread::sleep(Duration::from_millis(300));
+    let kept = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+    let source = TcpSource::<f32>::new(&format!("tcp://{addr}"), opts).unwrap();
+    let mut g = Graph::new();
+    let a = g.add("rx", source).unwrap();
+    let b = g
+        .add(
+            "keep",
+            KeepVec {
+                vlen,
+                kept: kept.clone(),
+            },
+        )
+        .unwrap();
+    g.connect(a, "out", b, "in").unwrap();
+    let rx = spawn(g);
+    tx.join().unwrap().unwrap();
+    rx.join().unwrap().unwrap();
+    let (items, tags) = &*kept.lock().unwrap();
+    let gaps: Vec<&Tag> = tags
+        .iter()
+        .filter(|t| &*t.key == sluice_runtime::metadata::GAP)
+        .collect();
+    assert!(
+        !gaps.is_empty(),
+        "nothing was dropped: the test proves nothing"
+    );
+    let mut lost = 0u64;
+    for (i, &item) in items.iter().enumerate() {
+        let expected = i as u64 + lost;
+        if item != expected {
+            let gap = gaps
+                .iter()
+                .find(|t| t.index == i as u64)
+                .unwrap_or_else(|| panic!("item {i} is {item}, expected {expected}: unmarked"));
+            let TagValue::U64(n) = gap.value else {
+                panic!("gap value {:?}", gap.value)
+            };
+            assert_eq!(n % vlen as u64, 0, "a gap of {n} items: part of a vector");
+            assert_eq!(i % vlen, 0, "a gap inside a vector at item {i}");
+            assert_eq!(item, expected + n);
+            lost += n;
+        }
+    }
+    assert_eq!(items.len() as u64 + lost, total);
+    assert_eq!(items.len() % vlen, 0);
 }

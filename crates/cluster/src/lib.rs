@@ -6,9 +6,10 @@
 //! the consumer's) that carries the items, their tags and the stream metadata.
 //!
 //! The control plane lives in etcd ([`etcd`]: a client for its JSON gateway, and a way to run
-//! it).
+//! it). On one machine, [`local`] makes a cluster's hosts from network namespaces.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod etcd;
+pub mod local;
 pub mod placement;

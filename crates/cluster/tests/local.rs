@@ -529,3 +529,22 @@ fn a_named_cluster_is_unique() {
     local::down(cluster.run_dir()).unwrap();
     assert_gone(&name, cluster.run_dir(), &[cluster.etcd_pid().unwrap()]);
 }
+
+#[test]
+fn down_never_removes_a_directory_it_cannot_tell_is_a_cluster() {
+    let base = Base::new("notours");
+    let precious = base.dir.join("precious");
+    std::fs::create_dir_all(&precious).unwrap();
+    std::fs::write(precious.join("data.txt"), "keep me").unwrap();
+    let e = local::down(&precious).unwrap_err().to_string();
+    assert!(e.contains("state.json"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(precious.join("data.txt")).unwrap(),
+        "keep me"
+    );
+    // An empty directory is what an `up` that died at once leaves: removed.
+    let empty = base.dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    assert_eq!(local::down(&empty).unwrap().len(), 1);
+    assert!(!empty.exists());
+}

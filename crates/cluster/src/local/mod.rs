@@ -193,7 +193,6 @@ impl LocalCluster {
     /// Creates a cluster as `options` say (see the module's documentation). On failure, what
     /// was created is removed again and the error names the step that failed.
     pub fn up(options: LocalOptions) -> Result<LocalCluster, LocalError> {
-        check_root()?;
         if options.hosts == 0 || options.hosts > MAX_HOSTS {
             return Err(LocalError::Invalid(format!(
                 "{} hosts asked; 1 to {MAX_HOSTS} are possible",
@@ -206,6 +205,7 @@ impl LocalCluster {
         if let Some(name) = &options.name {
             check_name(name)?;
         }
+        check_root()?;
         fs::create_dir_all(&options.base_dir).map_err(io_err(&options.base_dir))?;
         let (name, run_dir) = claim_name(&options)?;
         let mut cluster = LocalCluster {
@@ -460,7 +460,9 @@ impl LocalCluster {
         let listen = format!("{}:{WORKER_PORT}", h.address);
         let etcd = self.etcd_url();
         let key = self.key_file().display().to_string();
-        let exe = worker.exe.display().to_string();
+        // An absolute path, so that the log and `ps` say which executable runs.
+        let exe_path = fs::canonicalize(&worker.exe).unwrap_or_else(|_| worker.exe.clone());
+        let exe = exe_path.display().to_string();
         let argv = [
             "setsid",
             "ip",
@@ -480,7 +482,7 @@ impl LocalCluster {
             "--key-file",
             &key,
         ];
-        if !worker.exe.is_file() {
+        if !exe_path.is_file() {
             return Err(LocalError::Command {
                 command: argv.join(" "),
                 stderr: format!("{exe}: no such file (the worker executable)"),
@@ -533,14 +535,32 @@ fn list_states(base_dir: &Path) -> Vec<State> {
 
 /// Removes the cluster whose run directory is `run_dir`: stops its workers and etcd (SIGTERM,
 /// SIGKILL after 5 s), deletes its namespaces, links and bridge, then the directory. Every step
-/// tolerates what is already gone, so it is idempotent and also cleans up after a crash. Returns
-/// what it removed, one description per item.
+/// tolerates what is already gone, so it is idempotent and also cleans up after a crash. A step
+/// that fails does not stop the others; the directory (and its `state.json`) is then kept for
+/// another try and the first error returned. Returns what it removed, one description per item.
+///
+/// A directory without `state.json` is only removed when it is empty (an `up` that died at
+/// once): `down` never deletes a directory it cannot tell is a cluster's.
 pub fn down(run_dir: &Path) -> Result<Vec<String>, LocalError> {
     let mut removed = Vec::new();
     if !run_dir.exists() {
         return Ok(removed);
     }
-    let state = State::load(run_dir).ok();
+    let state = match State::load(run_dir) {
+        Ok(state) => Some(state),
+        Err(e) => {
+            let entries: Vec<_> = fs::read_dir(run_dir)
+                .map_err(io_err(run_dir))?
+                .flatten()
+                .map(|e| e.file_name())
+                .filter(|n| n != "state.json.tmp")
+                .collect();
+            if !entries.is_empty() {
+                return Err(e);
+            }
+            None
+        }
+    };
     // Processes first: those recorded, those in the namespaces, and those started with this
     // run directory's files (recorded or not: `up` may have died before writing their pids).
     let mut procs: Vec<(Proc, String)> = Vec::new();
@@ -569,21 +589,35 @@ pub fn down(run_dir: &Path) -> Result<Vec<String>, LocalError> {
     procs.retain(|(p, _)| seen.insert(p.pid));
     let list: Vec<Proc> = procs.iter().map(|(p, _)| *p).collect();
     let stopped = sys::stop_processes(&list, Duration::from_secs(5));
+    let mut first_error = None;
     for (p, what) in &procs {
         if stopped.contains(p) {
             removed.push(format!("{what} (pid {})", p.pid));
         }
+        if p.alive() {
+            first_error.get_or_insert(LocalError::Command {
+                command: format!("kill -KILL {}", p.pid),
+                stderr: format!("{what} is still running after SIGKILL"),
+            });
+        }
     }
     if let Some(s) = &state {
         for r in s.resources.iter().rev() {
-            let gone = match r {
-                Resource::Netns(ns) => run_removal(&["ip", "netns", "delete", ns])?,
-                Resource::Link(link) => run_removal(&["ip", "link", "delete", link])?,
+            let result = match r {
+                Resource::Netns(ns) => run_removal(&["ip", "netns", "delete", ns]),
+                Resource::Link(link) => run_removal(&["ip", "link", "delete", link]),
             };
-            if gone {
-                removed.push(r.to_string());
+            match result {
+                Ok(true) => removed.push(r.to_string()),
+                Ok(false) => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
         }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
     }
     match fs::remove_dir_all(run_dir) {
         Ok(()) => removed.push(format!("directory {}", run_dir.display())),

@@ -45,6 +45,9 @@ pub struct BenchClusterArgs {
     /// Limit every host's link with tc (e.g. 1gbit, 100mbit as the seed's); default: none.
     #[arg(long)]
     rate: Option<String>,
+    /// Packets timed per probe loop (the seed collected 50,000).
+    #[arg(long, default_value_t = 20_000)]
+    probe_count: u64,
     /// Where the tables, WAVs and beams go.
     #[arg(long, default_value = "target/bench/cluster")]
     out: PathBuf,
@@ -103,7 +106,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         .inner
         .hosts()
         .iter()
-        .map(|h| (h.name.clone(), h.address.clone()))
+        .map(|h| (h.name.clone(), h.address.to_string()))
         .collect();
 
     let mut table = Table::new(&[
@@ -233,10 +236,120 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         cpu_text(&cpu),
     ]);
     println!("{}", table.render());
+
+    // 4. The latency/jitter loop over 2 and 3 hosts (origin on h1, reflectors on h2, h3).
+    let exe = std::env::current_exe()?;
+    let mut loops = Vec::new();
+    for reflectors in [1usize, 2] {
+        loops.push(probe_loop(&cluster, &exe, reflectors, args.probe_count, &out)?);
+    }
+    let mut probe = Table::new(&["loop", "mean_us", "jitter_us", "p99_us", "added_mean_us", "added_jitter_us", "seed_added_mean_us", "seed_added_jitter_us"]);
+    for (i, s) in loops.iter().enumerate() {
+        let (am, aj) = if i == 0 {
+            ("-".to_string(), "-".to_string())
+        } else {
+            let a = s.added_over(&loops[i - 1]);
+            (format!("{:.0}", a.mean), format!("{:.0}", a.jitter))
+        };
+        probe.push(vec![
+            format!("{} hosts", i + 2),
+            format!("{:.0}", s.mean),
+            format!("{:.0}", s.std),
+            format!("{:.0}", s.p99),
+            am,
+            aj,
+            "2200".into(),
+            "450".into(),
+        ]);
+    }
+    println!("# sluice probe, 1024-byte packets at 70 Mbit/s, {} packets per loop", args.probe_count);
+    println!("{}", probe.render());
+    probe.write_csv(&out.join("probe.csv"))?;
+    probe.write_json(&out.join("probe.json"), "cluster probe")?;
     table.write_csv(&out.join("cluster.csv"))?;
     table.write_json(&out.join("cluster.json"), "cluster")?;
     println!("# results in {}", out.display());
     Ok(())
+}
+
+/// One probe loop through `reflectors` hosts after h1: reflector processes in h2, h3, … and
+/// the origin in h1, each in its host's namespace; the origin's latency summary.
+fn probe_loop(
+    cluster: &Cluster,
+    exe: &Path,
+    reflectors: usize,
+    count: u64,
+    out: &Path,
+) -> anyhow::Result<sluice_net::probe::Summary> {
+    let hosts = cluster.inner.hosts();
+    anyhow::ensure!(hosts.len() > reflectors, "not enough hosts for {reflectors} reflectors");
+    let mut children = Vec::new();
+    let name = format!("probe{}", reflectors + 1);
+    for i in 1..=reflectors {
+        let next = if i == reflectors {
+            format!("{}:7601", hosts[0].address)
+        } else {
+            format!("{}:7600", hosts[i + 1].address)
+        };
+        let log = std::fs::File::create(out.join(format!("{name}.reflector{i}.log")))?;
+        let child = std::process::Command::new("ip")
+            .args(["netns", "exec", &hosts[i].netns])
+            .arg(exe)
+            .args(["probe", "reflect", "--from", &format!("tcp-listen://{}:7600", hosts[i].address), "--to", &format!("tcp://{next}"), "--timeout", "30"])
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()?;
+        children.push(child);
+    }
+    let status = std::process::Command::new("ip")
+        .args(["netns", "exec", &hosts[0].netns])
+        .arg(exe)
+        .args([
+            "probe",
+            "origin",
+            "--to",
+            &format!("tcp://{}:7600", hosts[1].address),
+            "--from",
+            &format!("tcp-listen://{}:7601", hosts[0].address),
+            "--timeout",
+            "10",
+            "--rate",
+            "70M",
+            "--count",
+            &count.to_string(),
+            "--hops",
+            &reflectors.to_string(),
+            "--label",
+            &format!("{} namespace hosts", reflectors + 1),
+            "--out",
+            &out.display().to_string(),
+            "--name",
+            &name,
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    for mut c in children {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while c.try_wait()?.is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    anyhow::ensure!(status.success(), "the probe loop through {reflectors} reflector(s) failed (logs in {})", out.display());
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join(format!("{name}.json")))?)?;
+    let s = &json["summary_us"];
+    let f = |k: &str| s[k].as_f64().unwrap_or(f64::NAN);
+    Ok(sluice_net::probe::Summary {
+        packets: s["packets"].as_u64().unwrap_or(0),
+        mean: f("mean"),
+        std: f("std"),
+        min: f("min"),
+        p50: f("p50"),
+        p99: f("p99"),
+        p999: f("p999"),
+        max: f("max"),
+    })
 }
 
 fn plan_of(

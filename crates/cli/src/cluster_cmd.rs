@@ -217,7 +217,7 @@ fn up(args: UpArgs) -> anyhow::Result<()> {
     }
     println!("  etcd       {}", cluster.etcd_url());
     println!("  key        {}", cluster.key_file().display());
-    println!("  hosts      {}", cluster.run_dir().join("hosts.toml").display());
+    println!("  hosts      {}", cluster.hosts_file().display());
     println!(
         "run a graph: sluice cluster run GRAPH --cluster {}    remove: sluice cluster down {}",
         cluster.name(),
@@ -229,6 +229,9 @@ fn up(args: UpArgs) -> anyhow::Result<()> {
 fn down(args: DownArgs) -> anyhow::Result<()> {
     let names: Vec<String> = if args.all {
         local::list(&args.base_dir)?
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect()
     } else {
         vec![only_cluster(&args.base_dir, args.name.as_deref())?]
     };
@@ -237,7 +240,14 @@ fn down(args: DownArgs) -> anyhow::Result<()> {
     }
     for name in names {
         let removed = local::down(&args.base_dir.join(&name))?;
-        println!("local cluster {name} removed: {removed}");
+        println!(
+            "local cluster {name} removed: {}",
+            if removed.is_empty() {
+                "nothing was left".to_string()
+            } else {
+                removed.join(", ")
+            }
+        );
     }
     Ok(())
 }
@@ -247,7 +257,10 @@ fn only_cluster(base: &Path, name: Option<&str>) -> anyhow::Result<String> {
     if let Some(name) = name {
         return Ok(name.to_string());
     }
-    let all = local::list(base)?;
+    let all: Vec<String> = local::list(base)?
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
     match all.as_slice() {
         [one] => Ok(one.clone()),
         [] => bail!(

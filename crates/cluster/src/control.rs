@@ -295,7 +295,7 @@ pub fn run(
     }
     drop(tx);
     let mut stopping = false;
-    let mut stop_all = |outs: &mut Vec<(TcpStream, String)>| {
+    let stop_all = |outs: &mut Vec<(TcpStream, String)>| {
         for (out, peer) in outs.iter_mut() {
             let _ = protocol::send(out, &ToWorker::Stop, peer);
         }

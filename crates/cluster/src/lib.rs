@@ -6,13 +6,16 @@
 //! the consumer's) that carries the items, their tags and the stream metadata.
 //!
 //! The control plane lives in etcd ([`etcd`]: a client for its JSON gateway, and a way to run
-//! it).
+//! it); workers register there ([`membership`]). A [`worker`] runs the partitions a controller
+//! ([`control`]) sends it over an authenticated control connection ([`protocol`]). On one
+//! machine, [`local`] makes a cluster's hosts from network namespaces.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-//TMP pub mod control;
+pub mod control;
 pub mod etcd;
+pub mod local;
 pub mod membership;
 pub mod placement;
 pub mod protocol;
-//TMP pub mod worker;
+pub mod worker;

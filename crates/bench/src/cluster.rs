@@ -95,7 +95,12 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
     let etcd = Etcd::new(&inner.etcd_url())?;
     let key = ClusterKey::load(&inner.key_file())?;
     let cluster = Cluster { inner, etcd, key };
-    let hosts: Vec<String> = cluster.inner.hosts().iter().map(|h| h.name.clone()).collect();
+    let hosts: Vec<String> = cluster
+        .inner
+        .hosts()
+        .iter()
+        .map(|h| h.name.clone())
+        .collect();
     membership::wait_for(&cluster.etcd, &name, &hosts, Duration::from_secs(15))
         .map_err(anyhow::Error::msg)?;
     let workers: BTreeMap<String, String> = membership::workers(&cluster.etcd, &name)?
@@ -157,13 +162,20 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
     let samples = (args.seconds * amps::BAND_RATE).round() as u64;
     let (_, data) = sluice_dsp::sigmf::paths(&band);
     if std::fs::metadata(&data).map(|m| m.len()).ok() != Some(samples * 8) {
-        println!("# generating {} s of band into {}", args.seconds, data.display());
+        println!(
+            "# generating {} s of band into {}",
+            args.seconds,
+            data.display()
+        );
         amps::write_band(&band, BandConfig::default(), args.seconds).map_err(anyhow::Error::msg)?;
     }
     let mut file = std::fs::File::open(&data)?;
     let mut buf = vec![0u8; 1 << 22];
     while file.read(&mut buf)? > 0 {}
-    for (label, channels) in [("AMPS, the seed's 12 channels", 12usize), ("AMPS, all 333 channels", 333)] {
+    for (label, channels) in [
+        ("AMPS, the seed's 12 channels", 12usize),
+        ("AMPS, all 333 channels", 333),
+    ] {
         let one_dir = out.join(format!("amps{channels}_one"));
         let many_dir = out.join(format!("amps{channels}_cluster"));
         let (one_sets, many_sets) = amps_overrides(&band, &one_dir, &many_dir, channels)?;
@@ -174,7 +186,8 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         for _ in 0..args.runs.max(1) {
             fresh_dir(&one_dir)?;
             fresh_dir(&many_dir)?;
-            let loaded = sluice_graph::load_with(AMPS_ONE, "amps_receiver.toml", &registry(), &one_sets)?;
+            let loaded =
+                sluice_graph::load_with(AMPS_ONE, "amps_receiver.toml", &registry(), &one_sets)?;
             let report = loaded.graph.run(&RunOptions::default())?;
             one_walls.push(report.wall.as_secs_f64());
             let plan = plan_of(AMPS_CLUSTER, "amps_cluster.toml", &addresses, &many_sets)?;
@@ -215,10 +228,20 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
     for _ in 0..args.runs.max(1) {
         fresh_dir(&one_dir)?;
         fresh_dir(&many_dir)?;
-        let loaded = sluice_graph::load_with(BEAM_CLUSTER, "beamform_cluster.toml", &registry(), &sets(&one_dir)?)?;
+        let loaded = sluice_graph::load_with(
+            BEAM_CLUSTER,
+            "beamform_cluster.toml",
+            &registry(),
+            &sets(&one_dir)?,
+        )?;
         let report = loaded.graph.run(&RunOptions::default())?;
         one_walls.push(report.wall.as_secs_f64());
-        let plan = plan_of(BEAM_CLUSTER, "beamform_cluster.toml", &addresses, &sets(&many_dir)?)?;
+        let plan = plan_of(
+            BEAM_CLUSTER,
+            "beamform_cluster.toml",
+            &addresses,
+            &sets(&many_dir)?,
+        )?;
         let (wall, host_cpu) = run_on_cluster(&cluster, &plan, &workers, &out)?;
         many_walls.push(wall);
         merge(&mut cpu, host_cpu);
@@ -241,9 +264,24 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
     let mut loops = Vec::new();
     for reflectors in [1usize, 2] {
-        loops.push(probe_loop(&cluster, &exe, reflectors, args.probe_count, &out)?);
+        loops.push(probe_loop(
+            &cluster,
+            &exe,
+            reflectors,
+            args.probe_count,
+            &out,
+        )?);
     }
-    let mut probe = Table::new(&["loop", "mean_us", "jitter_us", "p99_us", "added_mean_us", "added_jitter_us", "seed_added_mean_us", "seed_added_jitter_us"]);
+    let mut probe = Table::new(&[
+        "loop",
+        "mean_us",
+        "jitter_us",
+        "p99_us",
+        "added_mean_us",
+        "added_jitter_us",
+        "seed_added_mean_us",
+        "seed_added_jitter_us",
+    ]);
     for (i, s) in loops.iter().enumerate() {
         let (am, aj) = if i == 0 {
             ("-".to_string(), "-".to_string())
@@ -262,7 +300,10 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
             "450".into(),
         ]);
     }
-    println!("# sluice probe, 1024-byte packets at 70 Mbit/s, {} packets per loop", args.probe_count);
+    println!(
+        "# sluice probe, 1024-byte packets at 70 Mbit/s, {} packets per loop",
+        args.probe_count
+    );
     println!("{}", probe.render());
     probe.write_csv(&out.join("probe.csv"))?;
     probe.write_json(&out.join("probe.json"), "cluster probe")?;
@@ -282,7 +323,10 @@ fn probe_loop(
     out: &Path,
 ) -> anyhow::Result<sluice_net::probe::Summary> {
     let hosts = cluster.inner.hosts();
-    anyhow::ensure!(hosts.len() > reflectors, "not enough hosts for {reflectors} reflectors");
+    anyhow::ensure!(
+        hosts.len() > reflectors,
+        "not enough hosts for {reflectors} reflectors"
+    );
     let mut children = Vec::new();
     let name = format!("probe{}", reflectors + 1);
     for i in 1..=reflectors {
@@ -295,7 +339,16 @@ fn probe_loop(
         let child = std::process::Command::new("ip")
             .args(["netns", "exec", &hosts[i].netns])
             .arg(exe)
-            .args(["probe", "reflect", "--from", &format!("tcp-listen://{}:7600", hosts[i].address), "--to", &format!("tcp://{next}"), "--timeout", "30"])
+            .args([
+                "probe",
+                "reflect",
+                "--from",
+                &format!("tcp-listen://{}:7600", hosts[i].address),
+                "--to",
+                &format!("tcp://{next}"),
+                "--timeout",
+                "30",
+            ])
             .stdout(log.try_clone()?)
             .stderr(log)
             .spawn()?;
@@ -336,8 +389,13 @@ fn probe_loop(
         let _ = c.kill();
         let _ = c.wait();
     }
-    anyhow::ensure!(status.success(), "the probe loop through {reflectors} reflector(s) failed (logs in {})", out.display());
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join(format!("{name}.json")))?)?;
+    anyhow::ensure!(
+        status.success(),
+        "the probe loop through {reflectors} reflector(s) failed (logs in {})",
+        out.display()
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(format!("{name}.json")))?)?;
     let s = &json["summary_us"];
     let f = |k: &str| s[k].as_f64().unwrap_or(f64::NAN);
     Ok(sluice_net::probe::Summary {

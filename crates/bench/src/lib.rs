@@ -4,8 +4,8 @@
 mod amps;
 mod beamform;
 mod chain;
-mod cluster;
 mod chain_nodes;
+mod cluster;
 mod convolve;
 mod copy;
 mod fir_crossover;

@@ -8,8 +8,8 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use sluice_cluster::control::{self, ControlOptions, HostStatus};
 use sluice_cluster::etcd::Etcd;
-use sluice_cluster::membership;
 use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
+use sluice_cluster::membership;
 use sluice_cluster::placement::{self, PlanOptions};
 use sluice_cluster::worker::{Worker, WorkerOptions};
 use sluice_graph::Override;
@@ -335,10 +335,22 @@ fn plan(args: PlanArgs) -> anyhow::Result<()> {
         &opts,
     )?;
     for s in &plan.streams {
-        println!("# stream {} on port {} ({}{})", s.describe(), s.port, s.item, vlen_text(s.vlen));
+        println!(
+            "# stream {} on port {} ({}{})",
+            s.describe(),
+            s.port,
+            s.item,
+            vlen_text(s.vlen)
+        );
     }
     for p in &plan.partitions {
-        println!("\n# ---- host {} ({}): {}\n{}", p.host, p.address, p.nodes.join(", "), p.text);
+        println!(
+            "\n# ---- host {} ({}): {}\n{}",
+            p.host,
+            p.address,
+            p.nodes.join(", "),
+            p.text
+        );
     }
     Ok(())
 }

@@ -138,7 +138,9 @@ impl ClusterReport {
     /// The first failure, as `host h2: message`.
     pub fn first_failure(&self) -> Option<String> {
         self.hosts.iter().find_map(|h| match &h.outcome {
-            Some(Outcome::Failed(m)) | Some(Outcome::Lost(m)) => Some(format!("host {}: {m}", h.host)),
+            Some(Outcome::Failed(m)) | Some(Outcome::Lost(m)) => {
+                Some(format!("host {}: {m}", h.host))
+            }
             _ => None,
         })
     }
@@ -348,10 +350,7 @@ pub fn run(
                 h.outcome = Some(Outcome::Lost(e.to_string()));
             }
         }
-        let failed = matches!(
-            h.outcome,
-            Some(Outcome::Failed(_)) | Some(Outcome::Lost(_))
-        );
+        let failed = matches!(h.outcome, Some(Outcome::Failed(_)) | Some(Outcome::Lost(_)));
         if failed && !stopping {
             // One partition failed: the others stop cleanly instead of waiting on it.
             stopping = true;
@@ -385,8 +384,11 @@ fn connect(host: &str, addr: &str, opts: &ControlOptions) -> Result<Link, Contro
         .map_err(|e| fail(format!("cannot resolve: {e}")))?
         .next()
         .ok_or_else(|| fail("resolves to no address".into()))?;
-    let mut stream = TcpStream::connect_timeout(&target, opts.timeout)
-        .map_err(|e| fail(format!("cannot connect: {e} (is `sluice worker` running there?)")))?;
+    let mut stream = TcpStream::connect_timeout(&target, opts.timeout).map_err(|e| {
+        fail(format!(
+            "cannot connect: {e} (is `sluice worker` running there?)"
+        ))
+    })?;
     let _ = stream.set_nodelay(true);
     sluice_net::auth::connect(&mut stream, &opts.key, opts.timeout)
         .map_err(|e| fail(format!("cluster key check failed: {e}")))?;

@@ -143,7 +143,11 @@ impl RunRecord {
         let lease = etcd.grant(ttl)?;
         let prefix = run_prefix(cluster, run);
         for (host, text) in partitions {
-            etcd.put(&format!("{prefix}hosts/{host}"), text.as_bytes(), Some(lease))?;
+            etcd.put(
+                &format!("{prefix}hosts/{host}"),
+                text.as_bytes(),
+                Some(lease),
+            )?;
         }
         Ok(RunRecord {
             etcd: etcd.clone(),

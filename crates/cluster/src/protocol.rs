@@ -198,7 +198,10 @@ mod tests {
         assert_eq!(buf.iter().filter(|&&b| b == b'\n').count(), 2);
         let mut input = std::io::Cursor::new(buf);
         assert_eq!(receive::<ToWorker, _>(&mut input, "peer").unwrap(), msg);
-        assert_eq!(receive::<ToWorker, _>(&mut input, "peer").unwrap(), ToWorker::Go);
+        assert_eq!(
+            receive::<ToWorker, _>(&mut input, "peer").unwrap(),
+            ToWorker::Go
+        );
         assert!(matches!(
             receive::<ToWorker, _>(&mut input, "peer"),
             Err(ProtocolError::Closed { .. })
@@ -209,7 +212,9 @@ mod tests {
     fn garbage_and_truncation_are_named() {
         let mut input = std::io::Cursor::new(b"{\"type\":\"launch\"}\n".to_vec());
         let err = receive::<ToWorker, _>(&mut input, "10.0.0.9:5").unwrap_err();
-        assert!(err.to_string().starts_with("10.0.0.9:5: sent a bad control message"));
+        assert!(err
+            .to_string()
+            .starts_with("10.0.0.9:5: sent a bad control message"));
         let mut input = std::io::Cursor::new(b"{\"type\":\"go\"".to_vec());
         let err = receive::<ToWorker, _>(&mut input, "p").unwrap_err();
         assert!(err.to_string().contains("closed in the middle"), "{err}");

@@ -185,9 +185,7 @@ impl Session {
             peer: peer.to_string(),
             source,
         };
-        stream
-            .set_read_timeout(Some(HANDSHAKE))
-            .map_err(io_err)?;
+        stream.set_read_timeout(Some(HANDSHAKE)).map_err(io_err)?;
         let mut out = stream.try_clone().map_err(io_err)?;
         let mut input = BufReader::new(stream.try_clone().map_err(io_err)?);
         let (run, origin, partition, cwd) = match protocol::receive(&mut input, peer)? {
@@ -227,10 +225,7 @@ impl Session {
         protocol::send(&mut out, &FromWorker::Loaded, peer)?;
         // The controller may take a while to load the other hosts: wait for Go without limit,
         // but not past a closed connection.
-        input
-            .get_ref()
-            .set_read_timeout(None)
-            .map_err(io_err)?;
+        input.get_ref().set_read_timeout(None).map_err(io_err)?;
         match protocol::receive::<ToWorker, _>(&mut input, peer)? {
             ToWorker::Go => {}
             ToWorker::Stop => return Ok(()),
@@ -332,7 +327,8 @@ impl Session {
                 self.name
             )
         })?;
-        let text = with_stream_key(partition, &self.opts.key_file).map_err(|e| format!("{origin}: {e}"))?;
+        let text = with_stream_key(partition, &self.opts.key_file)
+            .map_err(|e| format!("{origin}: {e}"))?;
         sluice_graph::load_with(&text, origin, &self.registry, &[])
             .map(|loaded| loaded.graph)
             .map_err(|e| e.to_string())

@@ -141,7 +141,10 @@ fn three_hosts_produce_what_one_machine_produces() {
     }
     let reference = std::fs::read(one.path().join("filtered_b.c32")).unwrap();
     assert_eq!(reference.len(), 300_000 * 8);
-    assert_eq!(std::fs::read(many.path().join("filtered_c.c32")).unwrap(), reference);
+    assert_eq!(
+        std::fs::read(many.path().join("filtered_c.c32")).unwrap(),
+        reference
+    );
     assert_eq!(
         std::fs::read(many.path().join("raw_c.c32")).unwrap(),
         std::fs::read(one.path().join("raw_c.c32")).unwrap()

@@ -373,6 +373,14 @@ mod tests {
                     );
                 }
             }
+            // The same bits in one call (a graph spread over machines cuts other chunks).
+            ch.reset();
+            let mut whole = vec![Complex32::default(); got.len()];
+            let (_, p) = ch.process(&x, &mut whole);
+            assert!(
+                whole[..p] == got[..p],
+                "M {m} D {d}: chunking changed the bits"
+            );
         }
     }
 

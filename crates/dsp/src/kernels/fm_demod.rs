@@ -113,19 +113,14 @@ impl FmDemod {
             // avx2 and fma; `cur` and `prev` hold `out.len()` samples (callers above).
             return unsafe { super::fm_demod_x86::demod(self.gain, cur, prev, out) };
         }
-        demod_lanes::<false>(self.gain, cur, prev, out)
+        demod_lanes(self.gain, cur, prev, out)
     }
 }
 
 /// `out[i] = gain · arg(cur[i] · conj(prev[i]))`, `LANES` at a time, then the remainder
 /// through the same lane code (zero-padded), so every sample is computed alike.
 #[inline(always)]
-pub(super) fn demod_lanes<const FMA: bool>(
-    gain: f32,
-    cur: &[Complex32],
-    prev: &[Complex32],
-    out: &mut [f32],
-) {
+fn demod_lanes(gain: f32, cur: &[Complex32], prev: &[Complex32], out: &mut [f32]) {
     let mut i = 0;
     let n = out.len();
     while i < n {
@@ -145,7 +140,7 @@ pub(super) fn demod_lanes<const FMA: bool>(
                 im[l] = a.im * b.re - a.re * b.im;
             }
         }
-        let phase = atan2_lanes::<FMA>(im, re);
+        let phase = atan2_lanes(im, re);
         for (o, p) in out[i..i + m].iter_mut().zip(phase) {
             *o = gain * p;
         }
@@ -158,7 +153,7 @@ const ZEROS: [Complex32; LANES] = [Complex32 { re: 0.0, im: 0.0 }; LANES];
 /// `atan2(y, x)` lane by lane (see the module docs); `atan2(0, 0) = 0`. Written as simple
 /// lane loops with compare-selects (no `f32::min`, whose NaN rules block vectorisation).
 #[inline(always)]
-fn atan2_lanes<const FMA: bool>(y: [f32; LANES], x: [f32; LANES]) -> [f32; LANES] {
+fn atan2_lanes(y: [f32; LANES], x: [f32; LANES]) -> [f32; LANES] {
     let mut t = [0.0f32; LANES];
     let mut swap = [false; LANES];
     for l in 0..LANES {
@@ -178,7 +173,7 @@ fn atan2_lanes<const FMA: bool>(y: [f32; LANES], x: [f32; LANES]) -> [f32; LANES
         let u = t[l] * t[l];
         let mut p = ATAN[4];
         for &c in ATAN[..4].iter().rev() {
-            p = if FMA { p.mul_add(u, c) } else { p * u + c };
+            p = p * u + c;
         }
         let mut a = p * t[l];
         a = if swap[l] { FRAC_PI_2 - a } else { a };
@@ -194,7 +189,7 @@ pub fn fast_atan2(y: f32, x: f32) -> f32 {
     let mut xx = [0.0; LANES];
     yy[0] = y;
     xx[0] = x;
-    atan2_lanes::<false>(yy, xx)[0]
+    atan2_lanes(yy, xx)[0]
 }
 
 #[cfg(test)]
@@ -271,6 +266,33 @@ mod tests {
             for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
                 let err = (f64::from(g) / 2.0 - w).abs();
                 assert!(err < 2e-5, "{level:?} sample {i}: {} vs {w}", g / 2.0);
+            }
+        }
+    }
+
+    /// A stream split over machines, resumed after a failover or read with other queue sizes
+    /// is cut into other chunks: the output must not change by a bit.
+    #[test]
+    fn any_chunking_gives_the_same_bits() {
+        let x = noise(5_000, 4);
+        for level in SimdLevel::supported() {
+            let mut whole = vec![0.0f32; x.len()];
+            FmDemod::new(1.5, 1)
+                .unwrap()
+                .with_level(level)
+                .unwrap()
+                .process(&x, &mut whole);
+            let mut fm = FmDemod::new(1.5, 1).unwrap().with_level(level).unwrap();
+            let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+            let mut got = vec![0.0f32; x.len()];
+            let mut at = 0;
+            while at < x.len() {
+                let k = rng.gen_range(1..40).min(x.len() - at);
+                fm.process(&x[at..at + k], &mut got[at..at + k]);
+                at += k;
+            }
+            for (i, (g, w)) in got.iter().zip(&whole).enumerate() {
+                assert_eq!(g.to_bits(), w.to_bits(), "{level:?} sample {i}: {g} vs {w}");
             }
         }
     }

@@ -4,7 +4,7 @@
 //! rather than 4), the gain; two vectors per step keep both FMA pipes busy.
 //! `demod512` is the same with 16 samples per vector and mask selects, for AVX-512 CPUs.
 
-use super::fm_demod::{demod_lanes, ATAN};
+use super::fm_demod::ATAN;
 use num_complex::Complex32;
 use std::arch::x86_64::*;
 use std::f32::consts::{FRAC_PI_2, PI};
@@ -38,7 +38,27 @@ pub(super) unsafe fn demod(gain: f32, cur: &[Complex32], prev: &[Complex32], out
         }
         i += 16;
     }
-    demod_lanes::<true>(gain, &cur[full..n], &prev[full..n], &mut out[full..]);
+    if full < n {
+        // The remainder through the same octets on zero-padded copies: a sample's bits must
+        // not depend on where a work call cut the stream (clusters and failover compare runs
+        // bit for bit).
+        let (c, p) = (padded(&cur[full..n]), padded(&prev[full..n]));
+        let mut y = [0.0f32; 16];
+        // SAFETY: `c` and `p` hold 16 complex (32 floats) each; `y` 16 floats.
+        unsafe {
+            let (pc, pp) = (c.as_ptr().cast::<f32>(), p.as_ptr().cast::<f32>());
+            _mm256_storeu_ps(y.as_mut_ptr(), octet(gain, pc, pp));
+            _mm256_storeu_ps(y.as_mut_ptr().add(8), octet(gain, pc.add(16), pp.add(16)));
+        }
+        out[full..].copy_from_slice(&y[..n - full]);
+    }
+}
+
+/// Up to 16 samples, zero-padded to 16.
+fn padded(x: &[Complex32]) -> [Complex32; 16] {
+    let mut block = [Complex32::default(); 16];
+    block[..x.len()].copy_from_slice(x);
+    block
 }
 
 /// Eight samples: `cur` and `prev` point at 16 floats each (8 interleaved complex).
@@ -123,8 +143,17 @@ pub(super) unsafe fn demod512(gain: f32, cur: &[Complex32], prev: &[Complex32], 
         }
         i += 16;
     }
-    // SAFETY: the caller's contract (avx2 and fma come with this function's features).
-    unsafe { demod(gain, &cur[full..n], &prev[full..n], &mut out[full..]) };
+    if full < n {
+        // The remainder through the same kernel, zero-padded (see `demod`).
+        let (c, p) = (padded(&cur[full..n]), padded(&prev[full..n]));
+        let mut y = [0.0f32; 16];
+        // SAFETY: `c` and `p` hold 16 complex (32 floats) each; `y` 16 floats.
+        unsafe {
+            let (pc, pp) = (c.as_ptr().cast::<f32>(), p.as_ptr().cast::<f32>());
+            _mm512_storeu_ps(y.as_mut_ptr(), sixteen(gain, pc, pp));
+        }
+        out[full..].copy_from_slice(&y[..n - full]);
+    }
 }
 
 /// Sixteen samples: `cur` and `prev` point at 32 floats each (16 interleaved complex).

@@ -2,13 +2,17 @@
 //! calls and across retuning (GNU Radio's `rotator_cc`).
 //!
 //! A table holds `e^{j·2π·f·k}` for `k < BLOCK`, computed in f64 when the frequency is set.
-//! Each block of up to `BLOCK` samples takes its start phasor `e^{jφ}` from the f64 phase
-//! accumulator (one `sin_cos` per block) and multiplies each sample by the start phasor times
-//! its table entry, both products in registers (AVX2+FMA: four samples per step, with the
-//! `fmaddsub` complex product of `cmac_x86.rs`). So the phase never drifts
-//! (the f64 accumulator is wrapped to ±π each block, and no phasor is ever multiplied by
-//! itself), every output is within a few f32 roundings of the exact product, and a retune
-//! changes the increment from the next sample on, continuing from the phase reached.
+//! The stream is cut into blocks of `BLOCK` samples counted from the start (or the last retune),
+//! not from each call: each block takes its start phasor `e^{jφ}` from the f64 phase
+//! accumulator (one `sin_cos` per block and call) and each sample is multiplied by the start
+//! phasor times its table entry, both products in registers (AVX2+FMA: four samples per step,
+//! with the `fmaddsub` complex product of `cmac_x86.rs`; a call's last one to three samples go
+//! through the same vector code, zero-padded). So the phase never drifts (the f64 accumulator
+//! is wrapped to ±π each block, and no phasor is ever multiplied by itself), every output is
+//! within a few f32 roundings of the exact product, an output's bits do not depend on how the
+//! stream was cut into calls (a graph spread over machines writes what one machine writes),
+//! and a retune changes the increment from the next sample on, continuing from the phase
+//! reached.
 
 use super::DspError;
 use num_complex::Complex32;
@@ -22,8 +26,10 @@ const BLOCK: usize = 1024;
 pub struct Rotator {
     /// Cycles per sample.
     frequency: f64,
-    /// Phase of the next sample, in radians, within ±π.
-    phase: f64,
+    /// Phase of the current block's first sample, in radians, within ±π.
+    block_phase: f64,
+    /// Position of the next sample in the current block (0 … BLOCK − 1).
+    pos: usize,
     /// `e^{j·2π·f·k}` for `k < BLOCK`.
     table: Vec<Complex32>,
 }
@@ -34,7 +40,8 @@ impl Rotator {
     pub fn new(frequency: f64) -> Result<Self, DspError> {
         let mut r = Rotator {
             frequency: 0.0,
-            phase: 0.0,
+            block_phase: 0.0,
+            pos: 0,
             table: vec![Complex32::new(1.0, 0.0); BLOCK],
         };
         r.set_frequency(frequency)?;
@@ -51,6 +58,8 @@ impl Rotator {
                 expected: "a finite number",
             });
         }
+        // The new increment starts a block at the phase reached.
+        self.set_phase(self.phase());
         // Only the fractional part matters; keeping it small keeps the f64 products exact.
         self.frequency = frequency - frequency.round();
         for (k, t) in self.table.iter_mut().enumerate() {
@@ -67,30 +76,45 @@ impl Rotator {
 
     /// The phase the next sample is rotated by, in radians (−π … π).
     pub fn phase(&self) -> f64 {
-        self.phase
+        wrap(self.block_phase + TAU * self.frequency * self.pos as f64)
     }
 
-    /// Sets the phase of the next sample (radians).
+    /// Sets the phase of the next sample (radians); a new block starts there.
     pub fn set_phase(&mut self, phase: f64) {
-        self.phase = wrap(phase);
+        self.block_phase = wrap(phase);
+        self.pos = 0;
     }
 
     /// Back to phase 0 (the frequency stays).
     pub fn reset(&mut self) {
-        self.phase = 0.0;
+        self.set_phase(0.0);
     }
 
-    /// Advances the phase over `n` samples without rotating any (they are dropped).
+    /// Advances the phase over `n` samples without rotating any (they are dropped), exactly
+    /// as [`Rotator::process`] would have (one step per block skipped: 10⁹ samples take a few
+    /// milliseconds).
     pub fn skip(&mut self, n: usize) {
-        self.phase = wrap(self.phase + TAU * (self.frequency * n as f64).fract());
+        for _ in 0..(self.pos + n) / BLOCK {
+            self.next_block();
+        }
+        self.pos = (self.pos + n) % BLOCK;
     }
 
     /// Rotates `min(input.len(), output.len())` samples; returns `(consumed, produced)`.
     pub fn process(&mut self, input: &[Complex32], output: &mut [Complex32]) -> (usize, usize) {
         let n = input.len().min(output.len());
-        for (x, y) in input[..n].chunks(BLOCK).zip(output[..n].chunks_mut(BLOCK)) {
-            let start = self.advance(x.len());
-            rotate(start, &self.table[..x.len()], x, y);
+        let mut done = 0;
+        while done < n {
+            let m = (BLOCK - self.pos).min(n - done);
+            let range = done..done + m;
+            rotate(
+                self.start(),
+                &self.table[self.pos..self.pos + m],
+                &input[range.clone()],
+                &mut output[range],
+            );
+            self.step(m);
+            done += m;
         }
         (n, n)
     }
@@ -98,32 +122,66 @@ impl Rotator {
     /// Rotates `data` in place.
     pub fn process_in_place(&mut self, data: &mut [Complex32]) {
         let mut block = [Complex32::default(); BLOCK];
-        for chunk in data.chunks_mut(BLOCK) {
-            let m = chunk.len();
+        let mut done = 0;
+        while done < data.len() {
+            let m = (BLOCK - self.pos).min(data.len() - done);
+            let chunk = &mut data[done..done + m];
             block[..m].copy_from_slice(chunk);
-            let start = self.advance(m);
-            rotate(start, &self.table[..m], &block[..m], chunk);
+            rotate(
+                self.start(),
+                &self.table[self.pos..self.pos + m],
+                &block[..m],
+                chunk,
+            );
+            self.step(m);
+            done += m;
         }
     }
 
-    /// The start phasor of the next `m ≤ BLOCK` samples; advances the phase past them.
-    fn advance(&mut self, m: usize) -> Complex32 {
-        let (s, c) = self.phase.sin_cos();
-        self.phase = wrap(self.phase + TAU * self.frequency * m as f64);
+    /// The current block's start phasor.
+    fn start(&self) -> Complex32 {
+        let (s, c) = self.block_phase.sin_cos();
         Complex32::new(c as f32, s as f32)
+    }
+
+    /// Moves `m` samples on within the current block (`pos + m ≤ BLOCK`).
+    fn step(&mut self, m: usize) {
+        self.pos += m;
+        if self.pos == BLOCK {
+            self.next_block();
+            self.pos = 0;
+        }
+    }
+
+    fn next_block(&mut self) {
+        self.block_phase = wrap(self.block_phase + TAU * self.frequency * BLOCK as f64);
     }
 }
 
 /// `y[k] = x[k] · (start · table[k])` for `k < x.len()` (all three the same length).
 fn rotate(start: Complex32, table: &[Complex32], x: &[Complex32], y: &mut [Complex32]) {
     assert!(table.len() == x.len() && y.len() == x.len());
-    let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if super::simd::usable(super::SimdLevel::Avx2Fma) {
         // SAFETY: avx2 and fma were detected just above; the three slices have equal lengths.
-        done = unsafe { x86::rotate(start, table, x, y) };
+        let done = unsafe { x86::rotate(start, table, x, y) };
+        let rest = x.len() - done;
+        if rest > 0 {
+            // The last samples through the same vector code, zero-padded to four.
+            let (mut t, mut v, mut w) = (
+                [Complex32::default(); 4],
+                [Complex32::default(); 4],
+                [Complex32::default(); 4],
+            );
+            t[..rest].copy_from_slice(&table[done..]);
+            v[..rest].copy_from_slice(&x[done..]);
+            // SAFETY: as above; the three arrays hold four samples each.
+            unsafe { x86::rotate(start, &t, &v, &mut w) };
+            y[done..].copy_from_slice(&w[..rest]);
+        }
+        return;
     }
-    for k in done..x.len() {
+    for k in 0..x.len() {
         y[k] = x[k] * (start * table[k]);
     }
 }
@@ -247,6 +305,36 @@ mod tests {
         assert!(err < 1e-6, "max error {err}");
         r.reset();
         assert_eq!(r.phase(), 0.0);
+    }
+
+    /// A stream split over machines or resumed after a failover is cut into other calls: the
+    /// output must not change by a bit.
+    #[test]
+    fn any_chunking_gives_the_same_bits() {
+        let x = noise(10_000, 4);
+        let mut whole = vec![Complex32::default(); x.len()];
+        Rotator::new(-0.000_5).unwrap().process(&x, &mut whole);
+        let mut r = Rotator::new(-0.000_5).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let mut got = x.clone();
+        let mut at = 0;
+        while at < x.len() {
+            let k = rng.gen_range(1..1500).min(x.len() - at);
+            if rng.gen_bool(0.5) {
+                r.process(&x[at..at + k], &mut got[at..at + k]);
+            } else {
+                r.process_in_place(&mut got[at..at + k]);
+            }
+            at += k;
+        }
+        assert!(got == whole, "the chunked output differs");
+        // Skipping lands on the same phase as rotating.
+        let mut a = Rotator::new(0.37).unwrap();
+        let mut b = a.clone();
+        a.process(&x[..7_777], &mut got[..7_777]);
+        b.skip(3_000);
+        b.skip(4_777);
+        assert_eq!(a.phase(), b.phase());
     }
 
     #[test]

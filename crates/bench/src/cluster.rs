@@ -4,7 +4,7 @@
 //! - one cross-host edge (veth, no rate limit) against the same two partitions on loopback;
 //! - AMPS on four hosts as in the seed's figure 5 (band select, two channel-select hosts, one
 //!   demodulator writing WAVs): the seed's 12 channels, then the whole band (333 channels),
-//!   against `examples/amps_receiver.toml` on one machine, WAVs compared byte for byte;
+//!   against the same file run in one process, WAVs compared byte for byte;
 //! - the multiuser beamformer on five hosts (figure 4: three partial-sum hosts, two beam hosts)
 //!   against the same file on one machine, beams compared byte for byte.
 //!
@@ -26,7 +26,6 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const AMPS_ONE: &str = include_str!("../../../examples/amps_receiver.toml");
 const AMPS_CLUSTER: &str = include_str!("../../../examples/amps_cluster.toml");
 const BEAM_CLUSTER: &str = include_str!("../../../examples/beamform_cluster.toml");
 
@@ -121,7 +120,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         "cluster",
         "ratio",
         "identical",
-        "cpu_s_per_host",
+        "cpu_s_and_load_per_host",
     ]);
 
     // 1. One cross-host edge against the same partitions on loopback.
@@ -153,7 +152,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         format!("{v:.2}"),
         format!("{:.2}", v / l),
         "-".into(),
-        cpu_text(&cpu),
+        cpu_text(&cpu, args.edge_bytes as f64 / (v * 1e9)),
     ]);
     println!("{}", table.render());
 
@@ -178,7 +177,8 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
     ] {
         let one_dir = out.join(format!("amps{channels}_one"));
         let many_dir = out.join(format!("amps{channels}_cluster"));
-        let (one_sets, many_sets) = amps_overrides(&band, &one_dir, &many_dir, channels)?;
+        let one_sets = amps_overrides(&band, &one_dir, channels)?;
+        let many_sets = amps_overrides(&band, &many_dir, channels)?;
         let mut one_walls = Vec::new();
         let mut many_walls = Vec::new();
         let mut cpu = BTreeMap::new();
@@ -187,7 +187,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
             fresh_dir(&one_dir)?;
             fresh_dir(&many_dir)?;
             let loaded =
-                sluice_graph::load_with(AMPS_ONE, "amps_receiver.toml", &registry(), &one_sets)?;
+                sluice_graph::load_with(AMPS_CLUSTER, "amps_cluster.toml", &registry(), &one_sets)?;
             let report = loaded.graph.run(&RunOptions::default())?;
             one_walls.push(report.wall.as_secs_f64());
             let plan = plan_of(AMPS_CLUSTER, "amps_cluster.toml", &addresses, &many_sets)?;
@@ -204,7 +204,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
             format!("{:.2}", args.seconds / b),
             format!("{:.2}", a / b),
             if identical { "yes".into() } else { "NO".into() },
-            cpu_text(&cpu),
+            cpu_text(&cpu, b),
         ]);
         println!("{}", table.render());
     }
@@ -256,7 +256,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         format!("{:.2}", items / b / 1e6),
         format!("{:.2}", a / b),
         if identical { "yes".into() } else { "NO".into() },
-        cpu_text(&cpu),
+        cpu_text(&cpu, b),
     ]);
     println!("{}", table.render());
 
@@ -483,9 +483,11 @@ fn merge(into: &mut BTreeMap<String, Vec<f64>>, from: BTreeMap<String, Vec<f64>>
     }
 }
 
-fn cpu_text(cpu: &BTreeMap<String, Vec<f64>>) -> String {
+/// Each host's median CPU seconds and, like the seed's tables, its load: the percentage of
+/// one core over the cluster run's median wall time `wall`.
+fn cpu_text(cpu: &BTreeMap<String, Vec<f64>>, wall: f64) -> String {
     cpu.iter()
-        .map(|(h, v)| format!("{h} {:.2}", median(v)))
+        .map(|(h, v)| format!("{h} {:.2} {:.0}%", median(v), 100.0 * median(v) / wall))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -512,48 +514,22 @@ fn same_files(a: &Path, b: &Path, ext: &str) -> anyhow::Result<usize> {
     Ok(same)
 }
 
-/// The overrides for `channels` channels (12: the seed's, six per channel-select host; 333:
-/// all), for the one-machine file and the cluster file, writing into the two directories.
-fn amps_overrides(
-    band: &Path,
-    one_dir: &Path,
-    many_dir: &Path,
-    channels: usize,
-) -> anyhow::Result<(Vec<Override>, Vec<Override>)> {
-    let parse = |sets: Vec<String>| -> anyhow::Result<Vec<Override>> {
-        sets.iter()
-            .map(|s| s.parse().map_err(anyhow::Error::msg))
-            .collect()
-    };
-    let wav = |dir: &Path| dir.join("amps_ch{}.wav").display().to_string();
-    let mut one = vec![
+/// The settings that point `examples/amps_cluster.toml` at `band` and its WAVs into `dir`,
+/// with `channels` 12 (the seed's two 200 kHz sections: channels 1-6 on one channel-select
+/// host, 168-173 on the other) or 333 (the whole band, as the file stands).
+fn amps_overrides(band: &Path, dir: &Path, channels: usize) -> anyhow::Result<Vec<Override>> {
+    let wav = dir.join("amps_ch{}.wav").display().to_string();
+    let mut sets = vec![
         format!("capture.path=\"{}\"", band.display()),
-        format!("save.path=\"{}\"", wav(one_dir)),
-    ];
-    let mut many = vec![
-        format!("capture.path=\"{}\"", band.display()),
-        format!("save_lo.path=\"{}\"", wav(many_dir)),
-        format!("save_hi.path=\"{}\"", wav(many_dir)),
+        format!("save_lo.path=\"{wav}\""),
+        format!("save_hi.path=\"{wav}\""),
     ];
     if channels == 12 {
-        // Channels 1-6 on one channel-select host and 168-173 on the other, as the seed's two
-        // 200 kHz sections.
         let lo: Vec<usize> = (1..=6).collect();
         let hi: Vec<usize> = (168..=173).collect();
-        let bins = |chs: &[usize]| format!("{:?}", amps::bins(chs));
-        let all: Vec<usize> = lo.iter().chain(&hi).copied().collect();
-        one.extend([
-            format!("bank.outputs={}", bins(&all)),
-            "squelch.channels=12".into(),
-            "demod.channels=12".into(),
-            "deemph.channels=12".into(),
-            "audio.channels=12".into(),
-            "save.channels=12".into(),
-            format!("save.labels={all:?}"),
-        ]);
         for (half, chs) in [("lo", &lo), ("hi", &hi)] {
-            many.extend([
-                format!("bank_{half}.outputs={}", bins(chs)),
+            sets.extend([
+                format!("bank_{half}.outputs={:?}", amps::bins(chs)),
                 format!("squelch_{half}.channels=6"),
                 format!("demod_{half}.channels=6"),
                 format!("deemph_{half}.channels=6"),
@@ -563,5 +539,7 @@ fn amps_overrides(
             ]);
         }
     }
-    Ok((parse(one)?, parse(many)?))
+    sets.iter()
+        .map(|s| s.parse().map_err(anyhow::Error::msg))
+        .collect()
 }

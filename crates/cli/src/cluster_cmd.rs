@@ -239,7 +239,24 @@ fn down(args: DownArgs) -> anyhow::Result<()> {
         println!("no local clusters in {}", args.base_dir.display());
     }
     for name in names {
-        let removed = local::down(&args.base_dir.join(&name))?;
+        let run_dir = args.base_dir.join(&name);
+        if !run_dir.exists() {
+            // Nothing to do (down is idempotent), but a misspelt name should not read as done.
+            let known: Vec<String> = local::list(&args.base_dir)
+                .map(|all| all.iter().map(|c| c.name().to_string()).collect())
+                .unwrap_or_default();
+            println!(
+                "no local cluster {name} in {} (nothing removed); clusters there: {}",
+                args.base_dir.display(),
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            );
+            continue;
+        }
+        let removed = local::down(&run_dir)?;
         println!(
             "local cluster {name} removed: {}",
             if removed.is_empty() {

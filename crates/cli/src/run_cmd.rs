@@ -145,6 +145,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             deadlock_timeout: Duration::from_secs_f64(args.deadlock_timeout.max(0.05)),
             stop: Some(stop.clone()),
             progress: Some(progress),
+            spared_by_stop: Vec::new(),
         };
         graph.run(&opts)
     };

@@ -3,7 +3,8 @@
 //! the same graph file run on one machine, and within one LSB of the one-chain receiver
 //! (`amps_receiver.toml`: its multi-channel kernels see 333 channels at once instead of 167 and
 //! 166, so a few samples round the other way); a peer without the cluster key is refused and
-//! logged.
+//! logged; Ctrl-C drains every host (nothing sent is lost); a killed worker ends the run within
+//! seconds, naming the host.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -34,6 +35,19 @@ struct Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // What the workers saw, for the failure's diagnosis (the run dir goes below).
+            let run_dir = self.base.join(&self.name);
+            for h in ["h1", "h2", "h3", "h4"] {
+                let log = std::fs::read_to_string(run_dir.join(format!("{h}.log")));
+                let log = log.unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                eprintln!("--- {h}.log (last lines) ---");
+                for line in tail.iter().rev() {
+                    eprintln!("{line}");
+                }
+            }
+        }
         let base = self.base.display().to_string();
         let out = sluice_in(
             &self.dir,
@@ -230,4 +244,133 @@ fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+
+    // Ctrl-C on an endless graph: h1's source ends, everything it sent drains through h2 and
+    // h3 into h4's file (the stream receivers are not cut), and the exit status is 130.
+    let endless = dir.join("endless.toml");
+    std::fs::write(&endless, ENDLESS).unwrap();
+    let endless = endless.display().to_string();
+    let child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["cluster", "run", &endless, "--cluster", &fx.name])
+        .args(["--base-dir", &base, "--quiet"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    let sent: u64 = text
+        .lines()
+        .find(|l| l.starts_with("h1 ") && l.contains(" stopped "))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no stopped h1 in:\n{text}"));
+    assert!(sent > 0, "{text}");
+    let written = std::fs::metadata(dir.join("endless.c32")).unwrap().len();
+    assert_eq!(written, 8 * sent, "h4's file lacks items h1 sent:\n{text}");
+
+    // A worker killed in the middle: the run ends within seconds (not after the streams'
+    // resume timeout), its error names the lost host, and the others stop.
+    let child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["cluster", "run", &endless, "--cluster", &fx.name])
+        .args(["--base-dir", &base, "--quiet"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed = Command::new("pkill")
+        .args([
+            "-9",
+            "-f",
+            &format!("worker --cluster {} --name h3 ", fx.name),
+        ])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "no worker h3 to kill");
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the run took {:?} to end after h3 died:\n{stderr}",
+        started.elapsed()
+    );
+    assert!(
+        stderr.contains("host h3: worker lost"),
+        "the error does not name the lost host:\n{stderr}"
+    );
+}
+
+/// An endless source on h1 (paced at 2 M items/s: 16 MB/s into the file) through a filter on
+/// h2 and a gain on h3 into a file on h4.
+const ENDLESS: &str = r#"
+[hosts.h1]
+[hosts.h2]
+[hosts.h3]
+[hosts.h4]
+
+[[node]]
+name = "src"
+type = "signal_source"
+host = "h1"
+params = { item = "c32", waveform = "tone", frequency = 1000.0, sample_rate = 48000 }
+
+[[node]]
+name = "pace"
+type = "throttle"
+host = "h1"
+params = { item = "c32", rate = 2e6 }
+
+[[node]]
+name = "lowpass"
+type = "fir"
+host = "h2"
+params = { design = "lowpass", num_taps = 31, cutoff = 0.1 }
+
+[[node]]
+name = "gain"
+type = "multiply_const"
+host = "h3"
+params = { item = "c32", gain = 0.5 }
+
+[[node]]
+name = "sink"
+type = "file_sink"
+host = "h4"
+params = { path = "endless.c32" }
+
+[[edge]]
+from = "src.out"
+to = "pace.in"
+
+[[edge]]
+from = "pace.out"
+to = "lowpass.in"
+
+[[edge]]
+from = "lowpass.out"
+to = "gain.in"
+
+[[edge]]
+from = "gain.out"
+to = "sink.in"
+"#;
+
+fn signal(pid: u32, which: &str) {
+    let status = Command::new("kill")
+        .args([which, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {which} {pid}");
 }

@@ -125,6 +125,8 @@ pub struct ClusterReport {
     pub wall_s: f64,
     /// Each host, in plan order.
     pub hosts: Vec<HostStatus>,
+    /// The host whose failure came first (the others were stopped because of it).
+    pub first_failed: Option<usize>,
 }
 
 impl ClusterReport {
@@ -135,14 +137,19 @@ impl ClusterReport {
             .all(|h| matches!(h.outcome, Some(Outcome::Done { .. })))
     }
 
-    /// The first failure, as `host h2: message`.
+    /// The failure that came first (the cause; later ones may be its effects), as `host h2:
+    /// message`.
     pub fn first_failure(&self) -> Option<String> {
-        self.hosts.iter().find_map(|h| match &h.outcome {
-            Some(Outcome::Failed(m)) | Some(Outcome::Lost(m)) => {
-                Some(format!("host {}: {m}", h.host))
-            }
-            _ => None,
-        })
+        let first = self.first_failed.and_then(|i| self.hosts.get(i));
+        first
+            .into_iter()
+            .chain(&self.hosts)
+            .find_map(|h| match &h.outcome {
+                Some(Outcome::Failed(m)) | Some(Outcome::Lost(m)) => {
+                    Some(format!("host {}: {m}", h.host))
+                }
+                _ => None,
+            })
     }
 
     /// The per-host table: wall, CPU, CPU share, items.
@@ -217,6 +224,12 @@ pub fn run(
             origin: format!("{} (partition of host {})", plan.origin, part.host),
             partition: part.text.clone(),
             cwd: opts.cwd.clone(),
+            stream_receivers: plan
+                .streams
+                .iter()
+                .filter(|s| s.to_host == part.host)
+                .map(|s| s.receiver.clone())
+                .collect(),
         };
         protocol::send(&mut link.out, &load, &link.peer).map_err(|source| {
             ControlError::Protocol {
@@ -297,6 +310,7 @@ pub fn run(
     }
     drop(tx);
     let mut stopping = false;
+    let mut first_failed = None;
     let stop_all = |outs: &mut Vec<(TcpStream, String)>| {
         for (out, peer) in outs.iter_mut() {
             let _ = protocol::send(out, &ToWorker::Stop, peer);
@@ -347,10 +361,15 @@ pub fn run(
                 h.outcome = Some(Outcome::Failed("sent Loaded while running".into()));
             }
             Err(e) => {
-                h.outcome = Some(Outcome::Lost(e.to_string()));
+                h.outcome = Some(Outcome::Lost(format!(
+                    "worker lost: {e} (its process ended, or its machine or link went down)"
+                )));
             }
         }
         let failed = matches!(h.outcome, Some(Outcome::Failed(_)) | Some(Outcome::Lost(_)));
+        if failed && first_failed.is_none() {
+            first_failed = Some(i);
+        }
         if failed && !stopping {
             // One partition failed: the others stop cleanly instead of waiting on it.
             stopping = true;
@@ -370,6 +389,7 @@ pub fn run(
     Ok(ClusterReport {
         wall_s: started.elapsed().as_secs_f64(),
         hosts,
+        first_failed,
     })
 }
 

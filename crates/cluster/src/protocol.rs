@@ -40,6 +40,11 @@ pub enum ToWorker {
         partition: String,
         /// The controller's working directory: relative paths in the graph are relative to it.
         cwd: String,
+        /// The partition's stream receivers (`tcp_source` blocks fed by other hosts): a Stop
+        /// leaves them running, so they end with their senders' streams and nothing sent
+        /// before the stop is lost.
+        #[serde(default)]
+        stream_receivers: Vec<String>,
     },
     /// Start the loaded partition.
     Go,
@@ -191,6 +196,7 @@ mod tests {
             origin: "g.toml (host a)".into(),
             partition: "[[node]]\nname = \"x\"\n".into(),
             cwd: "/tmp".into(),
+            stream_receivers: vec!["x_out_from_b".into()],
         };
         let mut buf = Vec::new();
         send(&mut buf, &msg, "peer").unwrap();

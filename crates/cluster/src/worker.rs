@@ -188,13 +188,16 @@ impl Session {
         stream.set_read_timeout(Some(HANDSHAKE)).map_err(io_err)?;
         let mut out = stream.try_clone().map_err(io_err)?;
         let mut input = BufReader::new(stream.try_clone().map_err(io_err)?);
-        let (run, origin, partition, cwd) = match protocol::receive(&mut input, peer)? {
+        let (run, origin, partition, cwd, stream_receivers) = match protocol::receive(
+            &mut input, peer,
+        )? {
             ToWorker::Load {
                 version,
                 run,
                 origin,
                 partition,
                 cwd,
+                stream_receivers,
             } => {
                 if version != protocol::VERSION {
                     let message = format!(
@@ -203,7 +206,7 @@ impl Session {
                     );
                     return protocol::send(&mut out, &FromWorker::Error { message }, peer);
                 }
-                (run, origin, partition, cwd)
+                (run, origin, partition, cwd, stream_receivers)
             }
             other => {
                 let message = format!("expected Load first, got {other:?}");
@@ -243,6 +246,8 @@ impl Session {
         let opts = RunOptions {
             stop: Some(stop.clone()),
             progress: Some(progress.clone()),
+            // A stop ends this host's own sources; its stream receivers end with the streams.
+            spared_by_stop: stream_receivers,
             ..RunOptions::default()
         };
         let runner = std::thread::Builder::new()

@@ -570,7 +570,18 @@ impl<T: Item> Node for TcpSink<T> {
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let stopping = io.stop_requested();
         let input = io.inputs.get::<T>(0)?;
+        // The graph is stopping (another host failed, or a stop while this end was away):
+        // a lost receiver is not waited for.
+        if stopping && self.session.is_none() {
+            if let Some((_, cause)) = self.lost.take() {
+                return Err(NodeError::msg(format!(
+                    "{cause}; the graph is stopping, so the stream from offset {} on is not delivered",
+                    self.acked
+                )));
+            }
+        }
         self.drop_if_full(input)?;
         if self.session.is_none() && !self.establish()? {
             return Ok(Work::Progress);

@@ -103,6 +103,8 @@ pub struct TcpSource<T> {
     spun: bool,
     /// When the last ACK went out.
     last_ack: Instant,
+    /// The stream offset at which a stop ended the stream while no sender was connected.
+    cut_by_stop: Option<u64>,
     _items: PhantomData<T>,
 }
 
@@ -137,6 +139,7 @@ impl<T: Item> TcpSource<T> {
             lost: None,
             refused: None,
             waiting_since: Instant::now(),
+            cut_by_stop: None,
             done: false,
             backoff: Backoff::new(),
             metadata: Vec::new(),
@@ -519,7 +522,15 @@ impl<T: Item> Node for TcpSource<T> {
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let stopping = io.stop_requested();
         let out = io.outputs.get::<T>(0)?;
+        // A graph told to stop that kept this source running (a cluster host's stream
+        // receiver, see `RunOptions::spared_by_stop`) ends it with its sender's stream; but
+        // with no sender connected (it failed, or never came) there is nothing to wait for.
+        if stopping && self.session.is_none() && self.failing.is_none() {
+            self.cut_by_stop = Some(out.items_written() + self.skipped);
+            return Ok(Work::Done);
+        }
         if self.failing.is_none() {
             match self.receive(out) {
                 Err(e) => {
@@ -546,15 +557,22 @@ impl<T: Item> Node for TcpSource<T> {
     }
 
     fn warnings(&mut self) -> Vec<String> {
-        if self.gaps == 0 {
-            return Vec::new();
+        let mut warnings = Vec::new();
+        if let Some(offset) = self.cut_by_stop {
+            warnings.push(format!(
+                "stopped while no sender was connected: the stream ends at offset {offset}"
+            ));
         }
-        vec![format!(
+        if self.gaps == 0 {
+            return warnings;
+        }
+        warnings.push(format!(
             "the sender dropped {} items in {} gaps while this end was away (its retention was full); each gap is marked with a '{}' tag",
             self.gap_items,
             self.gaps,
             metadata::GAP
-        )]
+        ));
+        warnings
     }
 }
 

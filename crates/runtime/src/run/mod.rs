@@ -96,6 +96,11 @@ pub struct RunOptions {
     pub stop: Option<StopHandle>,
     /// A view of the run's item counts for a progress display on another thread.
     pub progress: Option<crate::Progress>,
+    /// Sources, by node name, that a graceful stop leaves running: they end when their own
+    /// stream ends. A cluster host spares its stream receivers, so that a stop reaches them
+    /// from upstream, after every item sent before it (the threaded schedulers; the stepper
+    /// ends every source).
+    pub spared_by_stop: Vec<String>,
 }
 
 impl Default for RunOptions {
@@ -107,6 +112,7 @@ impl Default for RunOptions {
             deadlock_timeout: Duration::from_secs(1),
             stop: None,
             progress: None,
+            spared_by_stop: Vec::new(),
         }
     }
 }

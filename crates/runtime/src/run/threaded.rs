@@ -117,6 +117,8 @@ struct Control {
     /// The caller's request for a graceful stop, and whether a source was ended for it.
     stop_request: Option<StopHandle>,
     stopped: AtomicBool,
+    /// Sources the graceful stop leaves running ([`RunOptions::spared_by_stop`]).
+    spared_by_stop: Vec<String>,
 }
 
 impl Control {
@@ -253,6 +255,7 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunRep
             Scheduler::Auto => "one thread (one CPU or one node)".to_string(),
         }),
         stop_request: opts.stop.clone(),
+        spared_by_stop: opts.spared_by_stop.clone(),
         stopped: AtomicBool::new(false),
     });
     for (unit, group) in groups.into_iter().enumerate() {
@@ -467,7 +470,10 @@ fn run_group(
             // A graceful stop: this group's sources end as if their streams were over; the
             // items already in the graph drain and the sinks finish normally.
             stop_applied = true;
-            for m in group.iter_mut().filter(|m| !m.done && m.node.is_source()) {
+            let ends = |m: &Member| {
+                !m.done && m.node.is_source() && !ctl.spared_by_stop.contains(&m.node.name)
+            };
+            for m in group.iter_mut().filter(|m| ends(m)) {
                 m.done = true;
                 m.node.finish(&mut m.stats);
                 ctl.stopped.store(true, Ordering::Release);

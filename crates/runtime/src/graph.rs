@@ -294,7 +294,9 @@ impl Graph {
                         port: spec.name.clone(),
                     });
                 };
-                let default_items = (self.default_queue_bytes / spec.item.size()).max(1);
+                let default_items = spec
+                    .preferred_queue
+                    .unwrap_or((self.default_queue_bytes / spec.item.size()).max(1));
                 // The largest of: what the edges ask for (or the default), and the windows the
                 // writer and every reader declared.
                 let declared = edges

@@ -106,6 +106,11 @@ pub struct PortSpec {
     /// reservation its node asks for, times two so that one window can fill while another is
     /// processed. The graph sizes the queue to at least this.
     pub min_queue: usize,
+    /// The queue size (in items) the node suggests for an output when the edge does not give
+    /// one, in place of the graph's default (still at least `min_queue`); `None` takes the
+    /// default. A node with hundreds of outputs that each get a little per call (a
+    /// channelizer's channels) suggests small queues, so its memory stays near the caches.
+    pub preferred_queue: Option<usize>,
     /// Items per vector: 1 for a plain stream; `n` when the port carries vectors of `n` items
     /// (an FFT frame, one sample of each of `n` channels), laid out one after another in the
     /// queue. Connected ports must agree on it; windows, reservations and item counts stay in
@@ -294,6 +299,7 @@ impl Ports {
             name: name.to_string(),
             item: ItemType::of::<T>(),
             min_queue: items.saturating_mul(2),
+            preferred_queue: None,
             vlen: 1,
         });
         InPort {
@@ -314,12 +320,19 @@ impl Ports {
             name: name.to_string(),
             item: ItemType::of::<T>(),
             min_queue: items.saturating_mul(2),
+            preferred_queue: None,
             vlen: 1,
         });
         OutPort {
             index,
             _item: PhantomData,
         }
+    }
+
+    /// Suggests a queue of `items` items for `port` when its edge does not give one (see
+    /// [`PortSpec::preferred_queue`]).
+    pub fn prefer_output_queue<T>(&mut self, port: OutPort<T>, items: usize) {
+        self.outputs[port.index].preferred_queue = Some(items.max(1));
     }
 
     /// Index of the input called `name`.

@@ -40,6 +40,16 @@ impl ChannelizerBlock {
     }
 }
 
+impl ChannelizerBlock {
+    /// Input samples one call reads: a whole batch of frames and the history before it.
+    fn window(&self) -> usize {
+        self.kernel.window_len() - 1 + FRAMES * self.kernel.decimation()
+    }
+}
+
+/// Queue per channel stream (items) unless the graph gives one: four calls' worth.
+const CHANNEL_QUEUE: usize = 4 * FRAMES;
+
 /// Channels per tile of the scatter: a tile reads whole cache lines of the frame-major scratch.
 const TILE: usize = 8;
 
@@ -89,14 +99,18 @@ impl Node for ChannelizerBlock {
         let mut ports = Ports::new();
         // Room for a whole batch of frames in one window: fewer, larger calls amortise the
         // per-port work over the many outputs.
-        ports.add_input_window::<Complex32>("in", FRAMES * self.kernel.decimation());
+        ports.add_input_window::<Complex32>("in", self.window());
         match self.layout {
             ChannelOutputs::Vectors => {
                 ports.add_output_vectors::<Complex32>("out", k, 0);
             }
             ChannelOutputs::Streams => {
+                // Each channel gets FRAMES samples a call: queues of a few calls keep the
+                // readers busy, and hundreds of them still fit near the caches (the default
+                // 256 KiB each would spread 512 channels over 128 MiB).
                 for c in 0..k {
-                    ports.add_output::<Complex32>(&format!("out{c}"));
+                    let port = ports.add_output::<Complex32>(&format!("out{c}"));
+                    ports.prefer_output_queue(port, CHANNEL_QUEUE);
                 }
             }
         }
@@ -106,17 +120,16 @@ impl Node for ChannelizerBlock {
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let k = self.kernel.outputs().len();
         let input = io.inputs.get::<Complex32>(0)?;
-        // A whole batch per call (fewer calls here and at every channel's reader); the window
-        // is shorter only at the end of the stream.
-        let batch = FRAMES * self.kernel.decimation();
+        // A whole batch per call (fewer calls here and at every channel's reader), read in
+        // place with the history before it; the window is shorter only at the end of the stream.
+        let batch = self.window();
         let Some(x) = input.window(batch)? else {
             return Ok(Work::NeedInput {
                 port: 0,
                 items: batch,
             });
         };
-        // At the end of the stream, frames already buffered still go out; then it ends.
-        let end = x.is_empty();
+        let end = x.len() < batch;
         // Frames every output has room for (vectors: items / k).
         let (mut room, mut fullest) = (FRAMES, 0);
         for (o, out) in io.outputs.all::<Complex32>()?.enumerate() {
@@ -130,7 +143,9 @@ impl Node for ChannelizerBlock {
                 (room, fullest) = (free, o);
             }
         }
-        let (consumed, produced) = self.kernel.process(x, &mut self.scratch[..room * k]);
+        let (consumed, produced) =
+            self.kernel
+                .process_window(x, end, &mut self.scratch[..room * k]);
         input.consume(consumed);
         if end && produced == 0 && room > 0 {
             return Ok(Work::Done);

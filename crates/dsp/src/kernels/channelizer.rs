@@ -41,6 +41,11 @@ pub struct Channelizer {
     /// Input samples; `buf[0]` is the first sample of the next frame's window.
     buf: Vec<Complex32>,
     filled: usize,
+    /// [`Channelizer::process_window`]'s position: zeros still ahead of the next frame's window
+    /// (the frames before the stream's start), then where in the next window that frame's
+    /// window starts.
+    lead: usize,
+    skip: usize,
     /// Per chosen channel `c`: `c·(nD + 1) mod M` for the next frame `n` (the index of its
     /// phase turn), and how much it grows per frame (`c·D mod M`).
     turn: Vec<usize>,
@@ -158,6 +163,8 @@ impl Channelizer {
             turns,
             buf: vec![Complex32::default(); history + ROUND.max(4 * history)],
             filled: history,
+            lead: history,
+            skip: 0,
             turn: channels.clone(),
             turn_step,
             rows,
@@ -212,6 +219,7 @@ impl Channelizer {
     pub fn reset(&mut self) {
         self.buf.fill(Complex32::default());
         self.filled = self.taps_per_branch() * self.m - 1;
+        (self.lead, self.skip) = (self.filled, 0);
         self.turn.copy_from_slice(&self.channels);
         self.row = 0;
     }
@@ -254,10 +262,94 @@ impl Channelizer {
         }
     }
 
-    /// `batch` frames whose windows start at `buf[first]`, `buf[first + D]`, …
+    /// Input samples a frame's window spans (`P·M`): [`Channelizer::process_window`] needs
+    /// this many before the next frame's window starts ahead of the window it is given.
+    pub fn window_len(&self) -> usize {
+        self.taps_per_branch() * self.m
+    }
+
+    /// Like [`Channelizer::process`], but reading the input where it lies, for a caller whose
+    /// queue keeps the history: `window` starts at the first sample not yet consumed (the
+    /// stream's first sample on the first call) and, unless `end` says the stream is over,
+    /// the caller keeps the samples it is not told to consume, so the next window starts with
+    /// them. Returns `(consume, produced)` like `process`. The frames whose windows reach back
+    /// before the stream's start (zeros there) go through the internal buffer; every later
+    /// one is computed straight from `window`. Do not mix with `process` on one stream.
+    pub fn process_window(
+        &mut self,
+        window: &[Complex32],
+        end: bool,
+        output: &mut [Complex32],
+    ) -> (usize, usize) {
+        let (len, d, k) = (self.window_len(), self.decimation, self.channels.len());
+        let room = output.len() / k;
+        let mut frames = 0;
+        // The first frames: their windows begin `lead` zeros before the stream.
+        while self.lead > 0 && frames < room {
+            let have = window
+                .len()
+                .min(len - 1 + FRAMES * d)
+                .min(self.buf.len() - self.lead);
+            let ready = if self.lead + have >= len {
+                ((self.lead + have - len) / d + 1).min(self.lead.div_ceil(d))
+            } else {
+                0
+            };
+            let batch = ready.min(room - frames).min(FRAMES);
+            if batch == 0 {
+                // Too little input for the next frame: at the end, there is no more.
+                let consume = if end { window.len() } else { 0 };
+                return (consume, frames * k);
+            }
+            self.buf[..self.lead].fill(Complex32::default());
+            self.buf[self.lead..self.lead + have].copy_from_slice(&window[..have]);
+            self.filled = self.lead + have;
+            self.run(0, batch, &mut output[frames * k..]);
+            frames += batch;
+            // The next frame's window starts `batch·D` samples later: fewer zeros, or
+            // (once past them) that many samples into the stream.
+            if batch * d >= self.lead {
+                self.skip = batch * d - self.lead;
+                self.lead = 0;
+            } else {
+                self.lead -= batch * d;
+            }
+        }
+        if self.lead > 0 {
+            return (0, frames * k);
+        }
+        // Straight from the window: the next frame's window starts at `skip`.
+        let mut start = self.skip;
+        while frames < room && start + len <= window.len() {
+            let batch = ((window.len() - start - len) / d + 1)
+                .min(room - frames)
+                .min(FRAMES);
+            self.run_on(window, start, batch, &mut output[frames * k..]);
+            frames += batch;
+            start += batch * d;
+        }
+        // At the end, once no frame is left, the rest is consumed too.
+        let consume = if end && start + len > window.len() {
+            window.len()
+        } else {
+            start
+        };
+        self.skip = start.saturating_sub(consume);
+        (consume, frames * k)
+    }
+
+    /// `batch` frames whose windows start at `buf[first]`, `buf[first + D]`, … of the internal
+    /// buffer.
     fn run(&mut self, first: usize, batch: usize, out: &mut [Complex32]) {
+        let buf = std::mem::take(&mut self.buf);
+        self.run_on(&buf[..self.filled], first, batch, out);
+        self.buf = buf;
+    }
+
+    /// `batch` frames whose windows start at `x[first]`, `x[first + D]`, …
+    fn run_on(&mut self, x: &[Complex32], first: usize, batch: usize, out: &mut [Complex32]) {
         let (m, d, k) = (self.m, self.decimation, self.channels.len());
-        let x: &[f32] = bytemuck::cast_slice(&self.buf[..self.filled]);
+        let x: &[f32] = bytemuck::cast_slice(x);
         let starts: [usize; FRAMES] = std::array::from_fn(|f| first + f * d);
         let frames: &mut [f32] = bytemuck::cast_slice_mut(&mut self.frames[..batch * m]);
         let mut rows = frames.chunks_exact_mut(2 * m);
@@ -381,6 +473,53 @@ mod tests {
                 whole[..p] == got[..p],
                 "M {m} D {d}: chunking changed the bits"
             );
+        }
+    }
+
+    /// Reading in place, with windows of random lengths and outputs of random room (the caller
+    /// keeping what it was not told to consume), gives the buffered path's bits, the frames
+    /// near the start included.
+    #[test]
+    fn in_place_windows_give_the_buffered_bits() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        for (m, d, taps, outputs) in [
+            (16, 16, 64, None),
+            (16, 8, 48, Some(&[3, 0, 15, 7][..])),
+            (7, 3, 30, None),
+            (12, 12, 7, None),
+            (64, 64, 1152, None),
+        ] {
+            let h: Vec<f32> = (0..taps).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            for n in [1, 5, 29, 3000] {
+                let x = noise(n, (m + n) as u64);
+                let mut ch = Channelizer::new(m, d, &h, outputs).unwrap();
+                let k = ch.outputs().len();
+                let mut want = vec![Complex32::default(); (n / d + 2) * k];
+                let (_, p) = ch.process(&x, &mut want);
+                want.truncate(p);
+                let mut ch = Channelizer::new(m, d, &h, outputs).unwrap();
+                let (mut got, mut at, mut arrived) = (Vec::new(), 0, 0);
+                let mut out = vec![Complex32::default(); 20 * k];
+                for _ in 0..100_000 {
+                    arrived = (arrived + rng.gen_range(0..500)).min(n);
+                    let end = arrived == n;
+                    let cap = rng.gen_range(0..=out.len());
+                    let (c, p) = ch.process_window(&x[at..arrived], end, &mut out[..cap]);
+                    assert_eq!(p % k, 0);
+                    got.extend_from_slice(&out[..p]);
+                    at += c;
+                    if end && at == n {
+                        break;
+                    }
+                }
+                assert_eq!(at, n, "M {m} D {d} n {n}: input not all consumed");
+                assert!(
+                    got == want,
+                    "M {m} D {d} n {n}: {} vs {} samples or other bits",
+                    got.len(),
+                    want.len()
+                );
+            }
         }
     }
 

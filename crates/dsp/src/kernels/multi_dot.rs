@@ -30,6 +30,52 @@ pub(super) fn dots(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
 #[derive(Clone, Copy)]
 pub(super) struct Dots {
     kernel: DotsKernel,
+    periods: PeriodsKernel,
+}
+
+/// A polyphase filter's outputs, a whole number of `GROUP`s of periods at once (see
+/// [`Dots::periods`]).
+type PeriodsKernel = fn(&Periods<'_>, &[f32], &mut [[f32; 2]]);
+
+/// What [`Dots::periods`] computes: `count` periods, each `steps.len()` outputs, period `q`
+/// reading `stride` floats further on than period `q − 1`. Output `r` of a period is the pair
+/// sum of `phases[steps[r].0]` against the window at `base + q·stride + steps[r].1` floats.
+pub(super) struct Periods<'a> {
+    /// The sub-filters (each written twice per tap, all of one length).
+    pub phases: &'a [Vec<f32>],
+    /// Per output of a period: its sub-filter and its window's offset in floats.
+    pub steps: &'a [(usize, usize)],
+    /// Floats from one period's windows to the next's.
+    pub stride: usize,
+    /// Offset (floats) of period 0.
+    pub base: usize,
+    /// Periods, a multiple of `GROUP`.
+    pub count: usize,
+}
+
+/// The periods loop around a four-window kernel; inlined into each kernel's caller so the
+/// kernel inlines into it.
+#[inline(always)]
+fn periods_with(
+    dots: impl Fn(&[f32], [&[f32]; GROUP]) -> [[f32; 2]; GROUP],
+    job: &Periods<'_>,
+    x: &[f32],
+    out: &mut [[f32; 2]],
+) {
+    let (steps, stride) = (job.steps.len(), job.stride);
+    for q in (0..job.count).step_by(GROUP) {
+        let base = job.base + q * stride;
+        let out = &mut out[q * steps..(q + GROUP) * steps];
+        for (r, &(phase, offset)) in job.steps.iter().enumerate() {
+            let t = &job.phases[phase];
+            let at = base + offset;
+            let windows: [&[f32]; GROUP] =
+                std::array::from_fn(|g| &x[at + g * stride..at + g * stride + t.len()]);
+            for (g, s) in dots(t, windows).into_iter().enumerate() {
+                out[g * steps + r] = s;
+            }
+        }
+    }
 }
 
 /// Four pair sums of `t` against four windows (see [`Dots::run`]).
@@ -51,13 +97,20 @@ impl Dots {
             if super::simd::best() == Avx512 && usable(Avx512) && usable(Avx2Fma) {
                 return Dots {
                     kernel: avx512_dots,
+                    periods: avx512_periods,
                 };
             }
             if usable(Avx2Fma) {
-                return Dots { kernel: avx2_dots };
+                return Dots {
+                    kernel: avx2_dots,
+                    periods: avx2_periods,
+                };
             }
         }
-        Dots { kernel: portable }
+        Dots {
+            kernel: portable,
+            periods: |job, x, out| periods_with(portable, job, x, out),
+        }
     }
 
     /// [`dots`] of `t` against `windows`. Panics if a window is shorter than the taps.
@@ -69,6 +122,45 @@ impl Dots {
         );
         (self.kernel)(t, windows)
     }
+
+    /// The outputs `job` describes, period after period, into `out` (`count × steps` pair
+    /// sums, output `r` of period `q` at `q·steps + r`): one call for many outputs, so the
+    /// loop around the four-window products is compiled with them. Panics if a window runs
+    /// past `x`, a sub-filter is odd in length, `count` is not a multiple of `GROUP`, or `out`
+    /// is short.
+    pub(super) fn periods(&self, job: &Periods<'_>, x: &[f32], out: &mut [[f32; 2]]) {
+        let w = job.phases.first().map_or(0, Vec::len);
+        let last = job.steps.iter().map(|s| s.1).max().unwrap_or(0);
+        assert!(
+            w.is_multiple_of(2)
+                && job.phases.iter().all(|p| p.len() == w)
+                && job.steps.iter().all(|s| s.0 < job.phases.len())
+                && job.count.is_multiple_of(GROUP)
+                && out.len() >= job.count * job.steps.len(),
+            "periods: malformed job"
+        );
+        assert!(
+            job.count == 0 || job.base + (job.count - 1) * job.stride + last + w <= x.len(),
+            "periods: windows run past the input"
+        );
+        (self.periods)(job, x, out)
+    }
+}
+
+/// Only reachable through [`Dots::new`], which checked avx512f, avx2 and fma.
+#[cfg(target_arch = "x86_64")]
+fn avx512_periods(job: &Periods<'_>, x: &[f32], out: &mut [[f32; 2]]) {
+    // SAFETY: `Dots::new` hands this out only where avx512f, avx2 and fma were detected;
+    // `periods_with` slices every window to the taps' length (checked indexing).
+    unsafe { x86_512::periods(job, x, out) }
+}
+
+/// Only reachable through [`Dots::new`], which checked avx2 and fma.
+#[cfg(target_arch = "x86_64")]
+fn avx2_periods(job: &Periods<'_>, x: &[f32], out: &mut [[f32; 2]]) {
+    // SAFETY: `Dots::new` hands this out only where avx2 and fma were detected; windows as
+    // in `avx512_periods`.
+    unsafe { x86::periods(job, x, out) }
 }
 
 /// Only reachable through [`Dots::new`], which checked avx512f, avx2 and fma.
@@ -194,6 +286,7 @@ mod x86 {
     /// # Safety
     /// The CPU must support avx2 and fma; every window holds at least `t.len()` floats, and
     /// `t.len()` is even.
+    #[inline]
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn dots(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
         let n = t.len();
@@ -222,7 +315,19 @@ mod x86 {
             }
             k += 8;
         }
-        finish4(acc.map(|a| _mm256_add_ps(a[0], a[1])), t, windows, k)
+        // SAFETY: this function runs with avx2 and fma.
+        unsafe { finish4(acc.map(|a| _mm256_add_ps(a[0], a[1])), t, windows, k) }
+    }
+
+    /// [`super::Dots::periods`] with [`dots`].
+    ///
+    /// # Safety
+    /// The CPU must support avx2 and fma.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn periods(job: &super::Periods<'_>, x: &[f32], out: &mut [[f32; 2]]) {
+        // SAFETY: this function runs with avx2 and fma; every window is sliced to the taps'
+        // length.
+        super::periods_with(|t, w| unsafe { dots(t, w) }, job, x, out)
     }
 
     /// Two tap vectors against four windows: ([`dots`] of `t`, [`dots`] of `u`), each tap
@@ -254,8 +359,10 @@ mod x86 {
             k += 8;
         }
         (
-            finish4(acc.map(|a| a[0]), t, windows, k),
-            finish4(acc.map(|a| a[1]), u, windows, k),
+            // SAFETY: this function runs with avx2 and fma.
+            unsafe { finish4(acc.map(|a| a[0]), t, windows, k) },
+            // SAFETY: as above.
+            unsafe { finish4(acc.map(|a| a[1]), u, windows, k) },
         )
     }
 
@@ -297,42 +404,60 @@ mod x86 {
     /// [`finish`] for the four windows at once: the four vectors are reduced together (two
     /// unpacks, a cross-lane permute and adds, nine operations instead of twenty-four), which
     /// matters for short filters (the rational resampler's 48-tap phases).
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn finish4(
+    ///
+    /// Not a `target_feature` function, so it can be inlined (always) into the AVX2 and
+    /// AVX-512 loops that call it: called on its own, passing the four vectors through memory
+    /// and back cost the rational resampler's 48-tap phases a third of their time.
+    ///
+    /// # Safety
+    /// Only from functions compiled for avx2 and fma (the CPU supports them).
+    #[inline(always)]
+    pub(super) unsafe fn finish4(
         v: [__m256; GROUP],
         t: &[f32],
         windows: [&[f32]; GROUP],
         k: usize,
     ) -> [[f32; 2]; GROUP] {
-        // Pair j of vector g is (even, odd) lanes 2j, 2j + 1; unpacks work on 64-bit pairs.
-        let pd = |x: __m256| _mm256_castps_pd(x);
-        let pair_sums = |a: __m256, b: __m256| {
-            // [a.p0 b.p0 | a.p2 b.p2] + [a.p1 b.p1 | a.p3 b.p3]
-            _mm256_add_ps(
-                _mm256_castpd_ps(_mm256_unpacklo_pd(pd(a), pd(b))),
-                _mm256_castpd_ps(_mm256_unpackhi_pd(pd(a), pd(b))),
-            )
-        };
-        let (s01, s23) = (pair_sums(v[0], v[1]), pair_sums(v[2], v[3]));
-        let r = _mm256_add_ps(
-            _mm256_permute2f128_ps::<0x20>(s01, s23),
-            _mm256_permute2f128_ps::<0x31>(s01, s23),
-        );
+        // Pair j of vector g is (even, odd) lanes 2j, 2j + 1; unpacks work on 64-bit pairs:
+        // [a.p0 b.p0 | a.p2 b.p2] + [a.p1 b.p1 | a.p3 b.p3] for (a, b) = (v0, v1) and (v2, v3).
         let mut lanes = [0.0f32; 8];
-        // SAFETY: `lanes` holds 8 floats.
-        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), r) };
-        std::array::from_fn(|g| {
-            let mut s = [lanes[2 * g], lanes[2 * g + 1]];
-            for i in (k..t.len()).step_by(2) {
-                s[0] = t[i].mul_add(windows[g][i], s[0]);
-                s[1] = t[i + 1].mul_add(windows[g][i + 1], s[1]);
+        // SAFETY: the caller runs with avx2 (these are its instructions); `lanes` holds 8
+        // floats.
+        unsafe {
+            let [a, b, c, d] = v.map(|x| _mm256_castps_pd(x));
+            let s01 = _mm256_add_ps(
+                _mm256_castpd_ps(_mm256_unpacklo_pd(a, b)),
+                _mm256_castpd_ps(_mm256_unpackhi_pd(a, b)),
+            );
+            let s23 = _mm256_add_ps(
+                _mm256_castpd_ps(_mm256_unpacklo_pd(c, d)),
+                _mm256_castpd_ps(_mm256_unpackhi_pd(c, d)),
+            );
+            let r = _mm256_add_ps(
+                _mm256_permute2f128_ps::<0x20>(s01, s23),
+                _mm256_permute2f128_ps::<0x31>(s01, s23),
+            );
+            _mm256_storeu_ps(lanes.as_mut_ptr(), r);
+        }
+        let mut sums = [[0.0f32; 2]; GROUP];
+        for (g, s) in sums.iter_mut().enumerate() {
+            *s = [lanes[2 * g], lanes[2 * g + 1]];
+        }
+        // The last few floats (the vector loops took all of them for most tap counts).
+        if k < t.len() {
+            for (s, w) in sums.iter_mut().zip(windows) {
+                for i in (k..t.len()).step_by(2) {
+                    s[0] = t[i].mul_add(w[i], s[0]);
+                    s[1] = t[i + 1].mul_add(w[i + 1], s[1]);
+                }
             }
-            s
-        })
+        }
+        sums
     }
 
     /// Reduces `[e0 o0 e1 o1 | e2 o2 e3 o3]` to `[e, o]` and adds the floats from `k` on
     /// (fewer than 8, an even number: they keep lane parity).
+    #[inline]
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn finish(v: __m256, t: &[f32], w: &[f32], k: usize) -> [f32; 2] {
         let q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
@@ -365,6 +490,7 @@ mod x86_512 {
     /// # Safety
     /// The CPU must support avx512f, avx2 and fma; every window holds at least `t.len()`
     /// floats, and `t.len()` is even.
+    #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) unsafe fn dots(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
         let n = t.len();
@@ -404,7 +530,19 @@ mod x86_512 {
             }
             k += 8;
         }
-        super::x86::finish4(v, t, windows, k)
+        // SAFETY: this function runs with avx2 and fma.
+        unsafe { super::x86::finish4(v, t, windows, k) }
+    }
+
+    /// [`super::Dots::periods`] with [`dots`].
+    ///
+    /// # Safety
+    /// The CPU must support avx512f, avx2 and fma.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn periods(job: &super::Periods<'_>, x: &[f32], out: &mut [[f32; 2]]) {
+        // SAFETY: this function runs with avx512f, avx2 and fma; every window is sliced to
+        // the taps' length.
+        super::periods_with(|t, w| unsafe { dots(t, w) }, job, x, out)
     }
 
     /// [`super::x86::dots2`] with 16-float vectors.
@@ -449,8 +587,10 @@ mod x86_512 {
             k += 8;
         }
         (
-            super::x86::finish4(v0, t, windows, k),
-            super::x86::finish4(v1, u, windows, k),
+            // SAFETY: this function runs with avx2 and fma.
+            unsafe { super::x86::finish4(v0, t, windows, k) },
+            // SAFETY: as above.
+            unsafe { super::x86::finish4(v1, u, windows, k) },
         )
     }
 }

@@ -10,7 +10,7 @@
 //! together so each tap vector loaded serves four windows ([`super::multi_dot`]).
 //! History lives in an internal buffer (zeros before the first sample).
 
-use super::multi_dot::{Dots, GROUP};
+use super::multi_dot::{Dots, Periods, GROUP};
 use super::DspError;
 use num_complex::Complex32;
 
@@ -37,6 +37,10 @@ pub struct RationalResampler {
     dots: Dots,
     /// `D / I` and `D mod I`: how far one output moves the input position and the phase.
     step: (usize, usize),
+    /// One period of `I` outputs starting at phase `steps_from`: each output's sub-filter and
+    /// how far (in floats) its window starts after the first's.
+    steps: Vec<(usize, usize)>,
+    steps_from: usize,
 }
 
 impl RationalResampler {
@@ -78,6 +82,8 @@ impl RationalResampler {
             phase: 0,
             dots: Dots::new(),
             step: (decimation / interpolation, decimation % interpolation),
+            steps: Vec::new(),
+            steps_from: usize::MAX,
         })
     }
 
@@ -134,29 +140,43 @@ impl RationalResampler {
         }
     }
 
+    /// The sub-filters and window offsets of one period starting at the current phase.
+    fn plan_period(&mut self) {
+        let (mut pos, mut p) = (0, self.phase);
+        self.steps.clear();
+        for _ in 0..self.interpolation {
+            self.steps.push((p, 2 * pos));
+            (pos, p) = self.advance(pos, p);
+        }
+        self.steps_from = self.phase;
+    }
+
     /// Every output the buffer holds the input for, as many as `out` has room for.
     fn run(&mut self, out: &mut [Complex32]) -> usize {
         let (i, d, w) = (self.interpolation, self.decimation, 2 * self.per_phase);
-        let x: &[f32] = bytemuck::cast_slice(&self.buf[..self.filled]);
         let mut done = 0;
-        // Whole groups: GROUP periods of I outputs, each period D samples further on.
-        while out.len() - done >= GROUP * i {
-            // The period's last output reads at most D samples past the first's.
-            if self.pos + GROUP * d >= self.filled {
-                break;
-            }
-            let (mut p, mut pos) = (self.phase, self.pos);
-            for r in 0..i {
-                let start = |g: usize| 2 * (pos + g * d + 1 - self.per_phase);
-                let windows: [&[f32]; GROUP] = std::array::from_fn(|g| &x[start(g)..][..w]);
-                for (g, s) in self.dots.run(&self.phases[p], windows).iter().enumerate() {
-                    out[done + r + g * i] = Complex32::new(s[0], s[1]);
-                }
-                (pos, p) = self.advance(pos, p);
-            }
+        // Whole groups: GROUP periods of I outputs, each period D samples further on; the
+        // period's last output reads at most D samples past its first's.
+        let groups =
+            (out.len() / (GROUP * i)).min(self.filled.saturating_sub(self.pos + 1) / (GROUP * d));
+        if groups > 0 && self.steps_from != self.phase {
+            self.plan_period();
+        }
+        let x: &[f32] = bytemuck::cast_slice(&self.buf[..self.filled]);
+        if groups > 0 {
+            let job = Periods {
+                phases: &self.phases,
+                steps: &self.steps,
+                stride: 2 * d,
+                base: 2 * (self.pos + 1 - self.per_phase),
+                count: groups * GROUP,
+            };
+            let sums: &mut [[f32; 2]] =
+                bytemuck::cast_slice_mut(&mut out[done..done + groups * GROUP * i]);
+            self.dots.periods(&job, x, sums);
             // After I outputs the phase is back and the input D further on.
-            self.pos += GROUP * d;
-            done += GROUP * i;
+            self.pos += groups * GROUP * d;
+            done += groups * GROUP * i;
         }
         // Then one at a time.
         while done < out.len() && self.pos < self.filled {

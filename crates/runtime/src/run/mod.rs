@@ -255,16 +255,13 @@ impl BuiltNode {
         self.inputs.is_empty() && !self.ports.outputs.is_empty()
     }
 
-    /// Bytes written so far into the outputs whose readers include a node for which
-    /// `is_peer(graph index)` holds.
-    pub(crate) fn bytes_written_to(&self, is_peer: impl Fn(usize) -> bool) -> u64 {
+    /// For each output: the bytes written into it so far, and the graph indices of its readers.
+    pub(crate) fn bytes_written(&self) -> impl Iterator<Item = (u64, &[usize])> {
         self.outputs
             .iter()
             .zip(&self.ports.outputs)
             .zip(&self.output_peers)
-            .filter(|(_, peers)| peers.iter().any(|&p| is_peer(p)))
-            .map(|((out, spec), _)| out.items_written() * spec.item.size() as u64)
-            .sum()
+            .map(|((out, spec), peers)| (out.items_written() * spec.item.size() as u64, &peers[..]))
     }
 
     /// Whether the need can be met with a batch of half its queue (see [`batch`]) right now.

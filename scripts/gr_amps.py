@@ -2,15 +2,16 @@
 """The seed's 12 AMPS channels: GNU Radio 3.10 against sluice, same receiver, same band file.
 
 Both read the band written by `sluice amps generate` (cf32_le, 20 M samples/s, 875 MHz) and run
-shift -10 kHz -> rational resampler 999/1000 -> polyphase channelizer (666 channels, 2x
+shift -10 kHz -> rational resampler 96/125 -> polyphase channelizer (512 channels, 2x
 oversampled, 18 taps per branch) -> FM demodulation (gain 60000/(2 pi 12000)) -> de-emphasis
 (75 us) -> audio low-pass (127 taps, /5), for 12 channels (1, 29, 57, ..., 309):
 
   GNU Radio: blocks.rotator_cc, filter.rational_resampler_ccf, pfb.channelizer_ccf (its other
-             654 outputs into null sinks), per channel analog.quadrature_demod_cf,
+             500 outputs into null sinks), per channel analog.quadrature_demod_cf,
              analog.fm_deemph, filter.fir_filter_fff, null sink.
-  sluice:    `sluice run examples/amps_receiver.toml` with --set for the 12 channels (writes 12
-             WAV files, a little more work than GNU Radio's null sinks).
+  sluice:    `sluice run examples/amps_receiver.toml` with --set for the 12 channels (its
+             squelch too, and it writes 12 WAV files: a little more work than GNU Radio's
+             null sinks).
 
 Usage (GNU Radio lives in Debian's python3):
   sluice amps generate amps_band --seconds 2
@@ -29,7 +30,8 @@ import tempfile
 import time
 
 CHANNELS = [1 + 28 * k for k in range(12)]
-M, D, TAPS_PER_BRANCH = 666, 333, 18
+M, D, TAPS_PER_BRANCH = 512, 256, 18
+RESAMPLING = (96, 125)
 
 
 def bin_of(n):
@@ -62,7 +64,8 @@ def run_gnuradio(data_path, runs):
     except ImportError:
         print("GNU Radio 3.10 is missing: apt-get install gnuradio (Debian's python3)", file=sys.stderr)
         sys.exit(2)
-    resampler_taps = kaiser_lowpass(999 * 24, 0.4 / 1000, 8.0, 999.0)
+    i, d = RESAMPLING
+    resampler_taps = kaiser_lowpass(i * 24, 0.4 / max(i, d), 8.0, i)
     proto = kaiser_lowpass(M * TAPS_PER_BRANCH, 0.5 / M, 9.0)
     audio = kaiser_lowpass(127, 0.06, 7.0)
     times = []
@@ -70,7 +73,7 @@ def run_gnuradio(data_path, runs):
         tb = gr.top_block()
         src = blocks.file_source(gr.sizeof_gr_complex, data_path, False)
         rot = blocks.rotator_cc(-2 * math.pi * 10e3 / 20e6)
-        rs = grfilter.rational_resampler_ccf(999, 1000, resampler_taps)
+        rs = grfilter.rational_resampler_ccf(i, d, resampler_taps)
         bank = pfb.channelizer_ccf(M, proto, 2.0)
         tb.connect(src, rot, rs, bank)
         wanted = {bin_of(n) for n in CHANNELS}
@@ -97,7 +100,7 @@ def run_sluice(sluice, band, runs):
         args = [sluice, "run", "-q", example, "--set", f'capture.path="{os.path.abspath(band)}"',
                 "--set", f"bank.outputs={bins}", "--set", f"save.labels={labels}",
                 "--set", f'save.path="{out}/amps_ch{{}}.wav"']
-        for node in ["demod", "deemph", "audio", "save"]:
+        for node in ["squelch", "demod", "deemph", "audio", "save"]:
             args += ["--set", f"{node}.channels={len(CHANNELS)}"]
         for _ in range(runs):
             start = time.perf_counter()

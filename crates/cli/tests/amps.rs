@@ -42,7 +42,7 @@ fn generate_then_receive_two_channels() {
     );
     assert!(out.contains("2 channels"), "{out}");
     let bins = sluice(&dir.0, &["amps", "bins", "5", "6"]);
-    assert_eq!(bins.trim(), "[504, 505]");
+    assert_eq!(bins.trim(), "[350, 351]");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/amps_receiver.toml");
     let mut args = vec!["run".to_string(), example.display().to_string()];
     for set in [

@@ -1,11 +1,11 @@
 //! The AMPS band generator: chosen voice channels, each FM-modulated by its own
 //! [`TestVoice`] (optionally pre-emphasised), synthesised together by a filter bank at
-//! 19.98 M samples/s, resampled to 20 M samples/s, shifted onto the raster, plus complex
+//! 15.36 M samples/s, resampled to 20 M samples/s, shifted onto the raster, plus complex
 //! Gaussian noise at a chosen carrier-to-noise ratio in 30 kHz; written as SigMF (`cf32_le`).
 
 use super::{
     bin, channel_offset_hz, PfbSynthesizer, TestVoice, BAND_RATE, BANK_CHANNELS, BANK_DECIMATION,
-    CENTRE_HZ, CHANNELS, CHANNEL_RATE, DEVIATION_HZ, RASTER_SHIFT_HZ, SPACING_HZ, TAU,
+    CENTRE_HZ, CHANNELS, CHANNEL_RATE, DEVIATION_HZ, RASTER_SHIFT_HZ, RESAMPLING, SPACING_HZ, TAU,
 };
 use crate::kernels::{deemphasis, lowpass, DspError, RationalResampler, Rotator, Window};
 use num_complex::Complex32;
@@ -143,8 +143,9 @@ impl BandGenerator {
         let de = deemphasis(TAU, CHANNEL_RATE)?;
         let bins: Vec<usize> = chans.iter().map(|&n| bin(n)).collect();
         let synth = PfbSynthesizer::new(BANK_CHANNELS, BANK_DECIMATION, 48, &bins)?;
-        // 19.98 → 20 M samples/s: low-pass at the interpolated rate, gain I.
-        let (i, d) = (1000, 999);
+        // 15.36 → 20 M samples/s (the receiver's resampling backwards): low-pass at the
+        // interpolated rate, gain I.
+        let (d, i) = RESAMPLING;
         let taps: Vec<f32> = lowpass(i * 24, 0.4 / i as f64, Window::Kaiser { beta: 8.0 })?
             .iter()
             .map(|v| v * i as f32)
@@ -233,21 +234,19 @@ impl BandGenerator {
         self.bank.clear();
         self.synth.process(&self.frames, &mut self.bank);
         let start = self.pending.len();
-        self.pending.resize(
-            start + self.bank.len() + self.bank.len() / 500 + 8192,
-            Complex32::default(),
-        );
+        // The resampler makes I/D samples of each bank sample (plus what it had buffered).
+        let (d, i) = RESAMPLING;
         let (mut consumed, mut produced) = (0, 0);
         while consumed < self.bank.len() {
+            let room = (self.bank.len() - consumed) * i / d + 8192;
+            self.pending
+                .resize(start + produced + room, Complex32::default());
             let (c, p) = self.resampler.process(
                 &self.bank[consumed..],
                 &mut self.pending[start + produced..],
             );
             consumed += c;
             produced += p;
-            if c == 0 && p == 0 {
-                break;
-            }
         }
         self.pending.truncate(start + produced);
         self.rotator.process_in_place(&mut self.pending[start..]);
@@ -324,8 +323,20 @@ mod tests {
     use super::*;
     use crate::kernels::{Channelizer, FmDemod};
 
+    /// The example receiver's resampler: `rational_resampler`'s default design (a Kaiser
+    /// low-pass at 0.8 of the lower Nyquist, 24 taps per phase, gain I).
+    fn receiver_resampler() -> RationalResampler {
+        let (i, d) = RESAMPLING;
+        let taps: Vec<f32> = lowpass(i * 24, 0.4 / i.max(d) as f64, Window::Kaiser { beta: 8.0 })
+            .unwrap()
+            .iter()
+            .map(|v| v * i as f32)
+            .collect();
+        RationalResampler::new(i, d, &taps).unwrap()
+    }
+
     /// One channel, no noise, no pre-emphasis, received by the kernels of the receiver
-    /// (shift, 999/1000, bank, FM demodulator): the demodulated frequency follows the talker
+    /// (shift, 96/125, bank, FM demodulator): the demodulated frequency follows the talker
     /// (±1 at the peak deviation, plus the carrier offset) with a constant delay.
     #[test]
     fn a_generated_channel_demodulates_to_its_talker() {
@@ -342,12 +353,7 @@ mod tests {
         Rotator::new(-RASTER_SHIFT_HZ / BAND_RATE)
             .unwrap()
             .process_in_place(&mut band);
-        let taps: Vec<f32> = lowpass(999 * 24, 0.4 / 1000.0, Window::Kaiser { beta: 8.0 })
-            .unwrap()
-            .iter()
-            .map(|v| v * 999.0)
-            .collect();
-        let mut rs = RationalResampler::new(999, 1000, &taps).unwrap();
+        let mut rs = receiver_resampler();
         let mut slow = vec![Complex32::default(); band.len()];
         let (_, p) = rs.process(&band, &mut slow);
         slow.truncate(p);
@@ -402,12 +408,7 @@ mod tests {
         Rotator::new(-RASTER_SHIFT_HZ / BAND_RATE)
             .unwrap()
             .process_in_place(&mut band);
-        let taps: Vec<f32> = lowpass(999 * 24, 0.4 / 999.0, Window::Kaiser { beta: 8.0 })
-            .unwrap()
-            .iter()
-            .map(|v| v * 999.0)
-            .collect();
-        let mut rs = RationalResampler::new(999, 1000, &taps).unwrap();
+        let mut rs = receiver_resampler();
         let mut slow = vec![Complex32::default(); band.len()];
         let (_, p) = rs.process(&band, &mut slow);
         let proto = Channelizer::prototype(BANK_CHANNELS, 18).unwrap();

@@ -38,9 +38,7 @@ impl ChannelizerBlock {
             scratch: vec![Complex32::default(); FRAMES * k],
         }
     }
-}
 
-impl ChannelizerBlock {
     /// Input samples one call reads: a whole batch of frames and the history before it.
     fn window(&self) -> usize {
         self.kernel.window_len() - 1 + FRAMES * self.kernel.decimation()

@@ -262,8 +262,8 @@ impl Channelizer {
         }
     }
 
-    /// Input samples a frame's window spans (`P·M`): [`Channelizer::process_window`] needs
-    /// this many before the next frame's window starts ahead of the window it is given.
+    /// Input samples one frame's window spans (`P·M`): the history a caller of
+    /// [`Channelizer::process_window`] keeps is one less.
     pub fn window_len(&self) -> usize {
         self.taps_per_branch() * self.m
     }

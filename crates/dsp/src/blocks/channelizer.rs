@@ -3,7 +3,7 @@
 
 use crate::kernels::Channelizer;
 use num_complex::Complex32;
-use sluice_runtime::{Node, NodeError, Ports, TagPolicy, Work, WorkIo};
+use sluice_runtime::{Node, NodeError, Outputs, Ports, TagPolicy, Work, WorkIo};
 
 /// How the channels leave the block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,8 +15,8 @@ pub enum ChannelOutputs {
     Vectors,
 }
 
-/// Frames computed per work call at most (the scratch holds this many frames of every chosen
-/// channel before they are copied to their ports).
+/// Frames computed per work call at most (with per-channel streams, the scratch holds this
+/// many frames of every chosen channel before they are copied to their ports).
 const FRAMES: usize = 256;
 
 /// The channelizer as a node (see [`Channelizer`] for what it computes). Tags and `rx_rate`
@@ -35,7 +35,11 @@ impl ChannelizerBlock {
         ChannelizerBlock {
             kernel,
             layout,
-            scratch: vec![Complex32::default(); FRAMES * k],
+            // The vector layout writes straight into its queue.
+            scratch: match layout {
+                ChannelOutputs::Streams => vec![Complex32::default(); FRAMES * k],
+                ChannelOutputs::Vectors => Vec::new(),
+            },
         }
     }
 
@@ -58,13 +62,11 @@ fn vanished() -> NodeError {
 impl ChannelizerBlock {
     /// Copies `frames` frames from the scratch to the channels' ports, `TILE` ports at a time
     /// so each frame's slice of the tile is one contiguous read.
-    fn scatter(&mut self, io: &mut WorkIo<'_>, frames: usize) -> Result<(), NodeError> {
+    fn scatter(&mut self, outputs: &mut Outputs<'_>, frames: usize) -> Result<(), NodeError> {
         let k = self.kernel.outputs().len();
         let mut c = 0;
         while c + TILE <= k {
-            let mut outs = io
-                .outputs
-                .get_many::<Complex32, TILE>(std::array::from_fn(|i| c + i))?;
+            let mut outs = outputs.get_many::<Complex32, TILE>(std::array::from_fn(|i| c + i))?;
             let mut ys: [&mut [Complex32]; TILE] = Default::default();
             for (y, out) in ys.iter_mut().zip(outs.iter_mut()) {
                 *y = out.reserve(frames)?.ok_or_else(vanished)?;
@@ -80,7 +82,7 @@ impl ChannelizerBlock {
             c += TILE;
         }
         for c in c..k {
-            let out = io.outputs.get::<Complex32>(c)?;
+            let out = outputs.get::<Complex32>(c)?;
             let y = out.reserve(frames)?.ok_or_else(vanished)?;
             for (dst, frame) in y[..frames].iter_mut().zip(self.scratch.chunks_exact(k)) {
                 *dst = frame[c];
@@ -128,37 +130,37 @@ impl Node for ChannelizerBlock {
             });
         };
         let end = x.len() < batch;
-        // Frames every output has room for (vectors: items / k).
-        let (mut room, mut fullest) = (FRAMES, 0);
-        for (o, out) in io.outputs.all::<Complex32>()?.enumerate() {
-            let unit = if self.layout == ChannelOutputs::Vectors {
-                k
-            } else {
-                1
-            };
-            let free = out.reserve(unit)?.map_or(0, |s| s.len() / unit);
-            if free < room {
-                (room, fullest) = (free, o);
+        let (room, fullest, consumed, produced) = match self.layout {
+            // Straight into the output queue: one vector per frame.
+            ChannelOutputs::Vectors => {
+                let out = io.outputs.get::<Complex32>(0)?;
+                let y = out.reserve(k)?.unwrap_or_default();
+                let room = (y.len() / k).min(FRAMES);
+                let (consumed, produced) = self.kernel.process_window(x, end, &mut y[..room * k]);
+                out.commit(produced);
+                (room, 0, consumed, produced)
             }
-        }
-        let (consumed, produced) =
-            self.kernel
-                .process_window(x, end, &mut self.scratch[..room * k]);
+            // Into the scratch, then to each channel's port.
+            ChannelOutputs::Streams => {
+                let (mut room, mut fullest) = (FRAMES, 0);
+                for (o, out) in io.outputs.all::<Complex32>()?.enumerate() {
+                    let free = out.reserve(1)?.map_or(0, |s| s.len());
+                    if free < room {
+                        (room, fullest) = (free, o);
+                    }
+                }
+                let (consumed, produced) =
+                    self.kernel
+                        .process_window(x, end, &mut self.scratch[..room * k]);
+                if produced > 0 {
+                    self.scatter(&mut io.outputs, produced / k)?;
+                }
+                (room, fullest, consumed, produced)
+            }
+        };
         input.consume(consumed);
         if end && produced == 0 && room > 0 {
             return Ok(Work::Done);
-        }
-        let frames = produced / k;
-        if frames > 0 {
-            match self.layout {
-                ChannelOutputs::Vectors => {
-                    let out = io.outputs.get::<Complex32>(0)?;
-                    let y = out.reserve(frames * k)?.ok_or_else(vanished)?;
-                    y[..frames * k].copy_from_slice(&self.scratch[..frames * k]);
-                    out.commit(frames * k);
-                }
-                ChannelOutputs::Streams => self.scatter(io, frames)?,
-            }
         }
         if consumed == 0 && produced == 0 {
             let unit = if self.layout == ChannelOutputs::Vectors {

@@ -55,9 +55,11 @@ pub struct Channelizer {
     /// `turn` is used instead); `row` is the next frame's.
     rows: Vec<Complex32>,
     row: usize,
-    /// Whether the chosen channels are all of them, in order (the factors then multiply the
-    /// whole spectrum with the SIMD complex multiply).
-    all_in_order: bool,
+    /// The chosen channels as runs of consecutive bins, `(first output, first bin, length)`:
+    /// each run's factors multiply a slice of the spectrum with the SIMD complex multiply (all
+    /// channels in order are one run; a band of channels that wraps past bin `M − 1`, as the
+    /// AMPS receiver's, two).
+    runs: Vec<(usize, usize, usize)>,
 }
 
 /// Largest phase-factor table kept (entries); small in tests so the fallback runs too.
@@ -152,7 +154,13 @@ impl Channelizer {
         } else {
             Vec::new()
         };
-        let all_in_order = channels.iter().enumerate().all(|(i, &c)| i == c) && channels.len() == m;
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        for (slot, &c) in channels.iter().enumerate() {
+            match runs.last_mut() {
+                Some((_, first, len)) if *first + *len == c => *len += 1,
+                _ => runs.push((slot, c, 1)),
+            }
+        }
         Ok(Channelizer {
             m,
             decimation,
@@ -169,7 +177,7 @@ impl Channelizer {
             turn_step,
             rows,
             row: 0,
-            all_in_order,
+            runs,
             channels,
         })
     }
@@ -372,12 +380,12 @@ impl Channelizer {
                 continue;
             }
             let factors = &self.rows[self.row * k..(self.row + 1) * k];
-            if self.all_in_order {
-                super::cmul(spectrum, factors, out);
-            } else {
-                for ((y, &c), &w) in out.iter_mut().zip(&self.channels).zip(factors) {
-                    *y = spectrum[c] * w;
-                }
+            for &(slot, bin, len) in &self.runs {
+                super::cmul(
+                    &spectrum[bin..bin + len],
+                    &factors[slot..slot + len],
+                    &mut out[slot..slot + len],
+                );
             }
             self.row += 1;
             if self.row * k == self.rows.len() {

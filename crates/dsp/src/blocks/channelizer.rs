@@ -102,7 +102,9 @@ impl Node for ChannelizerBlock {
         ports.add_input_window::<Complex32>("in", self.window());
         match self.layout {
             ChannelOutputs::Vectors => {
-                ports.add_output_vectors::<Complex32>("out", k, 0);
+                // Its queue holds two whole batches (the default 256 KiB held fewer than one
+                // for hundreds of channels, and the two threads took turns).
+                ports.add_output_vectors::<Complex32>("out", k, FRAMES * k);
             }
             ChannelOutputs::Streams => {
                 // Each channel gets FRAMES samples a call: queues of a few calls keep the

@@ -90,6 +90,16 @@ const SINK_PARAMS: &[ParamDoc] = &[
         help: "when retention is full while the peer is away: block (upstream waits) or drop_oldest (for real-time sources: drop, count, and mark the gap with a 'gap' tag)",
     },
     ParamDoc {
+        name: "fence",
+        default: "none",
+        help: "name of the process's fence (a cluster partition with a hot standby): standby until the worker wins the partition's lease, then primary with the lease's revision in every HELLO",
+    },
+    ParamDoc {
+        name: "replica",
+        default: "false",
+        help: "the receiver is one replica of a primary/standby pair: while it is away drop the oldest items instead of blocking, and give it up with a warning after resume_timeout",
+    },
+    ParamDoc {
         name: "flush_us",
         default: "50",
         help: "microseconds committed items may wait to batch into a larger frame (0: none)",
@@ -116,6 +126,11 @@ const SOURCE_PARAMS: &[ParamDoc] = &[
         name: "history",
         default: "0",
         help: "items before its resume offset that the consumer needs to prime its state (an FIR's taps − 1); the sender keeps that many acknowledged items",
+    },
+    ParamDoc {
+        name: "fenced",
+        default: "false",
+        help: "accept a primary and hot standbys (fenced senders): a newer lease revision displaces the primary, an older one is refused",
     },
     ParamDoc {
         name: "spin_us",
@@ -198,9 +213,15 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
             }
         };
         o.flush = micros(p, "flush_us", o.flush)?;
+        o.fence = p.opt_str("fence")?.map(|name| crate::Fence::named(&name));
+        o.replica = p.bool_or("replica", false)?;
+        if o.replica {
+            o.retention_full = RetentionFull::DropOldest;
+        }
     } else {
         o.history = p.u64_or("history", 0)?;
         o.spin = micros(p, "spin_us", o.spin)?;
+        o.fenced = p.bool_or("fenced", false)?;
         let max = p.u64_or("max_frame", u64::from(o.max_frame))?;
         o.max_frame = u32::try_from(max)
             .map_err(|_| ParamError::new("max_frame", format!("at most {}", u32::MAX)))?;

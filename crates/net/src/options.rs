@@ -122,6 +122,19 @@ pub struct TcpOptions {
     /// Both: the most the authentication of one connection may take (a silent peer is
     /// refused after it).
     pub auth_timeout: Duration,
+    /// Sender: the fence of a partition that runs as primary and hot standby (see
+    /// [`fence`](crate::fence)): revision 0, standby (send nothing, release what the receiver
+    /// acknowledges); above 0, primary with that lease revision. `None`: an ordinary sender.
+    pub fence: Option<crate::Fence>,
+    /// Sender: the receiver is one replica of a primary/standby pair, so losing it is no
+    /// failure: while it is away the oldest retained items are dropped instead of blocking
+    /// upstream (the other replica must go on), and after `resume_timeout` (or at the end of
+    /// the stream) the sink gives it up with a warning instead of an error.
+    pub replica: bool,
+    /// Receiver: accept fenced senders (a primary and its standbys, each HELLO carrying a
+    /// lease revision): standbys are kept connected and told what was received; a primary
+    /// with a newer revision displaces the current one, and an older revision is refused.
+    pub fenced: bool,
 }
 
 impl Default for TcpOptions {
@@ -144,6 +157,9 @@ impl Default for TcpOptions {
             vlen: 1,
             key: None,
             auth_timeout: crate::auth::DEFAULT_TIMEOUT,
+            fence: None,
+            replica: false,
+            fenced: false,
         }
     }
 }

@@ -10,8 +10,8 @@
 //! checked against its limits.
 
 use crate::wire::{
-    self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, FLAG_CRC, FLAG_VLEN, HEADER_LEN, MAGIC,
-    MAX_CONTROL, MAX_ITEM_NAME, MAX_VLEN, VERSION,
+    self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, FLAG_CRC, FLAG_FENCE, FLAG_VLEN,
+    HEADER_LEN, MAGIC, MAX_CONTROL, MAX_ITEM_NAME, MAX_VLEN, VERSION,
 };
 use crate::NetError;
 use sluice_queue::Tag;
@@ -362,7 +362,7 @@ impl Decoder {
             });
         }
         let allowed_flags = match kind {
-            Kind::Hello => FLAG_CRC | FLAG_VLEN,
+            Kind::Hello => FLAG_CRC | FLAG_VLEN | FLAG_FENCE,
             Kind::Data => FLAG_CRC,
             _ => 0,
         };
@@ -543,6 +543,18 @@ impl Decoder {
         } else {
             1
         };
+        let fence = if flags & FLAG_FENCE != 0 {
+            let r = u64::from_le_bytes(
+                body.get(at..at + 8)
+                    .ok_or_else(short)?
+                    .try_into()
+                    .unwrap_or([0; 8]),
+            );
+            at += 8;
+            Some(r)
+        } else {
+            None
+        };
         let meta_len = u32::from_le_bytes(
             body.get(at..at + 4)
                 .ok_or_else(short)?
@@ -591,6 +603,7 @@ impl Decoder {
             crc: flags & FLAG_CRC != 0,
             heartbeat_ms,
             metadata,
+            fence,
         };
         self.crc_on = hello.crc;
         self.item_size = Some(item_size);

@@ -323,6 +323,7 @@ pub fn hand_over<T: Item>(
         crc: false,
         heartbeat_ms: 0,
         metadata: Vec::new(),
+        fence: None,
     })
     .map_err(|e| NetError::Config(format!("HELLO: {e}")))?;
     let fds = [ring.fd()];

@@ -10,6 +10,13 @@
 //! acknowledged, so that a receiver taking over may resume that far back and prime its
 //! filters. When retention is full while the peer is away, the sink blocks upstream, or with
 //! [`RetentionFull::DropOldest`] drops the oldest items, counts them, and sends a GAP.
+//!
+//! A sink with a [`fence`](crate::fence) is one replica of a partition with a hot standby.
+//! As a standby (revision 0) it connects and sends nothing: the receiver tells it, in its
+//! WELCOME and ACKs, what it has received from the primary, and the sink releases that much of
+//! its own (identical) stream. Once promoted it reconnects as primary and sends from the
+//! receiver's resume offset, even one it has not reached yet. A `replica` sink feeds one of
+//! such a pair: it gives a lost receiver up (with a warning) instead of failing.
 
 use crate::conn::{io_err, Conn, Endpoint};
 use crate::decoder::{Decoder, Event, Need, Role};
@@ -72,6 +79,8 @@ struct Session {
     /// When the socket was last read, and whether the node waited on it since.
     rx_checked: Instant,
     waited: bool,
+    /// A standby's connection (HELLO revision 0): it sends nothing.
+    standby: bool,
 }
 
 /// Sends a stream of `T` over TCP (see the crate docs and `docs/net/wire.md`).
@@ -102,6 +111,9 @@ pub struct TcpSink<T> {
     /// The latest metadata tag of each key among dropped items: re-sent on the first item
     /// after the gap, so that the receiver learns what changed in it.
     carried: Vec<Tag>,
+    /// A `replica` sink that gave its receiver up: the offset it had acknowledged then and why
+    /// (it consumes its input from then on).
+    abandoned: Option<(u64, String)>,
     _items: PhantomData<T>,
 }
 
@@ -126,6 +138,7 @@ impl<T: Item> TcpSink<T> {
             dropped: 0,
             drops: 0,
             carried: Vec::new(),
+            abandoned: None,
             _items: PhantomData,
         })
     }
@@ -157,6 +170,10 @@ impl<T: Item> TcpSink<T> {
                     .send_control(&wire::error(&cause.to_string()), CONTROL_WAIT);
             }
         }
+        if self.opts.replica && cause.is_fatal() {
+            self.abandon(cause.to_string());
+            return Ok(());
+        }
         if cause.is_fatal() || self.opts.resume_timeout.is_zero() {
             return Err(cause.into());
         }
@@ -166,6 +183,18 @@ impl<T: Item> TcpSink<T> {
         Ok(())
     }
 
+    /// A `replica` sink gives its receiver up: the other replica carries the stream.
+    fn abandon(&mut self, why: String) {
+        self.session = None;
+        self.lost = None;
+        self.abandoned = Some((self.acked, why));
+    }
+
+    /// The fence's revision: `Some(0)` standby, `Some(r)` primary, `None` unfenced.
+    fn revision(&self) -> Option<u64> {
+        self.opts.fence.as_ref().map(crate::Fence::revision)
+    }
+
     /// Tries to connect (or accept), waiting a little: true once connected and HELLO is sent.
     fn establish(&mut self) -> Result<bool, NodeError> {
         let (started, limit) = match &self.lost {
@@ -173,6 +202,18 @@ impl<T: Item> TcpSink<T> {
             None => (self.waiting_since, self.opts.connect_timeout),
         };
         let elapsed = started.elapsed();
+        if elapsed > limit && self.opts.replica && self.lost.is_some() {
+            let cause = self
+                .lost
+                .take()
+                .map(|(_, c)| c.to_string())
+                .unwrap_or_default();
+            self.abandon(format!(
+                "{cause}; no new connection within {:.1} s",
+                elapsed.as_secs_f64()
+            ));
+            return Ok(false);
+        }
         if elapsed > limit {
             let secs = elapsed.as_secs_f64();
             return Err(match self.lost.take() {
@@ -208,6 +249,7 @@ impl<T: Item> TcpSink<T> {
         let conn = Conn::new(stream, self.opts.heartbeat)
             .map_err(|e| io_err(&self.endpoint.describe(), self.acked, "socket setup", &e))?;
         let item = ItemType::of::<T>();
+        let fence = self.revision();
         let hello = wire::hello(&Hello {
             item_name: item.name().to_string(),
             item_size: item.size() as u32,
@@ -215,6 +257,7 @@ impl<T: Item> TcpSink<T> {
             crc: self.opts.crc,
             heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
             metadata: self.metadata.clone(),
+            fence,
         })
         .map_err(|e| NodeError::msg(format!("encoding HELLO metadata: {e}")))?;
         if let Err(e) = conn.send_control(&hello, CONTROL_WAIT) {
@@ -235,6 +278,7 @@ impl<T: Item> TcpSink<T> {
             rx_len: 0,
             rx_checked: Instant::now(),
             waited: false,
+            standby: fence == Some(0),
         });
         Ok(true)
     }
@@ -274,6 +318,30 @@ impl<T: Item> TcpSink<T> {
                 continue;
             };
             let peer = s.conn.peer.clone();
+            if s.standby {
+                // A standby learns from the WELCOME and the ACKs what the receiver has from
+                // the primary, and releases as much of its own copy of the stream.
+                let has = match event {
+                    Event::Welcome(w) => Some(w.resume),
+                    Event::Ack(a) => Some(a),
+                    _ => None,
+                };
+                if let Some(a) = has {
+                    if a % vlen != 0 {
+                        return Err(NetError::Protocol {
+                            peer,
+                            offset: self.acked,
+                            kind: "ACK",
+                            what: format!(
+                                "tells a standby offset {a}, inside a vector of {vlen} items"
+                            ),
+                        });
+                    }
+                    self.acked = self.acked.max(a);
+                    self.lost = None;
+                }
+                continue;
+            }
             match event {
                 Event::Welcome(w) => {
                     if w.resume % vlen != 0
@@ -291,7 +359,10 @@ impl<T: Item> TcpSink<T> {
                         });
                     }
                     let floor = self.acked.saturating_sub(self.history);
-                    if w.resume < floor || w.resume > written {
+                    // A promoted standby may be behind the receiver: it releases what the
+                    // receiver has as it comes, and sends from there.
+                    let beyond = w.resume > written && self.opts.fence.is_none();
+                    if w.resume < floor || beyond {
                         let what = if w.resume < floor {
                             format!(
                                 "the receiver resumes at offset {} but acknowledged {} already and declared {} items of history (a receiver that lost what it acknowledged)",
@@ -324,6 +395,9 @@ impl<T: Item> TcpSink<T> {
                     }
                     self.history = self.history.max(w.history);
                     self.lost = None;
+                    if self.opts.fence.is_some() {
+                        self.acked = self.acked.max(w.resume);
+                    }
                     // Items below what the queue still holds were dropped while the peer was
                     // away: say so, and go on from the oldest item kept.
                     let from = w.resume.max(read);
@@ -408,7 +482,10 @@ impl<T: Item> TcpSink<T> {
     /// three quarters full, drops the oldest items down to half full (their tags too, keeping
     /// the latest metadata to re-send after the gap), so that upstream never waits.
     fn drop_if_full(&mut self, input: &mut Input<T>) -> Result<(), NodeError> {
-        let away = !self.session.as_ref().is_some_and(|s| s.welcomed);
+        let away = !self
+            .session
+            .as_ref()
+            .is_some_and(|s| s.welcomed || s.standby);
         if self.opts.retention_full != RetentionFull::DropOldest || !away {
             return Ok(());
         }
@@ -516,6 +593,22 @@ fn available<T: Item>(input: &mut Input<T>) -> Result<usize, NodeError> {
     })
 }
 
+/// Whether the input has ended (its writer is done and everything it wrote is in the window).
+fn ended<T: Item>(input: &mut Input<T>) -> Result<bool, NodeError> {
+    let avail = available(input)?;
+    Ok(avail < input.capacity() && input.window(avail + 1)?.is_some_and(|w| w.len() == avail))
+}
+
+/// A sink that gave its receiver up consumes its input to the end.
+fn drain<T: Item>(input: &mut Input<T>) -> Result<Work, NodeError> {
+    let avail = available(input)?;
+    input.consume(avail);
+    if avail == 0 && ended(input)? {
+        return Ok(Work::Done);
+    }
+    Ok(Work::NeedInput { port: 0, items: 1 })
+}
+
 /// The slices of a batch still to send, after `written` bytes of it went out: each frame's
 /// head, payload (from `window`, whose first item is at offset `read`) and trailer.
 fn rest<'a>(
@@ -572,6 +665,26 @@ impl<T: Item> Node for TcpSink<T> {
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let stopping = io.stop_requested();
         let input = io.inputs.get::<T>(0)?;
+        if stopping && self.session.is_none() && self.opts.replica && self.lost.is_some() {
+            self.abandon("the graph is stopping while it was away".into());
+        }
+        if self.abandoned.is_some() {
+            return drain(input);
+        }
+        if self.opts.fence.is_some() {
+            if self.session.as_ref().is_some_and(|s| s.standby) && self.revision() > Some(0) {
+                // Promoted: the standby's connection makes way for a primary's.
+                self.session = None;
+                self.lost = None;
+                self.waiting_since = Instant::now();
+            }
+            // The receiver has all this replica would send: the stream is delivered.
+            let end = input.items_read() + available(input)? as u64;
+            if self.acked >= end && ended(input)? {
+                self.session = None;
+                return Ok(Work::Done);
+            }
+        }
         // The graph is stopping (another host failed, or a stop while this end was away):
         // a lost receiver is not waited for.
         if stopping && self.session.is_none() {
@@ -595,7 +708,8 @@ impl<T: Item> Node for TcpSink<T> {
         loop {
             let read = input.items_read();
             let avail = available(input)?;
-            let due = self.rx_due(read + avail as u64 - self.acked, input.capacity());
+            let unacked = (read + avail as u64).saturating_sub(self.acked);
+            let due = self.rx_due(unacked, input.capacity());
             let pumped = if due {
                 self.pump_rx(read, read + avail as u64, input.capacity())
             } else {
@@ -612,7 +726,8 @@ impl<T: Item> Node for TcpSink<T> {
             }
             // Release what the peer has, but for the history it declared.
             let release = self.acked.saturating_sub(self.history);
-            if release > read {
+            // (A standby's or a promoted one's receiver may have more than it has.)
+            if release > read && avail > 0 {
                 let k = ((release - read) as usize).min(avail);
                 input.consume(k);
                 while self.tags.front().is_some_and(|t| t.index < release) {
@@ -759,15 +874,23 @@ impl<T: Item> Node for TcpSink<T> {
     }
 
     fn warnings(&mut self) -> Vec<String> {
-        if self.dropped == 0 {
-            return Vec::new();
+        let mut warnings = Vec::new();
+        if let Some((offset, why)) = &self.abandoned {
+            warnings.push(format!(
+                "gave its receiver {} up at offset {offset} ({why}): it is one replica of a primary/standby pair, and the other carries the stream",
+                self.endpoint.describe()
+            ));
         }
-        vec![format!(
+        if self.dropped == 0 {
+            return warnings;
+        }
+        warnings.push(format!(
             "dropped {} items in {} gaps while the peer was away and retention was full (retention_full = drop_oldest); the receiver marks each gap with a '{}' tag",
             self.dropped,
             self.drops,
             metadata::GAP
-        )]
+        ));
+        warnings
     }
 }
 

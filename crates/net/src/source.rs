@@ -10,6 +10,13 @@
 //! had: the items before its start offset and the gaps the sender reported (items it
 //! dropped while this end was away). A gap is marked with a [`GAP`](metadata::GAP) tag on
 //! the first item after it.
+//!
+//! A `fenced` receiver serves a partition that runs as primary and hot standby (see
+//! [`fence`](crate::fence)): it keeps accepting connections while one is open. A standby's
+//! (HELLO revision 0) is kept and told, in a WELCOME and then in every ACK, what has been
+//! received; a primary's displaces the current primary if its lease revision is at least as
+//! new, and is refused if it is older, so a primary that lost its lease never writes again.
+//! The promoted standby resumes at the receiver's offset like any reconnecting sender.
 
 use crate::conn::{io_err, Conn, Endpoint, Recv};
 use crate::decoder::{Decoder, Event, Need, Role};
@@ -19,7 +26,7 @@ use crate::NetError;
 use sluice_runtime::{
     metadata, Item, ItemType, Node, NodeError, Output, Ports, Tag, TagValue, Work, WorkIo,
 };
-use std::io::IoSliceMut;
+use std::io::{IoSliceMut, Read};
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
@@ -55,6 +62,18 @@ struct Frame {
     tags: Vec<Tag>,
     /// Where the reservation started when the first payload bytes went in.
     at: Option<usize>,
+}
+
+/// A fenced receiver's change of primary.
+#[derive(Debug)]
+struct Takeover {
+    /// The stream offset at which the new primary resumed.
+    offset: u64,
+    /// The old and the new primary's lease revisions.
+    from: u64,
+    to: u64,
+    /// How long the stream had no primary (`None`: the new one displaced a connected one).
+    waited: Option<Duration>,
 }
 
 #[derive(Debug)]
@@ -105,6 +124,11 @@ pub struct TcpSource<T> {
     last_ack: Instant,
     /// The stream offset at which a stop ended the stream while no sender was connected.
     cut_by_stop: Option<u64>,
+    /// Fenced: the current primary's lease revision (0 before the first), the standbys'
+    /// connections, and every change of primary.
+    revision: u64,
+    standbys: Vec<Conn>,
+    takeovers: Vec<Takeover>,
     _items: PhantomData<T>,
 }
 
@@ -126,8 +150,14 @@ impl<T: Item> TcpSource<T> {
                 opts.vlen()
             )));
         }
+        let endpoint = Endpoint::parse(url)?;
+        if opts.fenced && !matches!(endpoint, Endpoint::Listen(_)) {
+            return Err(NetError::Config(format!(
+                "a fenced receiver listens (tcp-listen://host:port) for its primary and standbys, not '{url}'"
+            )));
+        }
         Ok(TcpSource {
-            endpoint: Endpoint::parse(url)?,
+            endpoint,
             opts,
             session: None,
             acked: start,
@@ -146,6 +176,9 @@ impl<T: Item> TcpSource<T> {
             failing: None,
             spun: false,
             last_ack: Instant::now(),
+            revision: 0,
+            standbys: Vec::new(),
+            takeovers: Vec::new(),
             _items: PhantomData,
         })
     }
@@ -177,7 +210,8 @@ impl<T: Item> TcpSource<T> {
         Ok(())
     }
 
-    fn establish(&mut self, received: u64) -> Result<bool, NodeError> {
+    fn establish(&mut self, out: &mut Output<T>) -> Result<bool, NodeError> {
+        let received = self.received(out);
         let (started, limit) = match &self.lost {
             Some((t, _)) => (*t, self.opts.resume_timeout),
             None => (self.waiting_since, self.opts.connect_timeout),
@@ -203,6 +237,10 @@ impl<T: Item> TcpSource<T> {
                 },
             }
             .into());
+        }
+        if self.opts.fenced {
+            self.accept_fenced(out, Duration::from_millis(20))?;
+            return Ok(self.session.is_some());
         }
         let Some(stream) = self
             .endpoint
@@ -275,6 +313,9 @@ impl<T: Item> TcpSource<T> {
         s.conn
             .send_control(&both, CONTROL_WAIT)
             .map_err(|e| io_err(&s.conn.peer, received, "send ACK", &e))?;
+        if !self.standbys.is_empty() {
+            self.tell_standbys(&both[..HEADER_LEN + 8]);
+        }
         self.acked = ack;
         self.credited = credit;
         self.ack_due = false;
@@ -408,30 +449,17 @@ impl<T: Item> TcpSource<T> {
         };
         match event {
             Event::Hello(h) => {
-                let received = out.items_written() + self.skipped;
-                let vlen = self.opts.vlen();
-                let max_items = capacity
-                    .min(self.opts.max_frame as usize / size)
-                    .min(u32::MAX as usize)
-                    / vlen
-                    * vlen;
-                if max_items == 0 {
-                    return Err(NetError::Config(format!(
-                        "max_frame {} bytes holds no whole vector of {vlen} items of {size} bytes: raise max_frame to at least {}",
-                        self.opts.max_frame,
-                        vlen * size + DATA_HEAD_LEN + CRC_LEN
-                    )));
+                if h.fence.is_some() && !self.opts.fenced {
+                    return Err(NetError::Protocol {
+                        peer: s.conn.peer.clone(),
+                        offset: self.received(out),
+                        kind: "HELLO",
+                        what: "a fenced sender (one replica of a partition with a standby) needs a receiver with fenced = true".into(),
+                    });
                 }
-                let credit = received + self.room(capacity);
-                let history = self.opts.history.div_ceil(vlen as u64) * vlen as u64;
+                let received = self.received(out);
+                let welcome = wire::welcome(&self.welcome_for(received, capacity, size, true)?);
                 let s = self.session.as_mut().expect("connected");
-                let welcome = wire::welcome(&Welcome {
-                    resume: received,
-                    credit,
-                    max_items: max_items as u32,
-                    heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
-                    history,
-                });
                 s.conn
                     .send_control(&welcome, CONTROL_WAIT)
                     .map_err(|e| io_err(&s.conn.peer, received, "send WELCOME", &e))?;
@@ -558,6 +586,16 @@ impl<T: Item> Node for TcpSource<T> {
 
     fn warnings(&mut self) -> Vec<String> {
         let mut warnings = Vec::new();
+        for t in &self.takeovers {
+            let how = match t.waited {
+                Some(d) => format!("{:.0} ms after the primary was lost", d.as_secs_f64() * 1e3),
+                None => "displacing the connected primary".to_string(),
+            };
+            warnings.push(format!(
+                "failover at offset {}: the primary of lease revision {} took over from revision {} ({how}); nothing lost or repeated",
+                t.offset, t.to, t.from
+            ));
+        }
         if let Some(offset) = self.cut_by_stop {
             warnings.push(format!(
                 "stopped while no sender was connected: the stream ends at offset {offset}"
@@ -613,14 +651,202 @@ fn ack_until_end(
 }
 
 impl<T: Item> TcpSource<T> {
+    /// The WELCOME for a sender at `received`: a primary gets credit for the queue's room, a
+    /// standby (`primary` false) none.
+    fn welcome_for(
+        &self,
+        received: u64,
+        capacity: usize,
+        size: usize,
+        primary: bool,
+    ) -> Result<Welcome, NetError> {
+        let vlen = self.opts.vlen();
+        let max_items = capacity
+            .min(self.opts.max_frame as usize / size)
+            .min(u32::MAX as usize)
+            / vlen
+            * vlen;
+        if max_items == 0 {
+            return Err(NetError::Config(format!(
+                "max_frame {} bytes holds no whole vector of {vlen} items of {size} bytes: raise max_frame to at least {}",
+                self.opts.max_frame,
+                vlen * size + DATA_HEAD_LEN + CRC_LEN
+            )));
+        }
+        let room = if primary { self.room(capacity) } else { 0 };
+        Ok(Welcome {
+            resume: received,
+            credit: received + room,
+            max_items: max_items as u32,
+            heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
+            history: self.opts.history.div_ceil(vlen as u64) * vlen as u64,
+        })
+    }
+
+    /// Fenced: takes the connections waiting on the listener (waiting up to `wait` for one):
+    /// standbys join the list, a primary at least as new as the current one replaces it, an
+    /// older one or an unfenced sender is refused (and logged), and so is a bad HELLO: the
+    /// stream goes on either way.
+    fn accept_fenced(&mut self, out: &mut Output<T>, wait: Duration) -> Result<(), NodeError> {
+        let size = std::mem::size_of::<T>();
+        let capacity = out.capacity();
+        loop {
+            let received = self.received(out);
+            let Some(stream) = self.endpoint.establish(wait, received)? else {
+                return Ok(());
+            };
+            let Some(stream) =
+                crate::auth::guard(&self.endpoint, stream, &self.opts, &mut self.refused)?
+            else {
+                continue;
+            };
+            let peer = stream
+                .peer_addr()
+                .map_or_else(|_| "(unknown peer)".to_string(), |a| a.to_string());
+            let (hello, decoder, stream) = match self.read_hello(stream, &peer, received) {
+                Ok(got) => got,
+                Err((e, stream)) => {
+                    refuse(stream, &peer, &e.to_string());
+                    continue;
+                }
+            };
+            let revision = match hello.fence {
+                None => {
+                    refuse(stream, &peer, "this receiver takes fenced senders only (the replicas of a partition with a standby): the sender has no fence");
+                    continue;
+                }
+                Some(r) if r > 0 && r < self.revision => {
+                    refuse(stream, &peer, &format!(
+                        "fenced: lease revision {r} is older than the current primary's {}; this sender's partition was taken over by its standby",
+                        self.revision
+                    ));
+                    continue;
+                }
+                Some(r) => r,
+            };
+            let conn = Conn::new(stream, self.opts.heartbeat)
+                .map_err(|e| io_err(&peer, received, "socket setup", &e))?;
+            if revision == 0 {
+                let welcome = wire::welcome(&self.welcome_for(received, capacity, size, false)?);
+                if conn.send_control(&welcome, CONTROL_WAIT).is_ok() {
+                    self.standbys.push(conn);
+                }
+                continue;
+            }
+            if let Some(old) = self.session.take() {
+                if revision > self.revision {
+                    let _ = old.conn.send_control(
+                        &wire::error(&format!(
+                            "fenced: displaced by the primary of lease revision {revision} (this one has {})",
+                            self.revision
+                        )),
+                        Duration::from_millis(10),
+                    );
+                }
+            }
+            if revision > self.revision && self.revision > 0 {
+                self.takeovers.push(Takeover {
+                    offset: received,
+                    from: self.revision,
+                    to: revision,
+                    waited: self.lost.as_ref().map(|(t, _)| t.elapsed()),
+                });
+            }
+            self.revision = revision;
+            self.session = Some(Session {
+                conn,
+                decoder,
+                hello: None,
+                frame: None,
+                stash: vec![0; READ_AHEAD],
+                stash_at: 0,
+                stash_len: 0,
+                small: false,
+                drained: false,
+            });
+            if let Err(e) = self.on_event(Some(Event::Hello(hello)), out, size, capacity) {
+                self.lose(e)?;
+            }
+        }
+    }
+
+    /// Reads a new connection's HELLO (blocking, for at most the authentication timeout).
+    #[allow(clippy::result_large_err)]
+    fn read_hello(
+        &self,
+        mut stream: std::net::TcpStream,
+        peer: &str,
+        received: u64,
+    ) -> Result<(Hello, Decoder, std::net::TcpStream), (NetError, std::net::TcpStream)> {
+        let item = ItemType::of::<T>();
+        let mut decoder = Decoder::new(
+            Role::Receiver,
+            peer,
+            self.opts.max_frame,
+            Some((item.name(), item.size() as u32)),
+            received,
+        )
+        .with_vlen(self.opts.vlen() as u32);
+        let setup = stream
+            .set_nonblocking(false)
+            .and_then(|()| stream.set_read_timeout(Some(self.opts.auth_timeout)));
+        if let Err(e) = setup {
+            return Err((io_err(peer, received, "socket setup", &e), stream));
+        }
+        loop {
+            let Need::Control(n) = decoder.need() else {
+                unreachable!("a connection starts with control frames");
+            };
+            if let Err(e) = stream.read_exact(decoder.control_space()) {
+                return Err((io_err(peer, received, "read HELLO", &e), stream));
+            }
+            match decoder.control_filled(n) {
+                Ok(None) => {}
+                Ok(Some(Event::Hello(h))) => return Ok((h, decoder, stream)),
+                Ok(Some(other)) => {
+                    let e = NetError::Protocol {
+                        peer: peer.to_string(),
+                        offset: received,
+                        kind: "HELLO",
+                        what: format!("expected HELLO first, got {other:?}"),
+                    };
+                    return Err((e, stream));
+                }
+                Err(e) => return Err((e, stream)),
+            }
+        }
+    }
+
+    /// Tells the standbys a frame (an ACK), reading and dropping what they sent (heartbeats);
+    /// a standby that closed or does not take the frame at once is dropped.
+    fn tell_standbys(&mut self, frame: &[u8]) {
+        let mut scratch = [0u8; 256];
+        self.standbys.retain_mut(|c| {
+            for _ in 0..16 {
+                match c.recv(&mut scratch) {
+                    Ok(Recv::Got(_)) => {}
+                    Ok(Recv::WouldBlock) => break,
+                    Ok(Recv::Eof) | Err(_) => return false,
+                }
+            }
+            c.send_control(frame, Duration::from_millis(10)).is_ok()
+        });
+    }
+
     /// The receiving `work`; an error ends the stream once downstream has what arrived.
     fn receive(&mut self, out: &mut Output<T>) -> Result<Work, NodeError> {
         if self.done {
             return Ok(Work::Done);
         }
-        let received = self.received(out);
-        if self.session.is_none() && !self.establish(received)? {
+        if self.session.is_none() && !self.establish(out)? {
             return Ok(Work::Progress);
+        }
+        if self.opts.fenced {
+            // A standby, or a newer primary, may come while the primary sends.
+            self.accept_fenced(out, Duration::ZERO)?;
+            if self.session.is_none() {
+                return Ok(Work::Progress);
+            }
         }
         let capacity = out.capacity();
         let mut outcome = Step::Idle;
@@ -671,6 +897,8 @@ impl<T: Item> TcpSource<T> {
                     }
                 }
                 self.done = true;
+                // The standbys have their last ACK: they end with their input.
+                self.standbys.clear();
                 if let (Acknowledge::External(handle), Some(s)) =
                     (&self.opts.ack, self.session.take())
                 {
@@ -720,4 +948,12 @@ impl<T: Item> TcpSource<T> {
             }
         }
     }
+}
+
+/// Refuses a connection: an ERROR frame to the peer (best effort) and a line on stderr.
+fn refuse(stream: std::net::TcpStream, peer: &str, why: &str) {
+    use std::io::Write;
+    eprintln!("sluice-net: refused {peer}: {why}");
+    let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
+    let _ = (&stream).write_all(&wire::error(why));
 }

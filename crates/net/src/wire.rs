@@ -31,6 +31,13 @@ pub const FLAG_CRC: u16 = 1;
 /// items is byte for byte what version 1 always sent.
 pub const FLAG_VLEN: u16 = 2;
 
+/// HELLO flag: the sender is one replica of a partition with a hot standby, and a u64 lease
+/// revision follows the vector length (or the item type name): 0 for a standby, which sends no
+/// DATA and only learns what the receiver has, above 0 for a primary. A receiver that took a
+/// primary of some revision refuses every later HELLO with an older one (see
+/// [`fence`](crate::fence)).
+pub const FLAG_FENCE: u16 = 4;
+
 /// The most items per vector a HELLO may declare (as the graph blocks' `vlen` parameter).
 pub const MAX_VLEN: u32 = 1 << 24;
 
@@ -134,6 +141,9 @@ pub struct Hello {
     /// Stream metadata the sender knows (the latest tag of each metadata key it has seen, at
     /// its own offset). Informational: the tags themselves travel in DATA frames.
     pub metadata: Vec<Tag>,
+    /// A fenced sender's lease revision ([`FLAG_FENCE`]): `Some(0)` a standby, `Some(r)` a
+    /// primary of revision `r`; `None` an ordinary sender.
+    pub fence: Option<u64>,
 }
 
 /// What a WELCOME says.
@@ -204,6 +214,10 @@ pub fn hello(h: &Hello) -> Result<Vec<u8>, pmt::PmtError> {
     if h.vlen > 1 {
         body.extend_from_slice(&h.vlen.to_le_bytes());
         flags |= FLAG_VLEN;
+    }
+    if let Some(revision) = h.fence {
+        body.extend_from_slice(&revision.to_le_bytes());
+        flags |= FLAG_FENCE;
     }
     let mut meta = Vec::new();
     encode_tags(&h.metadata, &mut meta)?;

@@ -232,6 +232,7 @@ fn a_sluice_hello_without_authentication_is_refused() {
             crc: false,
             heartbeat_ms: 1000,
             metadata: vec![],
+            fence: None,
         })
         .unwrap();
         let _ = c.write_all(&hello);
@@ -432,6 +433,7 @@ fn a_listener_keeps_waiting_for_the_right_peer_after_intruders() {
             crc: false,
             heartbeat_ms: 1000,
             metadata: vec![],
+            fence: None,
         })
         .unwrap(),
     )

@@ -20,6 +20,7 @@ fn hello_c32(crc: bool) -> Vec<u8> {
         crc,
         heartbeat_ms: 1000,
         metadata: vec![rate_tag(0, 1e6)],
+        fence: None,
     })
     .unwrap()
 }
@@ -119,6 +120,7 @@ fn wrong_item_type_or_size() {
         crc: false,
         heartbeat_ms: 1000,
         metadata: vec![],
+        fence: None,
     })
     .unwrap();
     assert_eq!(

@@ -100,6 +100,7 @@ fn a_silent_sender_is_detected_by_the_receiver() {
         crc: false,
         heartbeat_ms: 50,
         metadata: vec![],
+        fence: None,
     })
     .unwrap();
     s.write_all(&hello).unwrap();

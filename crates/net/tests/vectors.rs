@@ -346,6 +346,7 @@ fn a_plain_sender_to_a_vector_receiver_is_refused() {
         crc: false,
         heartbeat_ms: 1000,
         metadata: vec![],
+        fence: None,
     })
     .unwrap();
     let mut d = Decoder::new(
@@ -395,6 +396,7 @@ fn a_frame_of_part_of_a_vector_is_refused() {
         crc: false,
         heartbeat_ms: 1000,
         metadata: vec![],
+        fence: None,
     })
     .unwrap();
     let payload = [0u8; 4 * 4];

@@ -404,6 +404,7 @@ fn send(
         crc: cfg.crc,
         heartbeat_ms: HEARTBEAT.as_millis() as u32,
         metadata: Vec::new(),
+        fence: None,
     })
     .map_err(|e| ProbeError::Config(format!("encoding HELLO: {e}")))?;
     link.send_all(&[&hello], 0)?;

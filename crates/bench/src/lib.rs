@@ -8,6 +8,7 @@ mod chain_nodes;
 mod cluster;
 mod convolve;
 mod copy;
+mod failover;
 mod fir_crossover;
 mod live;
 mod net;
@@ -60,6 +61,10 @@ pub enum BenchCommand {
     /// one cross-host edge vs loopback, AMPS on 4 hosts, the beamformer on 5 hosts, each vs
     /// one machine.
     Cluster(cluster::BenchClusterArgs),
+    /// Failover (root): a partition with a hot standby on a local cluster, its primary killed,
+    /// cut off or stopped at random moments; outputs vs one machine, detection and takeover
+    /// times.
+    Failover(failover::BenchFailoverArgs),
     /// sluice-zmq's native ZMTP sockets vs libzmq's C API (zero-copy, and with the copy a
     /// gr-zeromq source makes): PUSH→PULL throughput and CPU per GB, REQ/REP round trip.
     Zmq(zmq::BenchZmqArgs),
@@ -82,5 +87,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Zmq(args) => zmq::run(args),
         BenchCommand::Amps(args) => amps::run(args),
         BenchCommand::Cluster(args) => cluster::run(args),
+        BenchCommand::Failover(args) => failover::run(args),
     }
 }

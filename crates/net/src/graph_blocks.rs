@@ -97,7 +97,7 @@ const SINK_PARAMS: &[ParamDoc] = &[
     ParamDoc {
         name: "replica",
         default: "false",
-        help: "the receiver is one replica of a primary/standby pair: while it is away drop the oldest items instead of blocking, and give it up with a warning after resume_timeout",
+        help: "the receiver is one replica of a primary/standby pair: when its connection is lost, give it up at once with a warning (the other replica carries the stream)",
     },
     ParamDoc {
         name: "flush_us",
@@ -215,9 +215,6 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
         o.flush = micros(p, "flush_us", o.flush)?;
         o.fence = p.opt_str("fence")?.map(|name| crate::Fence::named(&name));
         o.replica = p.bool_or("replica", false)?;
-        if o.replica {
-            o.retention_full = RetentionFull::DropOldest;
-        }
     } else {
         o.history = p.u64_or("history", 0)?;
         o.spin = micros(p, "spin_us", o.spin)?;

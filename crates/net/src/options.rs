@@ -127,9 +127,10 @@ pub struct TcpOptions {
     /// acknowledges); above 0, primary with that lease revision. `None`: an ordinary sender.
     pub fence: Option<crate::Fence>,
     /// Sender: the receiver is one replica of a primary/standby pair, so losing it is no
-    /// failure: while it is away the oldest retained items are dropped instead of blocking
-    /// upstream (the other replica must go on), and after `resume_timeout` (or at the end of
-    /// the stream) the sink gives it up with a warning instead of an error.
+    /// failure: the sink gives it up at once (a warning, no error) and consumes its input from
+    /// then on, so the other replica's stream never waits for it. (The lost replica cannot
+    /// resume: it missed items, so its own receiver fails after its `resume_timeout` and the
+    /// partition fails over.)
     pub replica: bool,
     /// Receiver: accept fenced senders (a primary and its standbys, each HELLO carrying a
     /// lease revision): standbys are kept connected and told what was received; a primary

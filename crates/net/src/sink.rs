@@ -16,7 +16,8 @@
 //! WELCOME and ACKs, what it has received from the primary, and the sink releases that much of
 //! its own (identical) stream. Once promoted it reconnects as primary and sends from the
 //! receiver's resume offset, even one it has not reached yet. A `replica` sink feeds one of
-//! such a pair: it gives a lost receiver up (with a warning) instead of failing.
+//! such a pair: it gives its receiver up (with a warning) the moment the connection is lost,
+//! and consumes its input from then on, so that the other replica's stream never waits.
 
 use crate::conn::{io_err, Conn, Endpoint};
 use crate::decoder::{Decoder, Event, Need, Role};
@@ -170,7 +171,9 @@ impl<T: Item> TcpSink<T> {
                     .send_control(&wire::error(&cause.to_string()), CONTROL_WAIT);
             }
         }
-        if self.opts.replica && cause.is_fatal() {
+        if self.opts.replica {
+            // Waiting for the replica would hold up the other one's stream, and a replica that
+            // missed items cannot be primary any more: it fails, and its partner goes on.
             self.abandon(cause.to_string());
             return Ok(());
         }
@@ -202,18 +205,6 @@ impl<T: Item> TcpSink<T> {
             None => (self.waiting_since, self.opts.connect_timeout),
         };
         let elapsed = started.elapsed();
-        if elapsed > limit && self.opts.replica && self.lost.is_some() {
-            let cause = self
-                .lost
-                .take()
-                .map(|(_, c)| c.to_string())
-                .unwrap_or_default();
-            self.abandon(format!(
-                "{cause}; no new connection within {:.1} s",
-                elapsed.as_secs_f64()
-            ));
-            return Ok(false);
-        }
         if elapsed > limit {
             let secs = elapsed.as_secs_f64();
             return Err(match self.lost.take() {
@@ -665,9 +656,6 @@ impl<T: Item> Node for TcpSink<T> {
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let stopping = io.stop_requested();
         let input = io.inputs.get::<T>(0)?;
-        if stopping && self.session.is_none() && self.opts.replica && self.lost.is_some() {
-            self.abandon("the graph is stopping while it was away".into());
-        }
         if self.abandoned.is_some() {
             return drain(input);
         }

@@ -28,7 +28,7 @@ use sluice_runtime::{
 };
 use std::io::{IoSliceMut, Read};
 use std::marker::PhantomData;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How long a small control frame (WELCOME, ACK, CREDIT) may wait for room in the socket.
 const CONTROL_WAIT: Duration = Duration::from_secs(1);
@@ -72,8 +72,10 @@ struct Takeover {
     /// The old and the new primary's lease revisions.
     from: u64,
     to: u64,
-    /// How long the stream had no primary (`None`: the new one displaced a connected one).
-    waited: Option<Duration>,
+    /// When and why the old primary was declared lost (`None`: the new one displaced a
+    /// connected one), and when the new one was welcomed.
+    lost: Option<(SystemTime, String)>,
+    resumed: SystemTime,
 }
 
 #[derive(Debug)]
@@ -111,6 +113,8 @@ pub struct TcpSource<T> {
     /// A new connection was welcomed: acknowledge (again) what may be released.
     ack_due: bool,
     lost: Option<(Instant, NetError)>,
+    /// Fenced: when the primary was lost (wall clock, for the takeover's record).
+    lost_wall: SystemTime,
     /// The last peer refused by authentication, and why (for the timeout's message).
     refused: Option<String>,
     waiting_since: Instant,
@@ -167,6 +171,7 @@ impl<T: Item> TcpSource<T> {
             gap_items: 0,
             ack_due: false,
             lost: None,
+            lost_wall: SystemTime::now(),
             refused: None,
             waiting_since: Instant::now(),
             cut_by_stop: None,
@@ -206,6 +211,7 @@ impl<T: Item> TcpSource<T> {
         }
         if self.lost.is_none() {
             self.lost = Some((Instant::now(), cause));
+            self.lost_wall = SystemTime::now();
         }
         Ok(())
     }
@@ -586,14 +592,29 @@ impl<T: Item> Node for TcpSource<T> {
 
     fn warnings(&mut self) -> Vec<String> {
         let mut warnings = Vec::new();
+        let unix = |t: SystemTime| {
+            t.duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64())
+        };
         for t in &self.takeovers {
-            let how = match t.waited {
-                Some(d) => format!("{:.0} ms after the primary was lost", d.as_secs_f64() * 1e3),
+            let how = match &t.lost {
+                Some((at, cause)) => format!(
+                    "{:.0} ms after the primary was lost at unix time {:.3} s: {cause}",
+                    t.resumed
+                        .duration_since(*at)
+                        .unwrap_or_default()
+                        .as_secs_f64()
+                        * 1e3,
+                    unix(*at)
+                ),
                 None => "displacing the connected primary".to_string(),
             };
             warnings.push(format!(
-                "failover at offset {}: the primary of lease revision {} took over from revision {} ({how}); nothing lost or repeated",
-                t.offset, t.to, t.from
+                "failover at offset {}: the primary of lease revision {} took over from revision {} at unix time {:.3} s ({how}); the stream resumed at the offset it stood at",
+                t.offset,
+                t.to,
+                t.from,
+                unix(t.resumed)
             ));
         }
         if let Some(offset) = self.cut_by_stop {
@@ -749,7 +770,11 @@ impl<T: Item> TcpSource<T> {
                     offset: received,
                     from: self.revision,
                     to: revision,
-                    waited: self.lost.as_ref().map(|(t, _)| t.elapsed()),
+                    lost: self
+                        .lost
+                        .as_ref()
+                        .map(|(_, cause)| (self.lost_wall, cause.to_string())),
+                    resumed: SystemTime::now(),
                 });
             }
             self.revision = revision;

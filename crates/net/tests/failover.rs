@@ -349,8 +349,6 @@ fn a_replica_sink_gives_a_dead_receiver_up_and_the_other_replica_gets_everything
     d.connect(a, "out", b, "in").unwrap();
     let replica_opts = TcpOptions {
         replica: true,
-        retention_full: sluice_net::RetentionFull::DropOldest,
-        resume_timeout: Duration::from_millis(500),
         ..fast()
     };
     let mut g = Graph::new();

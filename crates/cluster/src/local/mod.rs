@@ -104,6 +104,9 @@ pub struct LocalHost {
     pub netns: String,
     /// Its address on the cluster's bridge.
     pub address: Ipv4Addr,
+    /// Its link's end in the root namespace, on the bridge (`ip link set LINK down` cuts the
+    /// host off).
+    pub link: String,
     /// Its worker's process id, when one was started.
     pub worker_pid: Option<u32>,
 }
@@ -251,6 +254,7 @@ impl LocalCluster {
                 name: h.name.clone(),
                 netns: h.netns.clone(),
                 address: h.address,
+                link: h.veth.clone(),
                 worker_pid: h.worker.map(|p| p.pid),
             })
             .collect()
@@ -452,10 +456,34 @@ impl LocalCluster {
         self.save()
     }
 
+    /// Starts host `name`'s worker again (after it died or was killed), its output appended
+    /// to the host's log. Fails if the host is unknown or its worker still runs.
+    pub fn restart_worker(&mut self, name: &str, worker: &WorkerSpec) -> Result<(), LocalError> {
+        let i = self
+            .state
+            .hosts
+            .iter()
+            .position(|h| h.name == name)
+            .ok_or_else(|| {
+                LocalError::Invalid(format!("no host {name} in cluster {}", self.name()))
+            })?;
+        if self.state.hosts[i].worker.is_some_and(|p| p.alive()) {
+            return Err(LocalError::Invalid(format!(
+                "host {name}'s worker still runs (pid {})",
+                self.state.hosts[i].worker.map_or(0, |p| p.pid)
+            )));
+        }
+        self.start_worker(i, worker)
+    }
+
     fn start_worker(&mut self, i: usize, worker: &WorkerSpec) -> Result<(), LocalError> {
         let h = self.state.hosts[i].clone();
         let log_path = self.run_dir.join(format!("{}.log", h.name));
-        let out = File::create(&log_path).map_err(io_err(&log_path))?;
+        let out = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(io_err(&log_path))?;
         let err = out.try_clone().map_err(io_err(&log_path))?;
         let listen = format!("{}:{WORKER_PORT}", h.address);
         let etcd = self.etcd_url();

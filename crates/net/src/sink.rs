@@ -115,6 +115,8 @@ pub struct TcpSink<T> {
     /// A `replica` sink that gave its receiver up: the offset it had acknowledged then and why
     /// (it consumes its input from then on).
     abandoned: Option<(u64, String)>,
+    /// A fenced sink was welcomed as primary: it owes the receiver the stream's END.
+    was_primary: bool,
     _items: PhantomData<T>,
 }
 
@@ -140,6 +142,7 @@ impl<T: Item> TcpSink<T> {
             drops: 0,
             carried: Vec::new(),
             abandoned: None,
+            was_primary: false,
             _items: PhantomData,
         })
     }
@@ -388,6 +391,7 @@ impl<T: Item> TcpSink<T> {
                     self.lost = None;
                     if self.opts.fence.is_some() {
                         self.acked = self.acked.max(w.resume);
+                        self.was_primary = true;
                     }
                     // Items below what the queue still holds were dropped while the peer was
                     // away: say so, and go on from the oldest item kept.
@@ -666,9 +670,10 @@ impl<T: Item> Node for TcpSink<T> {
                 self.lost = None;
                 self.waiting_since = Instant::now();
             }
-            // The receiver has all this replica would send: the stream is delivered.
+            // The receiver has all this replica would send, and its END came from the other
+            // replica: the stream is delivered.
             let end = input.items_read() + available(input)? as u64;
-            if self.acked >= end && ended(input)? {
+            if !self.was_primary && self.acked >= end && ended(input)? {
                 self.session = None;
                 return Ok(Work::Done);
             }

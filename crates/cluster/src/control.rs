@@ -559,3 +559,78 @@ fn connect(host: &str, addr: &str, opts: &ControlOptions) -> Result<Link, Contro
         peer: target.to_string(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(name: &str, outcome: Outcome, partner: Option<Partner>) -> HostStatus {
+        HostStatus {
+            host: name.into(),
+            elapsed_s: 1.0,
+            cpu_s: 0.5,
+            nodes: Vec::new(),
+            failed_over: partner.is_some() && !matches!(outcome, Outcome::Done { .. }),
+            outcome: Some(outcome),
+            partner,
+        }
+    }
+
+    fn done() -> Outcome {
+        Outcome::Done {
+            stopped: false,
+            table: String::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_failure_covered_by_the_partner_is_not_the_runs() {
+        let report = ClusterReport {
+            wall_s: 1.0,
+            hosts: vec![
+                host("a", done(), None),
+                host(
+                    "b",
+                    Outcome::Lost("worker lost".into()),
+                    Some(Partner::Standby("s".into())),
+                ),
+                host("s", done(), Some(Partner::StandbyOf("b".into()))),
+            ],
+            first_failed: None,
+        };
+        assert!(report.ok());
+        assert_eq!(report.first_failure(), None);
+        assert_eq!(report.failovers(), ["host b: worker lost"]);
+        assert_eq!(report.hosts[1].state(), "FAILED OVER");
+        let table = report.render();
+        assert!(table.contains("FAILED OVER"), "{table}");
+        assert!(table.contains("[standby of b]") && table.contains("[standby s]"));
+    }
+
+    #[test]
+    fn a_pair_that_both_failed_fails_the_run() {
+        let report = ClusterReport {
+            wall_s: 1.0,
+            hosts: vec![
+                host(
+                    "b",
+                    Outcome::Failed("fenced".into()),
+                    Some(Partner::Standby("s".into())),
+                ),
+                host(
+                    "s",
+                    Outcome::Failed("node 'x': broke".into()),
+                    Some(Partner::StandbyOf("b".into())),
+                ),
+            ],
+            first_failed: Some(1),
+        };
+        assert!(!report.ok());
+        assert_eq!(
+            report.first_failure().as_deref(),
+            Some("host s: node 'x': broke")
+        );
+        assert!(report.failovers().is_empty());
+    }
+}

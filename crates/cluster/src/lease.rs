@@ -41,6 +41,7 @@ pub struct PartitionLease {
     etcd: Etcd,
     key: String,
     lease: LeaseId,
+    ttl_s: i64,
     revision: i64,
     keep_alive: Option<KeepAlive>,
     released: bool,
@@ -55,11 +56,14 @@ impl PartitionLease {
         holder: &str,
         ttl_s: i64,
     ) -> Result<Option<PartitionLease>, EtcdError> {
-        let lease = etcd.grant(ttl_s)?;
+        // etcd may grant more than asked (its minimum is 1.5 election timeouts): renew and
+        // judge the lease by what it granted.
+        let (lease, ttl_s) = etcd.grant_with_ttl(ttl_s)?;
         let mut held = PartitionLease {
             etcd: etcd.clone(),
             key: key.to_string(),
             lease,
+            ttl_s,
             revision: 0,
             keep_alive: None,
             released: false,
@@ -83,6 +87,11 @@ impl PartitionLease {
     /// The key's create revision: the fencing token of this holder (above 0).
     pub fn revision(&self) -> i64 {
         self.revision
+    }
+
+    /// The lease's TTL as etcd granted it, in seconds.
+    pub fn ttl_s(&self) -> i64 {
+        self.ttl_s
     }
 
     /// The key held.

@@ -396,9 +396,10 @@ impl Session {
             Some(held) => {
                 Fence::named(&l.fence).promote(held.revision() as u64);
                 self.log(&format!(
-                    "run {run}: primary of {} at revision {}",
+                    "run {run}: primary of {} at revision {} (lease of {} s)",
                     l.fence,
-                    held.revision()
+                    held.revision(),
+                    held.ttl_s()
                 ));
                 Ok(held)
             }

@@ -201,6 +201,10 @@ fn a_one_second_lease_is_granted_as_one_second() {
     let (lease, ttl) = c.grant_with_ttl(1).unwrap();
     assert_eq!(ttl, 1);
     c.revoke(lease).unwrap();
+    let held = PartitionLease::try_acquire(&c, "/sluice/t/runs/r/primary/x", "x", 1)
+        .unwrap()
+        .unwrap();
+    assert_eq!(held.ttl_s(), 1);
 }
 
 #[test]

@@ -463,6 +463,8 @@ fn run_on_cluster(
         timeout: Duration::from_secs(30),
         cwd: cwd.display().to_string(),
         stop: StopHandle::new(),
+        // The benchmark's graphs have no standbys.
+        leases: None,
     };
     let report = control::run(plan, workers, &opts, |_| {})?;
     if let Some(failure) = report.first_failure() {

@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use sluice_cluster::control::{self, ControlOptions, HostStatus};
+use sluice_cluster::control::{self, ControlOptions, HostStatus, LeaseOptions};
 use sluice_cluster::etcd::Etcd;
 use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
 use sluice_cluster::membership;
@@ -360,9 +360,17 @@ fn plan(args: PlanArgs) -> anyhow::Result<()> {
             vlen_text(s.vlen)
         );
     }
+    for (primary, standby) in plan.standbys() {
+        println!("# standby: host {standby} runs a hot copy of host {primary}'s partition and takes over when {primary} fails");
+    }
     for p in &plan.partitions {
+        let role = match (&p.standby, &p.standby_of) {
+            (Some(s), _) => format!(" [standby {s}]"),
+            (_, Some(primary)) => format!(" [hot standby of {primary}]"),
+            _ => String::new(),
+        };
         println!(
-            "\n# ---- host {} ({}): {}\n{}",
+            "\n# ---- host {} ({}){role}: {}\n{}",
             p.host,
             p.address,
             p.nodes.join(", "),
@@ -417,6 +425,9 @@ fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
         plan.partitions.len(),
         plan.streams.len()
     );
+    for (primary, standby) in plan.standbys() {
+        eprintln!("sluice: host {standby} is the hot standby of host {primary}");
+    }
     let stop = StopHandle::new();
     let signals = sluice_runtime::os::stop_on_signals(stop.clone());
     let opts = ControlOptions {
@@ -425,6 +436,8 @@ fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
         timeout: Duration::from_secs_f64(args.timeout.max(0.1)),
         cwd: std::env::current_dir()?.display().to_string(),
         stop: stop.clone(),
+        // The pairs' partition leases live in the cluster's etcd, as the workers reach it.
+        leases: Some(LeaseOptions::new(t.etcd.url(), &t.name)),
     };
     let live = !args.quiet && std::io::stderr().is_terminal();
     let mut drawn_lines = 0usize;
@@ -459,6 +472,9 @@ fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
                 eprintln!("sluice: warning: host {}: {w}", h.host);
             }
         }
+    }
+    for failover in report.failovers() {
+        eprintln!("sluice: failed over: {failover} (its partner finished the partition)");
     }
     let signal = signals.signal();
     drop(signals);

@@ -1,9 +1,14 @@
 //! The controller's side of a cluster run (`sluice cluster run`): connect to each host's worker,
 //! load every partition, start them together, follow their counts, stop them all when one
 //! fails or the user asks, and collect their reports.
+//!
+//! A host with a hot standby and its standby form a pair: each gets the partition's lease
+//! ([`LeaseSpec`]), and when one of them fails or is lost while the other still runs, the run
+//! goes on (the failed one reads `FAILED OVER`). The run is well when every host ended well or
+//! was covered by its partner, which did.
 
 use crate::placement::Plan;
-use crate::protocol::{self, FromWorker, NodeLine, ProtocolError, ToWorker};
+use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
 use sluice_net::auth::ClusterKey;
 use sluice_runtime::StopHandle;
 use std::collections::BTreeMap;
@@ -25,6 +30,31 @@ pub struct ControlOptions {
     pub cwd: String,
     /// Asked to stop (Ctrl-C): every partition is stopped gracefully.
     pub stop: StopHandle,
+    /// Where the partition leases of hosts with a standby live; a plan with standbys needs it.
+    pub leases: Option<LeaseOptions>,
+}
+
+/// The etcd that holds the partition leases of a run's primary/standby pairs.
+#[derive(Debug, Clone)]
+pub struct LeaseOptions {
+    /// The etcd client URL, as the workers reach it.
+    pub etcd: String,
+    /// The cluster's name (the keys live under `/sluice/CLUSTER/runs/RUN/primary/`).
+    pub cluster: String,
+    /// The leases' TTL in seconds: how long a dead primary keeps its standby waiting.
+    pub ttl_s: i64,
+}
+
+impl LeaseOptions {
+    /// Leases in the etcd at `etcd` for `cluster`, with the default TTL
+    /// ([`crate::lease::PARTITION_TTL_S`]).
+    pub fn new(etcd: &str, cluster: &str) -> LeaseOptions {
+        LeaseOptions {
+            etcd: etcd.to_string(),
+            cluster: cluster.to_string(),
+            ttl_s: crate::lease::PARTITION_TTL_S,
+        }
+    }
 }
 
 /// Why a cluster run failed.
@@ -47,6 +77,14 @@ pub enum ControlError {
         addr: String,
         /// Why.
         why: String,
+    },
+    /// The plan has standbys but the run has no etcd for their leases.
+    #[error("host {host} has the standby {standby}, whose takeover needs the partition's lease in etcd: run it on a cluster with etcd")]
+    NoLeases {
+        /// The protected host.
+        host: String,
+        /// Its standby.
+        standby: String,
     },
     /// A worker refused its partition.
     #[error("host {host}: {message}")]
@@ -97,6 +135,28 @@ pub struct HostStatus {
     pub nodes: Vec<NodeLine>,
     /// `None` while it runs.
     pub outcome: Option<Outcome>,
+    /// The host's partner when it is one of a primary/standby pair.
+    pub partner: Option<Partner>,
+    /// It failed or was lost while its partner still ran: the run went on without it.
+    pub failed_over: bool,
+}
+
+/// The other replica of a host's partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Partner {
+    /// This host is the primary; the named host is its standby.
+    Standby(String),
+    /// This host is the standby of the named host.
+    StandbyOf(String),
+}
+
+impl Partner {
+    /// The partner's host name.
+    pub fn host(&self) -> &str {
+        match self {
+            Partner::Standby(h) | Partner::StandbyOf(h) => h,
+        }
+    }
 }
 
 impl HostStatus {
@@ -106,15 +166,29 @@ impl HostStatus {
         self.nodes.iter().max_by_key(|n| n.items_out)
     }
 
-    /// The state in one word.
+    /// The state in a word or two.
     pub fn state(&self) -> &'static str {
         match &self.outcome {
             None => "running",
             Some(Outcome::Done { stopped: true, .. }) => "stopped",
             Some(Outcome::Done { .. }) => "done",
+            Some(_) if self.failed_over => "FAILED OVER",
             Some(Outcome::Failed(_)) => "FAILED",
             Some(Outcome::Lost(_)) => "LOST",
         }
+    }
+
+    /// Whether it failed or was lost.
+    pub fn failed(&self) -> bool {
+        matches!(
+            self.outcome,
+            Some(Outcome::Failed(_)) | Some(Outcome::Lost(_))
+        )
+    }
+
+    /// Whether it ended well.
+    pub fn done(&self) -> bool {
+        matches!(self.outcome, Some(Outcome::Done { .. }))
     }
 }
 
@@ -130,26 +204,49 @@ pub struct ClusterReport {
 }
 
 impl ClusterReport {
-    /// Whether every host ended well.
+    /// Whether every host ended well, or failed and was covered by its partner, which did.
     pub fn ok(&self) -> bool {
-        self.hosts
-            .iter()
-            .all(|h| matches!(h.outcome, Some(Outcome::Done { .. })))
+        self.hosts.iter().all(|h| h.done() || self.covered(h))
+    }
+
+    /// Whether `h` failed and its partner ended well (the pair's work was done).
+    pub fn covered(&self, h: &HostStatus) -> bool {
+        let partner = h.partner.as_ref().map(Partner::host);
+        h.failed()
+            && self
+                .hosts
+                .iter()
+                .any(|p| Some(p.host.as_str()) == partner && p.done())
     }
 
     /// The failure that came first (the cause; later ones may be its effects), as `host h2:
-    /// message`.
+    /// message`; failures covered by a partner are not failures of the run.
     pub fn first_failure(&self) -> Option<String> {
         let first = self.first_failed.and_then(|i| self.hosts.get(i));
         first
             .into_iter()
             .chain(&self.hosts)
+            .filter(|h| !self.covered(h))
             .find_map(|h| match &h.outcome {
                 Some(Outcome::Failed(m)) | Some(Outcome::Lost(m)) => {
                     Some(format!("host {}: {m}", h.host))
                 }
                 _ => None,
             })
+    }
+
+    /// The failures the run survived because a partner took over, as `host h2: message`.
+    pub fn failovers(&self) -> Vec<String> {
+        self.hosts
+            .iter()
+            .filter(|h| self.covered(h))
+            .filter_map(|h| match &h.outcome {
+                Some(Outcome::Failed(m)) | Some(Outcome::Lost(m)) => {
+                    Some(format!("host {}: {m}", h.host))
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// The per-host table: wall, CPU, CPU share, items.
@@ -161,7 +258,7 @@ impl ClusterReport {
 /// The live or final table of hosts.
 pub fn render_table(hosts: &[HostStatus]) -> String {
     let mut out = format!(
-        "{:<10} {:>8} {:>8} {:>6}  {:<9} {}\n",
+        "{:<10} {:>8} {:>8} {:>6}  {:<11} {}\n",
         "host", "wall s", "cpu s", "cpu %", "state", "most items out"
     );
     for h in hosts {
@@ -174,14 +271,20 @@ pub fn render_table(hosts: &[HostStatus]) -> String {
             .busiest()
             .map(|n| format!("{} {}", n.name, n.items_out))
             .unwrap_or_default();
+        let role = match &h.partner {
+            Some(Partner::Standby(s)) => format!("  [standby {s}]"),
+            Some(Partner::StandbyOf(p)) => format!("  [standby of {p}]"),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "{:<10} {:>8.2} {:>8.2} {:>6.0}  {:<9} {}\n",
+            "{:<10} {:>8.2} {:>8.2} {:>6.0}  {:<11} {}{}\n",
             h.host,
             h.elapsed_s,
             h.cpu_s,
             share,
             h.state(),
-            busiest
+            busiest,
+            role
         ));
     }
     out
@@ -205,6 +308,9 @@ pub fn run(
     mut on_update: impl FnMut(&[HostStatus]),
 ) -> Result<ClusterReport, ControlError> {
     let known = || workers.keys().cloned().collect::<Vec<_>>().join(", ");
+    if let (Some((host, standby)), None) = (plan.standbys().into_iter().next(), &opts.leases) {
+        return Err(ControlError::NoLeases { host, standby });
+    }
     let mut links = Vec::new();
     for part in &plan.partitions {
         let addr = workers
@@ -230,6 +336,22 @@ pub fn run(
                 .filter(|s| s.to_host == part.host)
                 .map(|s| s.receiver.clone())
                 .collect(),
+            // Both replicas of a pair compete for one key, named after the protected host.
+            lease: opts
+                .leases
+                .as_ref()
+                .filter(|_| part.is_replicated())
+                .map(|l| LeaseSpec {
+                    etcd: l.etcd.clone(),
+                    key: crate::membership::primary_key(
+                        &l.cluster,
+                        &opts.run,
+                        part.protected_host(),
+                    ),
+                    ttl_s: l.ttl_s,
+                    fence: part.protected_host().to_string(),
+                    primary: part.standby_of.is_none(),
+                }),
         };
         protocol::send(&mut link.out, &load, &link.peer).map_err(|source| {
             ControlError::Protocol {
@@ -278,7 +400,7 @@ pub fn run(
     let mut outs = Vec::new();
     let mut hosts = Vec::new();
     let mut readers = Vec::new();
-    for (i, link) in links.into_iter().enumerate() {
+    for (i, (link, part)) in links.into_iter().zip(&plan.partitions).enumerate() {
         let Link {
             host,
             out,
@@ -286,12 +408,19 @@ pub fn run(
             peer,
         } = link;
         let _ = input.get_ref().set_read_timeout(None);
+        let partner = match (&part.standby, &part.standby_of) {
+            (Some(s), _) => Some(Partner::Standby(s.clone())),
+            (_, Some(p)) => Some(Partner::StandbyOf(p.clone())),
+            _ => None,
+        };
         hosts.push(HostStatus {
             host: host.clone(),
             elapsed_s: 0.0,
             cpu_s: 0.0,
             nodes: Vec::new(),
             outcome: None,
+            partner,
+            failed_over: false,
         });
         outs.push((out, peer.clone()));
         let tx = tx.clone();
@@ -366,7 +495,14 @@ pub fn run(
                 )));
             }
         }
-        let failed = matches!(h.outcome, Some(Outcome::Failed(_)) | Some(Outcome::Lost(_)));
+        let failed = h.failed();
+        // One of a pair whose partner has not failed: the partner carries the partition on.
+        let partner = h.partner.as_ref().map(|p| p.host().to_string());
+        let covered =
+            failed && partner.is_some_and(|p| hosts.iter().any(|o| o.host == p && !o.failed()));
+        let h = &mut hosts[i];
+        h.failed_over = covered;
+        let failed = failed && !covered;
         if failed && first_failed.is_none() {
             first_failed = Some(i);
         }
@@ -422,4 +558,79 @@ fn connect(host: &str, addr: &str, opts: &ControlOptions) -> Result<Link, Contro
         input,
         peer: target.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(name: &str, outcome: Outcome, partner: Option<Partner>) -> HostStatus {
+        HostStatus {
+            host: name.into(),
+            elapsed_s: 1.0,
+            cpu_s: 0.5,
+            nodes: Vec::new(),
+            failed_over: partner.is_some() && !matches!(outcome, Outcome::Done { .. }),
+            outcome: Some(outcome),
+            partner,
+        }
+    }
+
+    fn done() -> Outcome {
+        Outcome::Done {
+            stopped: false,
+            table: String::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_failure_covered_by_the_partner_is_not_the_runs() {
+        let report = ClusterReport {
+            wall_s: 1.0,
+            hosts: vec![
+                host("a", done(), None),
+                host(
+                    "b",
+                    Outcome::Lost("worker lost".into()),
+                    Some(Partner::Standby("s".into())),
+                ),
+                host("s", done(), Some(Partner::StandbyOf("b".into()))),
+            ],
+            first_failed: None,
+        };
+        assert!(report.ok());
+        assert_eq!(report.first_failure(), None);
+        assert_eq!(report.failovers(), ["host b: worker lost"]);
+        assert_eq!(report.hosts[1].state(), "FAILED OVER");
+        let table = report.render();
+        assert!(table.contains("FAILED OVER"), "{table}");
+        assert!(table.contains("[standby of b]") && table.contains("[standby s]"));
+    }
+
+    #[test]
+    fn a_pair_that_both_failed_fails_the_run() {
+        let report = ClusterReport {
+            wall_s: 1.0,
+            hosts: vec![
+                host(
+                    "b",
+                    Outcome::Failed("fenced".into()),
+                    Some(Partner::Standby("s".into())),
+                ),
+                host(
+                    "s",
+                    Outcome::Failed("node 'x': broke".into()),
+                    Some(Partner::StandbyOf("b".into())),
+                ),
+            ],
+            first_failed: Some(1),
+        };
+        assert!(!report.ok());
+        assert_eq!(
+            report.first_failure().as_deref(),
+            Some("host s: node 'x': broke")
+        );
+        assert!(report.failovers().is_empty());
+    }
 }

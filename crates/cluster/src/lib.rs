@@ -8,12 +8,15 @@
 //! The control plane lives in etcd ([`etcd`]: a client for its JSON gateway, and a way to run
 //! it); workers register there ([`membership`]). A [`worker`] runs the partitions a controller
 //! ([`control`]) sends it over an authenticated control connection ([`protocol`]). On one
-//! machine, [`local`] makes a cluster's hosts from network namespaces.
+//! machine, [`local`] makes a cluster's hosts from network namespaces. A host may have a hot
+//! standby that runs a copy of its partition; which of the two is primary is a
+//! [`lease`] in etcd.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod control;
 pub mod etcd;
+pub mod lease;
 pub mod local;
 pub mod membership;
 pub mod placement;

@@ -5,6 +5,9 @@
 //!                                       under the worker's lease (TTL 3 s, kept alive)
 //! /sluice/CLUSTER/runs/RUN/hosts/HOST   the partition HOST runs (a graph file), under the
 //!                                       controller's lease while the run lasts
+//! /sluice/CLUSTER/runs/RUN/primary/HOST the host name of the replica that is primary for
+//!                                       HOST's partition (when HOST has a standby), under
+//!                                       that replica's lease (TTL 1 s)
 //! ```
 //!
 //! A worker that dies stops renewing its lease and disappears from the list within the TTL.
@@ -24,6 +27,11 @@ pub fn worker_key(cluster: &str, name: &str) -> String {
 /// The prefix of a run's records.
 pub fn run_prefix(cluster: &str, run: &str) -> String {
     format!("/sluice/{cluster}/runs/{run}/")
+}
+
+/// The key whose holder is primary for protected host `host`'s partition in run `run`.
+pub fn primary_key(cluster: &str, run: &str, host: &str) -> String {
+    format!("{}primary/{host}", run_prefix(cluster, run))
 }
 
 /// A worker's registration, kept alive until dropped (then revoked: the key goes at once).

@@ -7,6 +7,13 @@
 //! partitions are graph files themselves, so a worker loads one exactly as `sluice run` loads a
 //! file, and a user can read what runs where (`sluice cluster plan`).
 //!
+//! A host may have a hot standby (`[hosts.b] standby = "s"`): host `s` then runs a copy of
+//! `b`'s partition (same node names) on copies of the same input streams, and its senders
+//! connect to the same receivers as `b`'s. Those senders follow the fence named after `b`
+//! (`fence = "b"`) and the receivers take both (`fenced = true`): only the replica holding
+//! `b`'s lease gets its items through. Senders to one of a pair are `replica`s (losing one
+//! receiver is not an error), and every stream touching a pair watches its peer closely.
+//!
 //! ```
 //! # let registry = sluice_dsp::graph_blocks::standard_registry();
 //! let text = r#"
@@ -93,6 +100,24 @@ pub struct Partition {
     /// The partition as a graph file: its nodes and edges, plus a stream block per edge that
     /// crosses to or from another host.
     pub text: String,
+    /// The host that runs a hot copy of this partition (`[hosts.NAME] standby = "…"`).
+    pub standby: Option<String>,
+    /// Set on a standby's partition: the host whose partition this is a copy of. Its nodes
+    /// have the same names; only the primary's outputs are used until the primary fails.
+    pub standby_of: Option<String>,
+}
+
+impl Partition {
+    /// The host that owns the partition's lease and names its fence: the host itself, or the
+    /// host it stands by for.
+    pub fn protected_host(&self) -> &str {
+        self.standby_of.as_deref().unwrap_or(&self.host)
+    }
+
+    /// Whether this partition is one of a primary/standby pair.
+    pub fn is_replicated(&self) -> bool {
+        self.standby.is_some() || self.standby_of.is_some()
+    }
 }
 
 /// One stream between hosts: an output port sent to one host that consumes it.
@@ -100,9 +125,10 @@ pub struct Partition {
 pub struct Stream {
     /// The producing node and its output port.
     pub from: (String, String),
-    /// The producer's host.
+    /// The producer's host. When it has a standby, the standby runs the same sender (same
+    /// name, same URL) and the two are fenced: only the lease holder's items get through.
     pub from_host: String,
-    /// The consuming host.
+    /// The consuming host (a standby host gets its own copy of what its primary consumes).
     pub to_host: String,
     /// The consuming host's address.
     pub to_address: String,
@@ -145,7 +171,8 @@ impl Stream {
 pub struct Plan {
     /// Where the graph came from.
     pub origin: String,
-    /// One partition per declared host that has nodes, in host-name order.
+    /// One partition per declared host that has nodes, and one per standby host (a copy of
+    /// its primary's), in host-name order.
     pub partitions: Vec<Partition>,
     /// The streams between hosts, in the order of their ports.
     pub streams: Vec<Stream>,
@@ -156,7 +183,24 @@ impl Plan {
     pub fn partition(&self, name: &str) -> Option<&Partition> {
         self.partitions.iter().find(|p| p.host == name)
     }
+
+    /// The hot standby pairs: (primary host, standby host), in host-name order.
+    pub fn standbys(&self) -> Vec<(String, String)> {
+        self.partitions
+            .iter()
+            .filter_map(|p| p.standby.clone().map(|s| (p.host.clone(), s)))
+            .collect()
+    }
 }
+
+/// Stream parameters on every stream touching a replicated partition: a silent peer is
+/// noticed within half a second (heartbeat + peer timeout), so a failover starts quickly.
+const REPLICA_HEARTBEAT_S: f64 = 0.1;
+/// See [`REPLICA_HEARTBEAT_S`].
+const REPLICA_PEER_TIMEOUT_S: f64 = 0.4;
+/// How long a sender to one of a primary/standby pair waits for a lost receiver to come back
+/// before it lets it go (losing one of the pair is not an error).
+const REPLICA_RESUME_TIMEOUT_S: f64 = 2.0;
 
 /// Item types a sluice-net stream carries.
 const STREAMABLE: &[&str] = &["c32", "f32", "i16", "u8"];
@@ -210,6 +254,35 @@ pub fn plan(
         addresses.insert(host.clone(), address);
     }
     let host_of = |node: &str| source.node_hosts.get(node).cloned().unwrap_or_default();
+    // Protected host → its standby (the loader has checked the pairs).
+    let standby: BTreeMap<String, String> = source
+        .hosts
+        .iter()
+        .filter_map(|(h, d)| d.standby.clone().map(|s| (h.clone(), s)))
+        .collect();
+    let standby_of: BTreeMap<String, String> = standby
+        .iter()
+        .map(|(h, s)| (s.clone(), h.clone()))
+        .collect();
+    // Both replicas would write the same file (on a shared filesystem, over each other).
+    for node in &nodes {
+        let (name, kind) = (str_of(node, "name"), str_of(node, "type"));
+        let host = host_of(name);
+        let Some(s) = standby.get(&host) else {
+            continue;
+        };
+        let writes = registry.find(kind).and_then(|b| {
+            b.files
+                .iter()
+                .find(|f| f.access == sluice_graph::FileAccess::Write)
+        });
+        if let Some(file) = writes {
+            return Err(split_err(format!(
+                "node '{name}' ({kind}) writes a file (parameter {}) on host {host}, whose partition has the standby {s}: both replicas would write it; place file sinks on a host without a standby",
+                file.param
+            )));
+        }
+    }
     let taken: Vec<String> = source.node_lines.keys().cloned().collect();
     let unique = |base: String, used: &mut Vec<String>| {
         let mut name = base.clone();
@@ -295,11 +368,46 @@ pub fn plan(
         host_edges.entry(hb).or_default().push(in_edge);
     }
 
+    // A standby consumes what its primary consumes: each stream into a protected host is
+    // sent to its standby too, by the same producers (and their standbys), under the same
+    // receiver name, so the standby's copy of the primary's edges applies unchanged.
+    for i in 0..streams.len() {
+        let Some(s) = standby.get(&streams[i].to_host) else {
+            continue;
+        };
+        let port = u32::from(options.first_port) + streams.len() as u32;
+        let port = u16::try_from(port).map_err(|_| {
+            split_err(format!(
+                "too many streams for ports from {}: stream {} would need port {port}",
+                options.first_port,
+                streams.len()
+            ))
+        })?;
+        let (a, ap) = streams[i].from.clone();
+        let copy = Stream {
+            to_host: s.clone(),
+            to_address: addresses[s].clone(),
+            port,
+            sender: unique(format!("{a}_{ap}_to_{s}"), &mut used),
+            ..streams[i].clone()
+        };
+        let mut out_edge = Table::new();
+        out_edge.insert("from".into(), Value::String(format!("{a}.{ap}")));
+        out_edge.insert("to".into(), Value::String(format!("{}.in", copy.sender)));
+        host_edges
+            .entry(copy.from_host.clone())
+            .or_default()
+            .push(out_edge);
+        streams.push(copy);
+    }
+
     let mut partitions = Vec::new();
     for (host, address) in &addresses {
+        // A standby runs its primary's nodes, edges and senders.
+        let runs = standby_of.get(host).unwrap_or(host);
         let mine: Vec<Table> = nodes
             .iter()
-            .filter(|n| host_of(str_of(n, "name")) == *host)
+            .filter(|n| host_of(str_of(n, "name")) == *runs)
             .cloned()
             .map(|mut n| {
                 n.remove("host");
@@ -310,22 +418,26 @@ pub fn plan(
             continue;
         }
         let mut part_nodes: Vec<Value> = mine.iter().cloned().map(Value::Table).collect();
-        for s in streams.iter().filter(|s| s.from_host == *host) {
+        for s in streams.iter().filter(|s| s.from_host == *runs) {
+            let params = replica_params(s, &standby, &standby_of, true);
             part_nodes.push(stream_node(
                 &s.sender,
                 "tcp_sink",
                 &s.url_connect(),
                 s,
                 options,
+                params,
             ));
         }
         for s in streams.iter().filter(|s| s.to_host == *host) {
+            let params = replica_params(s, &standby, &standby_of, false);
             part_nodes.push(stream_node(
                 &s.receiver,
                 "tcp_source",
                 &s.url_listen(),
                 s,
                 options,
+                params,
             ));
         }
         let mut part = Table::new();
@@ -333,7 +445,7 @@ pub fn plan(
             part.insert("options".into(), opts.clone());
         }
         part.insert("node".into(), Value::Array(part_nodes));
-        let part_edges = host_edges.remove(host).unwrap_or_default();
+        let part_edges = host_edges.get(runs).cloned().unwrap_or_default();
         if !part_edges.is_empty() {
             part.insert(
                 "edge".into(),
@@ -341,13 +453,20 @@ pub fn plan(
             );
         }
         let body = toml::to_string(&part).map_err(|e| split_err(e.to_string()))?;
+        let role = match (standby.get(host), standby_of.get(host)) {
+            (Some(s), _) => format!(" Hot standby: host {s}."),
+            (_, Some(p)) => format!(" Hot standby of host {p}: a copy of its partition."),
+            _ => String::new(),
+        };
         partitions.push(Partition {
             host: host.clone(),
             address: address.clone(),
             nodes: mine.iter().map(|n| str_of(n, "name").to_string()).collect(),
             text: format!(
-                "# Partition of {origin} for host {host} ({address}), written by sluice cluster.\n{body}"
+                "# Partition of {origin} for host {host} ({address}), written by sluice cluster.{role}\n{body}"
             ),
+            standby: standby.get(host).cloned(),
+            standby_of: standby_of.get(host).cloned(),
         });
     }
     Ok(Plan {
@@ -357,8 +476,51 @@ pub fn plan(
     })
 }
 
-fn stream_node(name: &str, kind: &str, url: &str, s: &Stream, options: &PlanOptions) -> Value {
+/// The parameters a stream's block gets because a replicated partition is at one of its ends:
+/// senders of a protected partition follow its fence and their receivers accept both
+/// replicas (`fenced`); senders to one of a pair may lose it (`replica`); every such stream
+/// watches its peer closely.
+fn replica_params(
+    s: &Stream,
+    standby: &BTreeMap<String, String>,
+    standby_of: &BTreeMap<String, String>,
+    sender: bool,
+) -> Table {
+    let from_protected = standby.contains_key(&s.from_host);
+    let to_pair = standby.contains_key(&s.to_host) || standby_of.contains_key(&s.to_host);
+    let mut params = Table::new();
+    if !from_protected && !to_pair {
+        return params;
+    }
+    params.insert("heartbeat".into(), Value::Float(REPLICA_HEARTBEAT_S));
+    params.insert("peer_timeout".into(), Value::Float(REPLICA_PEER_TIMEOUT_S));
+    if sender && from_protected {
+        // A worker runs one partition at a time: the protected host's name is unique there.
+        params.insert("fence".into(), Value::String(s.from_host.clone()));
+    }
+    if sender && to_pair {
+        params.insert("replica".into(), Value::Boolean(true));
+        params.insert(
+            "resume_timeout".into(),
+            Value::Float(REPLICA_RESUME_TIMEOUT_S),
+        );
+    }
+    if !sender && from_protected {
+        params.insert("fenced".into(), Value::Boolean(true));
+    }
+    params
+}
+
+fn stream_node(
+    name: &str,
+    kind: &str,
+    url: &str,
+    s: &Stream,
+    options: &PlanOptions,
+    extra: Table,
+) -> Value {
     let mut params = options.stream_params.clone();
+    params.extend(extra);
     params.insert("url".into(), Value::String(url.to_string()));
     params.insert("item".into(), Value::String(s.item.clone()));
     if s.vlen > 1 {
@@ -386,4 +548,200 @@ fn array_of_tables(doc: &mut Table, key: &str) -> Vec<Table> {
 
 fn str_of<'a>(table: &'a Table, key: &str) -> &'a str {
     table.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry() -> Registry {
+        sluice_dsp::graph_blocks::standard_registry()
+    }
+
+    /// a: source → (b: filter, standby s) → (c: sink, standby `c_standby` when given).
+    fn graph(c_standby: Option<&str>, b_sink: &str) -> String {
+        let c = match c_standby {
+            Some(t) => format!("[hosts.c]\naddress = \"10.0.0.3\"\nstandby = \"{t}\"\n[hosts.{t}]\naddress = \"10.0.0.5\"\n"),
+            None => "[hosts.c]\naddress = \"10.0.0.3\"\n".to_string(),
+        };
+        format!(
+            r#"[hosts.a]
+address = "10.0.0.1"
+[hosts.b]
+address = "10.0.0.2"
+standby = "s"
+[hosts.s]
+address = "10.0.0.4"
+{c}
+[[node]]
+name = "src"
+type = "signal_source"
+host = "a"
+params = {{ item = "c32" }}
+[[node]]
+name = "lowpass"
+type = "fir"
+host = "b"
+params = {{ item = "c32", design = "lowpass", num_taps = 15, cutoff = 0.1 }}
+{b_sink}
+[[node]]
+name = "sink"
+type = "null_sink"
+host = "c"
+params = {{ item = "c32" }}
+[[edge]]
+from = "src.out"
+to = "lowpass.in"
+[[edge]]
+from = "lowpass.out"
+to = "sink.in"
+"#
+        )
+    }
+
+    fn split(text: &str) -> Result<Plan, PlacementError> {
+        plan(text, "g.toml", &registry(), &PlanOptions::default())
+    }
+
+    /// The params of node `name` in `host`'s partition.
+    fn params(plan: &Plan, host: &str, name: &str) -> Table {
+        let part = plan.partition(host).expect("partition");
+        let doc: Table = toml::from_str(&part.text).expect("partition is TOML");
+        let node = doc["node"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_table)
+            .find(|n| str_of(n, "name") == name)
+            .unwrap_or_else(|| panic!("no node {name} on {host}:\n{}", part.text));
+        node["params"].as_table().unwrap().clone()
+    }
+
+    #[test]
+    fn a_standby_runs_a_copy_on_copies_of_its_inputs() {
+        let plan = split(&graph(None, "")).unwrap();
+        let hosts: Vec<&str> = plan.partitions.iter().map(|p| p.host.as_str()).collect();
+        assert_eq!(hosts, ["a", "b", "c", "s"]);
+        assert_eq!(plan.standbys(), [("b".to_string(), "s".to_string())]);
+        let (b, s) = (plan.partition("b").unwrap(), plan.partition("s").unwrap());
+        assert_eq!(
+            (b.standby.as_deref(), b.standby_of.as_deref()),
+            (Some("s"), None)
+        );
+        assert_eq!(
+            (s.standby.as_deref(), s.standby_of.as_deref()),
+            (None, Some("b"))
+        );
+        assert_eq!(s.nodes, b.nodes);
+        assert_eq!(s.protected_host(), "b");
+        assert!(plan.partition("a").unwrap().standby.is_none());
+
+        // a→b, b→c, and the copy a→s; b's and s's senders share b→c.
+        let routes: Vec<(&str, &str, u16)> = plan
+            .streams
+            .iter()
+            .map(|s| (s.from_host.as_str(), s.to_host.as_str(), s.port))
+            .collect();
+        assert_eq!(
+            routes,
+            [("a", "b", 7400), ("b", "c", 7401), ("a", "s", 7402)]
+        );
+        let (to_b, to_c, to_s) = (&plan.streams[0], &plan.streams[1], &plan.streams[2]);
+        assert_eq!(
+            to_s.receiver, to_b.receiver,
+            "s's copy of b's edges applies"
+        );
+        assert_ne!(to_s.sender, to_b.sender);
+
+        // a sends to both of the pair: replicas, short resume.
+        for sender in [&to_b.sender, &to_s.sender] {
+            let p = params(&plan, "a", sender);
+            assert_eq!(p["replica"], Value::Boolean(true));
+            assert_eq!(p["resume_timeout"], Value::Float(2.0));
+            assert_eq!(p["heartbeat"], Value::Float(0.1));
+            assert_eq!(p["peer_timeout"], Value::Float(0.4));
+            assert!(!p.contains_key("fence"));
+        }
+        // b and s both send to c's one receiver, fenced by b's lease.
+        for host in ["b", "s"] {
+            let p = params(&plan, host, &to_c.sender);
+            assert_eq!(p["fence"], Value::String("b".into()));
+            assert_eq!(p["url"], Value::String("tcp://10.0.0.3:7401".into()));
+            assert!(!p.contains_key("replica"), "c is not a pair");
+            let r = params(&plan, host, &to_b.receiver);
+            assert!(!r.contains_key("fenced"), "a is not a pair");
+            assert_eq!(r["peer_timeout"], Value::Float(0.4));
+        }
+        assert_eq!(
+            params(&plan, "s", &to_b.receiver)["url"],
+            Value::String("tcp-listen://10.0.0.4:7402".into())
+        );
+        let r = params(&plan, "c", &to_c.receiver);
+        assert_eq!(r["fenced"], Value::Boolean(true));
+        assert_eq!(r["heartbeat"], Value::Float(0.1));
+        // The standby's partition has b's edges.
+        let edges = |h: &str| {
+            toml::from_str::<Table>(&plan.partition(h).unwrap().text).unwrap()["edge"].clone()
+        };
+        assert_eq!(edges("s"), edges("b"));
+        assert!(s.text.contains("Hot standby of host b"), "{}", s.text);
+    }
+
+    #[test]
+    fn a_pair_sends_to_a_pair() {
+        let plan = split(&graph(Some("t"), "")).unwrap();
+        assert_eq!(
+            plan.standbys(),
+            [
+                ("b".to_string(), "s".to_string()),
+                ("c".to_string(), "t".to_string())
+            ]
+        );
+        let routes: Vec<(&str, &str)> = plan
+            .streams
+            .iter()
+            .map(|s| (s.from_host.as_str(), s.to_host.as_str()))
+            .collect();
+        assert_eq!(routes, [("a", "b"), ("b", "c"), ("a", "s"), ("b", "t")]);
+        let to_t = &plan.streams[3];
+        // b and s both send to t as well, fenced, as replicas.
+        for host in ["b", "s"] {
+            let p = params(&plan, host, &to_t.sender);
+            assert_eq!(p["fence"], Value::String("b".into()));
+            assert_eq!(p["replica"], Value::Boolean(true));
+            assert_eq!(p["url"], Value::String("tcp://10.0.0.5:7403".into()));
+            let p = params(&plan, host, &plan.streams[1].sender);
+            assert_eq!(p["replica"], Value::Boolean(true));
+        }
+        assert_eq!(
+            params(&plan, "t", &to_t.receiver)["fenced"],
+            Value::Boolean(true)
+        );
+        assert_eq!(plan.partition("t").unwrap().nodes, ["sink"]);
+    }
+
+    #[test]
+    fn hosts_without_standbys_keep_plain_streams() {
+        let text = graph(None, "").replace("standby = \"s\"\n", "");
+        let plan = split(&text).unwrap();
+        assert!(plan.standbys().is_empty());
+        assert_eq!(plan.streams.len(), 2);
+        let p = params(&plan, "b", &plan.streams[1].sender);
+        assert!(!p.contains_key("heartbeat") && !p.contains_key("fence"));
+    }
+
+    #[test]
+    fn file_writers_on_a_protected_host_are_refused() {
+        let sink = "[[node]]\nname = \"save\"\ntype = \"file_sink\"\nhost = \"b\"\nparams = { path = \"/tmp/x.c32\" }\n[[edge]]\nfrom = \"lowpass.out\"\nto = \"save.in\"\n";
+        let err = split(&graph(None, sink)).unwrap_err().to_string();
+        assert!(
+            err.contains("node 'save' (file_sink) writes a file"),
+            "{err}"
+        );
+        assert!(err.contains("host b") && err.contains("standby s"), "{err}");
+        assert!(
+            err.contains("place file sinks on a host without a standby"),
+            "{err}"
+        );
+    }
 }

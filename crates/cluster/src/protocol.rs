@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! controller                                worker
-//!   Load { run, origin, partition, cwd } ->
+//!   Load { run, origin, partition, cwd, lease } ->
 //!                                        <- Loaded            (or Error: the partition is bad)
 //!   Go                                   ->
 //!                                        <- Stats { … }       (every stats period while it runs)
@@ -21,12 +21,35 @@ use std::io::{BufRead, Write};
 /// ~10 KiB; this bounds what a confused peer can make us buffer).
 pub const MAX_LINE: usize = 4 << 20;
 
-/// The protocol's version, checked in [`ToWorker::Load`].
-pub const VERSION: u32 = 1;
+/// The protocol's version, checked in [`ToWorker::Load`]. Version 2 added the partition
+/// lease ([`LeaseSpec`]): a worker of version 1 would ignore it and run a standby as a
+/// second primary.
+pub const VERSION: u32 = 2;
+
+/// The etcd lease a replicated partition (one of a primary/standby pair) runs under: the
+/// replica holding `key` is the primary, and its stream senders carry the key's create
+/// revision as their fencing token (the fence named `fence`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseSpec {
+    /// The etcd client URL (`http://HOST:PORT`).
+    pub etcd: String,
+    /// The partition's primary key, `/sluice/CLUSTER/runs/RUN/primary/HOST`.
+    pub key: String,
+    /// Seconds the lease outlives the holder's last renewal: how long a failed primary can
+    /// keep its standby waiting.
+    pub ttl_s: i64,
+    /// The fence the partition's senders name (the protected host's name).
+    pub fence: String,
+    /// Whether this replica starts as the primary (it takes the key at load); the standby
+    /// campaigns for it once the run starts.
+    pub primary: bool,
+}
 
 /// A message from the controller to a worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// One Load per run: its size does not matter, and a flat enum reads (and matches) simply.
+#[allow(clippy::large_enum_variant)]
 pub enum ToWorker {
     /// Build this partition (validating it, binding its listeners) but do not run it yet.
     Load {
@@ -45,6 +68,9 @@ pub enum ToWorker {
         /// before the stop is lost.
         #[serde(default)]
         stream_receivers: Vec<String>,
+        /// Set when the partition is one of a primary/standby pair.
+        #[serde(default)]
+        lease: Option<LeaseSpec>,
     },
     /// Start the loaded partition.
     Go,
@@ -197,6 +223,13 @@ mod tests {
             partition: "[[node]]\nname = \"x\"\n".into(),
             cwd: "/tmp".into(),
             stream_receivers: vec!["x_out_from_b".into()],
+            lease: Some(LeaseSpec {
+                etcd: "http://10.0.0.254:2379".into(),
+                key: "/sluice/c/runs/r1/primary/a".into(),
+                ttl_s: 1,
+                fence: "a".into(),
+                primary: false,
+            }),
         };
         let mut buf = Vec::new();
         send(&mut buf, &msg, "peer").unwrap();

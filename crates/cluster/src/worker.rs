@@ -5,10 +5,18 @@
 //! partition (a graph file, validated and built here, its stream listeners bound), run it on
 //! Go, report live counts, stop on Stop or when the controller's connection drops, report the
 //! end. A peer without the key is refused and logged.
+//!
+//! A partition of a primary/standby pair comes with a [`LeaseSpec`]: the primary takes the
+//! partition's key in etcd when it loads, the standby campaigns for it once running and, when
+//! it wins, promotes its fence so its senders take over. A replica that loses the lease it
+//! held is fenced: it stops and reports so.
 
-use crate::protocol::{self, FromWorker, NodeLine, ProtocolError, ToWorker};
+use crate::etcd::Etcd;
+use crate::lease::{Campaign, CampaignEvent, PartitionLease};
+use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
 use sluice_graph::Registry;
 use sluice_net::auth::ClusterKey;
+use sluice_net::Fence;
 use sluice_runtime::{Progress, RunOptions, RunReport, RuntimeError, StopHandle};
 use std::io::BufReader;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -188,7 +196,7 @@ impl Session {
         stream.set_read_timeout(Some(HANDSHAKE)).map_err(io_err)?;
         let mut out = stream.try_clone().map_err(io_err)?;
         let mut input = BufReader::new(stream.try_clone().map_err(io_err)?);
-        let (run, origin, partition, cwd, stream_receivers) = match protocol::receive(
+        let (run, origin, partition, cwd, stream_receivers, lease) = match protocol::receive(
             &mut input, peer,
         )? {
             ToWorker::Load {
@@ -198,6 +206,7 @@ impl Session {
                 partition,
                 cwd,
                 stream_receivers,
+                lease,
             } => {
                 if version != protocol::VERSION {
                     let message = format!(
@@ -206,7 +215,7 @@ impl Session {
                     );
                     return protocol::send(&mut out, &FromWorker::Error { message }, peer);
                 }
-                (run, origin, partition, cwd, stream_receivers)
+                (run, origin, partition, cwd, stream_receivers, lease)
             }
             other => {
                 let message = format!("expected Load first, got {other:?}");
@@ -219,12 +228,34 @@ impl Session {
         }
         let _busy = BusyGuard(self.busy.clone());
         self.log(&format!("run {run}: loading {origin}"));
+        // A fresh fence (revision 0, standby) for the sinks this graph builds: nothing of an
+        // earlier run's promotion carries over.
+        if let Some(l) = &lease {
+            Fence::forget(&l.fence);
+        }
         let graph = match self.load(&partition, &origin, &cwd) {
             Ok(graph) => graph,
             Err(message) => {
                 return protocol::send(&mut out, &FromWorker::Error { message }, peer);
             }
         };
+        let etcd = match lease.as_ref().map(|l| Etcd::new(&l.etcd)).transpose() {
+            Ok(etcd) => etcd,
+            Err(e) => {
+                let message = format!("host {}: partition lease: {e}", self.name);
+                return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+            }
+        };
+        // The primary holds the key from now on (dropping it revokes the lease).
+        let mut held = None;
+        if let (Some(l), Some(etcd)) = (lease.as_ref().filter(|l| l.primary), &etcd) {
+            match self.take_primary(etcd, l, &run) {
+                Ok(h) => held = Some(h),
+                Err(message) => {
+                    return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+                }
+            }
+        }
         protocol::send(&mut out, &FromWorker::Loaded, peer)?;
         // The controller may take a while to load the other hosts: wait for Go without limit,
         // but not past a closed connection.
@@ -238,6 +269,16 @@ impl Session {
             }
         }
         self.log(&format!("run {run}: running"));
+        // The standby campaigns for the key once the primary runs (it took the key at load).
+        let campaign = match (lease.as_ref().filter(|l| !l.primary), etcd) {
+            (Some(l), Some(etcd)) => match self.campaign(etcd, l, &run) {
+                Ok(c) => Some(c),
+                Err(message) => {
+                    return protocol::send(&mut out, &FromWorker::Failed { message }, peer);
+                }
+            },
+            _ => None,
+        };
         let stop = StopHandle::new();
         let progress = Progress::new();
         let started = Instant::now();
@@ -272,13 +313,26 @@ impl Session {
             })
             .map_err(io_err)?;
         let cpu = || (sluice_os::process_cpu_time() - cpu_before).as_secs_f64();
+        // Short ticks: a lost lease must stop the partition well within its TTL.
+        let tick = Campaign::PERIOD.min(self.opts.stats_period);
+        let mut next_stats = Instant::now() + self.opts.stats_period;
+        let mut fenced: Option<String> = None;
         let result = loop {
             if self.shutdown.is_stopped() {
                 stop.stop();
             }
-            match done_rx.recv_timeout(self.opts.stats_period) {
+            if fenced.is_none() {
+                if let Some(message) = self.fenced(held.as_ref(), campaign.as_ref(), &lease) {
+                    self.log(&format!("run {run}: {message}; stopping the partition"));
+                    fenced = Some(message);
+                    stop.stop();
+                }
+            }
+            match done_rx.recv_timeout(tick) {
                 Ok(result) => break result,
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < next_stats => {}
                 Err(mpsc::RecvTimeoutError::Timeout) => {
+                    next_stats = Instant::now() + self.opts.stats_period;
                     let stats = FromWorker::Stats {
                         elapsed_s: started.elapsed().as_secs_f64(),
                         cpu_s: cpu(),
@@ -306,9 +360,18 @@ impl Session {
         };
         let _ = runner.join();
         let wall_s = started.elapsed().as_secs_f64();
-        let message = match result {
-            Ok(report) => done_message(&report, wall_s, cpu()),
-            Err(e) => FromWorker::Failed {
+        // The run is over: no more campaigning, and the key goes now (a standby that takes it
+        // after a normal end only finishes the same streams).
+        let won = campaign.and_then(Campaign::stop);
+        for l in held.into_iter().chain(won) {
+            if let Err(e) = l.release() {
+                self.log(&format!("run {run}: releasing the partition lease: {e}"));
+            }
+        }
+        let message = match (fenced, result) {
+            (Some(message), _) => FromWorker::Failed { message },
+            (None, Ok(report)) => done_message(&report, wall_s, cpu()),
+            (None, Err(e)) => FromWorker::Failed {
                 message: e.to_string(),
             },
         };
@@ -317,6 +380,96 @@ impl Session {
         let _ = reader.join();
         self.log(&format!("run {run}: ended"));
         sent
+    }
+
+    /// Takes the partition's key as its primary and promotes the partition's fence.
+    fn take_primary(
+        &self,
+        etcd: &Etcd,
+        l: &LeaseSpec,
+        run: &str,
+    ) -> Result<PartitionLease, String> {
+        let failed = |e: crate::etcd::EtcdError| {
+            format!("host {}: partition lease {}: {e}", self.name, l.key)
+        };
+        match PartitionLease::try_acquire(etcd, &l.key, &self.name, l.ttl_s).map_err(failed)? {
+            Some(held) => {
+                Fence::named(&l.fence).promote(held.revision() as u64);
+                self.log(&format!(
+                    "run {run}: primary of {} at revision {} (lease of {} s)",
+                    l.fence,
+                    held.revision(),
+                    held.ttl_s()
+                ));
+                Ok(held)
+            }
+            None => {
+                let holder = etcd
+                    .get(&l.key)
+                    .ok()
+                    .flatten()
+                    .map(|v| String::from_utf8_lossy(&v).into_owned())
+                    .unwrap_or_else(|| "another replica".into());
+                Err(format!(
+                    "host {}: partition lease {} is held by {holder}",
+                    self.name, l.key
+                ))
+            }
+        }
+    }
+
+    /// Starts the standby's campaign: on winning, it promotes the fence (the partition's
+    /// senders then take over the streams) and logs how long the takeover took.
+    fn campaign(&self, etcd: Etcd, l: &LeaseSpec, run: &str) -> Result<Campaign, String> {
+        let (name, peer, fence, run_id) = (
+            self.name.clone(),
+            self.peer.clone(),
+            l.fence.clone(),
+            run.to_string(),
+        );
+        let on_event = move |event| {
+            let what = match event {
+                CampaignEvent::Won {
+                    revision,
+                    after_vanished,
+                } => {
+                    Fence::named(&fence).promote(revision as u64);
+                    format!(
+                        "promoted to primary of {fence} at revision {revision} ({} ms after the key vanished)",
+                        after_vanished.as_millis()
+                    )
+                }
+                CampaignEvent::Error(e) => format!("standby of {fence}: campaign: {e}"),
+            };
+            eprintln!("sluice worker {name}: {peer}: run {run_id}: {what}");
+        };
+        self.log(&format!("run {run}: standby of {}", l.fence));
+        Campaign::start(etcd, &l.key, &self.name, l.ttl_s, on_event).map_err(|e| {
+            format!(
+                "host {}: cannot campaign for partition lease {}: {e}",
+                self.name, l.key
+            )
+        })
+    }
+
+    /// The failure message when the replica held the partition's lease and lost it.
+    fn fenced(
+        &self,
+        held: Option<&PartitionLease>,
+        campaign: Option<&Campaign>,
+        lease: &Option<LeaseSpec>,
+    ) -> Option<String> {
+        let (why, took_over) = match (held, campaign) {
+            (Some(h), _) if !h.is_alive() => (h.last_error(), "its standby took over"),
+            (_, Some(c)) if c.lease_lost() => (c.last_error(), "no replica holds it now"),
+            _ => return None,
+        };
+        let key = lease.as_ref().map_or("", |l| l.key.as_str());
+        let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
+        Some(format!(
+            "host {} lost partition lease {key}{why}: fenced ({took_over})",
+            self.name
+        ))
     }
 
     /// Builds the partition in the controller's working directory, its streams keyed.

@@ -2,8 +2,11 @@
 //! test on free ports with its own data directory, removed afterwards.
 
 use sluice_cluster::etcd::{Etcd, EtcdError, EtcdOptions, EtcdServer, KeepAlive};
+use sluice_cluster::lease::{Campaign, CampaignEvent, PartitionLease};
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// A free port on 127.0.0.1 (bound, then released).
@@ -187,4 +190,126 @@ fn a_dead_server_is_reported_with_its_log() {
     let options = EtcdOptions::new("second", &dir, taken.parse().unwrap(), free_addr());
     let e = EtcdServer::start(options).unwrap_err().to_string();
     assert!(e.contains("exited") && e.contains("second"), "{e}");
+}
+
+#[test]
+fn a_one_second_lease_is_granted_as_one_second() {
+    // The local cluster's timing (heartbeat 50 ms, election 250 ms): etcd's minimum TTL is
+    // 1.5 election timeouts, so 1 s stays 1 s.
+    let etcd = TestEtcd::start("ttl");
+    let c = etcd.client();
+    let (lease, ttl) = c.grant_with_ttl(1).unwrap();
+    assert_eq!(ttl, 1);
+    c.revoke(lease).unwrap();
+    let held = PartitionLease::try_acquire(&c, "/sluice/t/runs/r/primary/x", "x", 1)
+        .unwrap()
+        .unwrap();
+    assert_eq!(held.ttl_s(), 1);
+}
+
+#[test]
+fn a_held_partition_lease_is_not_taken() {
+    let etcd = TestEtcd::start("plhold");
+    let c = etcd.client();
+    let key = "/sluice/t/runs/r/primary/h2";
+    let primary = PartitionLease::try_acquire(&c, key, "h2", 1)
+        .unwrap()
+        .expect("the key was free");
+    assert!(primary.revision() > 0);
+    assert_eq!(c.get(key).unwrap(), Some(b"h2".to_vec()));
+    assert!(PartitionLease::try_acquire(&c, key, "h5", 1)
+        .unwrap()
+        .is_none());
+    let won = Arc::new(AtomicBool::new(false));
+    let w = won.clone();
+    let campaign = Campaign::start(c.clone(), key, "h5", 1, move |e| {
+        if let CampaignEvent::Won { .. } = e {
+            w.store(true, Ordering::SeqCst);
+        }
+    })
+    .unwrap();
+    // Three TTLs: the primary's KeepAlive (renewing at TTL/3) holds it throughout.
+    std::thread::sleep(Duration::from_millis(3000));
+    assert!(primary.is_alive(), "{:?}", primary.last_error());
+    assert!(!campaign.has_won() && !won.load(Ordering::SeqCst));
+    assert!(campaign.stop().is_none());
+    // Released: the key goes at once.
+    primary.release().unwrap();
+    assert_eq!(c.get(key).unwrap(), None);
+}
+
+/// Starts a campaign for `key` as `h5` that sends its events to the returned channel.
+fn campaign(c: &Etcd, key: &str) -> (Campaign, mpsc::Receiver<CampaignEvent>) {
+    let (tx, rx) = mpsc::channel();
+    let campaign = Campaign::start(c.clone(), key, "h5", 1, move |e| {
+        let _ = tx.send(e);
+    })
+    .unwrap();
+    (campaign, rx)
+}
+
+/// Waits (at most `bound`) for the campaign to win; its revision and time since `since`.
+fn wait_won(rx: &mpsc::Receiver<CampaignEvent>, since: Instant, bound: Duration) -> i64 {
+    match rx.recv_timeout(bound.saturating_sub(since.elapsed())) {
+        Ok(CampaignEvent::Won { revision, .. }) => revision,
+        Ok(CampaignEvent::Error(e)) => panic!("campaign: {e}"),
+        Err(_) => panic!("the standby did not win within {bound:?}"),
+    }
+}
+
+#[test]
+fn a_standby_wins_when_the_primary_releases() {
+    let etcd = TestEtcd::start("plrelease");
+    let c = etcd.client();
+    let key = "/sluice/t/runs/r/primary/h2";
+    let primary = PartitionLease::try_acquire(&c, key, "h2", 1)
+        .unwrap()
+        .unwrap();
+    let old = primary.revision();
+    let (campaign, rx) = campaign(&c, key);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!campaign.has_won());
+    let released = Instant::now();
+    primary.release().unwrap();
+    let revision = wait_won(&rx, released, Duration::from_secs(2));
+    assert!(revision > old, "{revision} after {old}");
+    assert!(campaign.has_won() && !campaign.lease_lost());
+    let entry = c.get_entry(key).unwrap().unwrap();
+    assert_eq!(
+        (entry.value, entry.create_revision),
+        (b"h5".to_vec(), revision)
+    );
+    // The campaign hands over its lease, still renewed; dropping it revokes it.
+    let won = campaign.stop().expect("won");
+    assert_eq!(won.revision(), revision);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(won.is_alive(), "{:?}", won.last_error());
+    drop(won);
+    assert_eq!(c.get(key).unwrap(), None);
+}
+
+#[test]
+fn a_standby_wins_when_the_primary_dies() {
+    let etcd = TestEtcd::start("pldead");
+    let c = etcd.client();
+    let key = "/sluice/t/runs/r/primary/h2";
+    // A primary that stops renewing (killed, frozen, cut off): its key lives one TTL more.
+    let lease = c.grant(1).unwrap();
+    assert!(c.put_if_absent(key, b"h2", Some(lease)).unwrap());
+    let died = Instant::now();
+    let old = c.get_entry(key).unwrap().unwrap().create_revision;
+    let (campaign, rx) = campaign(&c, key);
+    // TTL + 1 s.
+    let revision = wait_won(&rx, died, Duration::from_secs(2));
+    assert!(revision > old, "{revision} after {old}");
+    assert_eq!(c.get(key).unwrap(), Some(b"h5".to_vec()));
+    // Revoked under it (as if it were cut off in turn): the winner learns it is fenced.
+    let won_lease = c.get_entry(key).unwrap().unwrap().lease.unwrap();
+    c.revoke(won_lease).unwrap();
+    let started = Instant::now();
+    while !campaign.lease_lost() {
+        assert!(started.elapsed() < Duration::from_secs(5), "not noticed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(campaign.last_error().is_some());
 }

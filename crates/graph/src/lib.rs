@@ -110,7 +110,7 @@ mod registry;
 
 pub use load::{
     load_file, load_str, load_with, read, same_file, GraphFileError, GraphSource, HostDecl,
-    LoadedGraph, Override,
+    LoadedGraph, Override, StandbyMode,
 };
 pub use params::{ParamError, Params};
 pub use registry::{

@@ -53,6 +53,10 @@ struct FileDoc {
 struct HostDoc {
     #[serde(default)]
     address: Option<Spanned<String>>,
+    #[serde(default)]
+    standby: Option<Spanned<String>>,
+    #[serde(default)]
+    standby_mode: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -191,6 +195,20 @@ pub struct HostDecl {
     pub address: Option<String>,
     /// The `[hosts.NAME]` line.
     pub line: usize,
+    /// The host that runs a hot copy of this host's partition and takes over when this one
+    /// fails (`standby = "NAME"`): a declared host with no nodes of its own.
+    pub standby: Option<String>,
+    /// How the standby runs (`standby_mode`, default `"hot"`).
+    pub standby_mode: StandbyMode,
+}
+
+/// How a standby host runs its copy of a partition (`standby_mode = "…"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StandbyMode {
+    /// It runs an identical copy on the same inputs all along; only the primary's outputs are
+    /// used until the primary fails.
+    #[default]
+    Hot,
 }
 
 impl GraphSource {
@@ -533,6 +551,28 @@ fn check_placement(
         if let Some(address) = &host.get_ref().address {
             check_address(name, address)?;
         }
+        let line = line_column(text, host.span().start).0;
+        let standby_mode = match &host.get_ref().standby_mode {
+            None => StandbyMode::Hot,
+            Some(mode) if mode.get_ref() == "hot" => StandbyMode::Hot,
+            Some(mode) if mode.get_ref() == "warm" => {
+                return Err((
+                    mode.span(),
+                    None,
+                    format!("hosts.{name} (line {line}): standby_mode \"warm\": warm standbys are not built yet: use hot"),
+                ));
+            }
+            Some(mode) => {
+                return Err((
+                    mode.span(),
+                    None,
+                    format!(
+                        "hosts.{name} (line {line}): standby_mode must be \"hot\", not \"{}\"",
+                        mode.get_ref()
+                    ),
+                ));
+            }
+        };
         declared.insert(
             name.clone(),
             HostDecl {
@@ -541,7 +581,9 @@ fn check_placement(
                     .address
                     .as_ref()
                     .map(|a| a.get_ref().trim().to_string()),
-                line: line_column(text, host.span().start).0,
+                line,
+                standby: host.get_ref().standby.as_ref().map(|s| s.get_ref().clone()),
+                standby_mode,
             },
         );
     }
@@ -579,7 +621,61 @@ fn check_placement(
             None => {}
         }
     }
+    check_standbys(hosts, &declared, &node_hosts)?;
     Ok((declared, node_hosts))
+}
+
+/// `standby = "S"`: S is another declared host that runs nothing of its own, stands by for
+/// this host only, and has no standby itself.
+fn check_standbys(
+    hosts: &BTreeMap<String, Spanned<HostDoc>>,
+    declared: &BTreeMap<String, HostDecl>,
+    node_hosts: &BTreeMap<String, String>,
+) -> Result<(), (Range<usize>, Option<String>, String)> {
+    for (name, host) in hosts {
+        let Some(standby) = &host.get_ref().standby else {
+            continue;
+        };
+        let s = standby.get_ref();
+        let line = declared[name].line;
+        let fail = |why: String| {
+            Err((
+                standby.span(),
+                None,
+                format!("hosts.{name} (line {line}): standby \"{s}\" {why}"),
+            ))
+        };
+        let Some(decl) = declared.get(s) else {
+            let names: Vec<&str> = declared.keys().map(String::as_str).collect();
+            return fail(format!(
+                "is not a declared host (declared hosts: {})",
+                names.join(", ")
+            ));
+        };
+        if s == name {
+            return fail("is the host itself: name another host".into());
+        }
+        if let Some(node) = node_hosts.iter().find(|(_, h)| *h == s).map(|(n, _)| n) {
+            return fail(format!(
+                "runs nodes of its own (node '{node}'): a standby host runs only the copy of the partition it stands by for"
+            ));
+        }
+        if decl.standby.is_some() {
+            return fail(format!(
+                "has a standby of its own (line {}): a standby host cannot itself have a standby",
+                decl.line
+            ));
+        }
+        if let Some((other, _)) = declared
+            .iter()
+            .find(|(o, d)| *o < name && d.standby.as_deref() == Some(s.as_str()))
+        {
+            return fail(format!(
+                "already stands by for host {other}: a standby host stands by for one host only"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// " must be …" reads on from "parameter 'x'"; anything else after a colon.
@@ -1038,5 +1134,56 @@ to = "sink.in"
             dot.contains("\"src\" -> \"sink\" [label=\"out → in (f32)\"]"),
             "{dot}"
         );
+    }
+
+    fn with_hosts(hosts: &str) -> String {
+        format!(
+            "{hosts}\n[[node]]\nname = \"src\"\ntype = \"count\"\nhost = \"a\"\nparams = {{ items = 10 }}\n\n[[node]]\nname = \"sink\"\ntype = \"drain\"\nhost = \"b\"\n\n[[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n"
+        )
+    }
+
+    #[test]
+    fn standbys_are_declared_hosts_without_nodes() {
+        let ok = with_hosts("[hosts.a]\nstandby = \"s\"\n[hosts.b]\n[hosts.s]\n");
+        let loaded = load_with(&ok, "g.toml", &registry(), &[]).unwrap();
+        let a = &loaded.source.hosts["a"];
+        assert_eq!(a.standby.as_deref(), Some("s"));
+        assert_eq!(a.standby_mode, StandbyMode::Hot);
+        assert_eq!(loaded.source.hosts["b"].standby, None);
+        let hot = with_hosts(
+            "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"hot\"\n[hosts.b]\n[hosts.s]\n",
+        );
+        assert!(load_str(&hot, "g.toml", &registry()).is_ok());
+
+        let cases = [
+            (
+                "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"warm\"\n[hosts.b]\n[hosts.s]\n",
+                "g.toml:3:16: hosts.a (line 1): standby_mode \"warm\": warm standbys are not built yet: use hot",
+            ),
+            (
+                "[hosts.a]\nstandby = \"x\"\n[hosts.b]\n",
+                "g.toml:2:11: hosts.a (line 1): standby \"x\" is not a declared host (declared hosts: a, b)",
+            ),
+            (
+                "[hosts.a]\nstandby = \"a\"\n[hosts.b]\n",
+                "is the host itself",
+            ),
+            (
+                "[hosts.a]\nstandby = \"b\"\n[hosts.b]\n",
+                "hosts.a (line 1): standby \"b\" runs nodes of its own (node 'sink')",
+            ),
+            (
+                "[hosts.a]\nstandby = \"s\"\n[hosts.b]\nstandby = \"s\"\n[hosts.s]\n",
+                "hosts.b (line 3): standby \"s\" already stands by for host a",
+            ),
+            (
+                "[hosts.a]\nstandby = \"s\"\n[hosts.b]\n[hosts.s]\nstandby = \"t\"\n[hosts.t]\n",
+                "standby \"s\" has a standby of its own (line 4)",
+            ),
+        ];
+        for (hosts, expected) in cases {
+            let err = error_of(&with_hosts(hosts));
+            assert!(err.contains(expected), "{err}\nexpected: {expected}");
+        }
     }
 }

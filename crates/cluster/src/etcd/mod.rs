@@ -205,11 +205,21 @@ impl Etcd {
 
     /// Grants a lease of `ttl_s` seconds (at least 1; etcd may round it up to its minimum).
     pub fn grant(&self, ttl_s: i64) -> Result<LeaseId, EtcdError> {
+        self.grant_with_ttl(ttl_s).map(|(id, _)| id)
+    }
+
+    /// Grants a lease of `ttl_s` seconds and returns it with the TTL etcd granted: more than
+    /// asked when etcd's minimum (1.5 election timeouts, rounded up) is longer.
+    pub fn grant_with_ttl(&self, ttl_s: i64) -> Result<(LeaseId, i64), EtcdError> {
         let op = format!("grant lease of {ttl_s} s");
         let reply = self.call("/v3/lease/grant", &op, &json!({ "TTL": ttl_s.to_string() }))?;
         let id = int(&reply["ID"]).filter(|&id| id != 0);
-        id.map(LeaseId)
-            .ok_or_else(|| self.server(&op, format!("no lease id in the reply {reply}")))
+        let id = id
+            .map(LeaseId)
+            .ok_or_else(|| self.server(&op, format!("no lease id in the reply {reply}")))?;
+        let ttl = int(&reply["TTL"])
+            .ok_or_else(|| self.server(&op, format!("no TTL in the reply {reply}")))?;
+        Ok((id, ttl))
     }
 
     /// Renews `lease` once; returns its remaining time to live in seconds, or

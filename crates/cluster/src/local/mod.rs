@@ -446,7 +446,9 @@ impl LocalCluster {
         options.log_path = Some(self.run_dir.join("etcd.log"));
         options.new_session = true;
         options.heartbeat_ms = 50;
-        options.election_timeout_ms = 500;
+        // etcd's shortest lease is 1.5 election timeouts: 250 ms lets partition leases of 1 s
+        // (lease::PARTITION_TTL_S) be what they say.
+        options.election_timeout_ms = 250;
         let server = EtcdServer::start(options).map_err(|source| LocalError::Etcd {
             name: self.name().to_string(),
             source: Box::new(source),

@@ -1,0 +1,270 @@
+//! A worker running one replica of a primary/standby pair against a real etcd: the primary
+//! takes the partition's key at load and is fenced when it loses it; the standby campaigns
+//! once running and promotes its fence when the key goes. (The data plane's side, the fenced
+//! streams, is tested in sluice-net; the whole failover in namespaces elsewhere.)
+
+use sluice_cluster::etcd::{Etcd, EtcdOptions, EtcdServer, KeepAlive};
+use sluice_cluster::protocol::{self, FromWorker, LeaseSpec, ToWorker};
+use sluice_cluster::worker::{Worker, WorkerOptions};
+use sluice_net::auth::ClusterKey;
+use sluice_net::Fence;
+use sluice_runtime::StopHandle;
+use std::io::BufReader;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+fn free_addr() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind 127.0.0.1:0")
+}
+
+/// A running etcd (the local cluster's timing) and its directory, removed on drop.
+struct TestEtcd {
+    server: Option<EtcdServer>,
+    dir: PathBuf,
+}
+
+impl TestEtcd {
+    fn start(test: &str) -> TestEtcd {
+        let dir = std::env::temp_dir().join(format!("sluice-lw-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut options = EtcdOptions::new(test, dir.join("data"), free_addr(), free_addr());
+        options.heartbeat_ms = 50;
+        options.election_timeout_ms = 250;
+        let server = EtcdServer::start(options).unwrap_or_else(|e| panic!("{e}"));
+        TestEtcd {
+            server: Some(server),
+            dir,
+        }
+    }
+
+    fn client(&self) -> Etcd {
+        self.server.as_ref().unwrap().client()
+    }
+}
+
+impl Drop for TestEtcd {
+    fn drop(&mut self) {
+        drop(self.server.take());
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A worker on loopback, stopped on drop.
+struct TestWorker {
+    addr: SocketAddr,
+    key: ClusterKey,
+    stop: StopHandle,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TestWorker {
+    fn start(name: &str) -> TestWorker {
+        let key = ClusterKey::random().unwrap();
+        let opts = WorkerOptions {
+            name: name.to_string(),
+            listen: "127.0.0.1:0".parse().unwrap(),
+            key: key.clone(),
+            key_file: PathBuf::from("/nonexistent/key"), // the partitions have no streams
+            stats_period: Duration::from_millis(200),
+        };
+        let worker = Worker::bind(opts, sluice_dsp::graph_blocks::standard_registry()).unwrap();
+        let addr = worker.local_addr();
+        let stop = StopHandle::new();
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || worker.serve(&s).unwrap());
+        TestWorker {
+            addr,
+            key,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// A control connection that has sent Load and read the answer.
+    fn load(&self, lease: LeaseSpec) -> (Control, FromWorker) {
+        let mut out = TcpStream::connect(self.addr).unwrap();
+        sluice_net::auth::connect(&mut out, &self.key, Duration::from_secs(5)).unwrap();
+        out.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let input = BufReader::new(out.try_clone().unwrap());
+        let mut c = Control { out, input };
+        let load = ToWorker::Load {
+            version: protocol::VERSION,
+            run: "r1".into(),
+            origin: "g.toml (partition of host h2)".into(),
+            partition: PARTITION.into(),
+            cwd: std::env::temp_dir().display().to_string(),
+            stream_receivers: Vec::new(),
+            lease: Some(lease),
+        };
+        c.send(&load);
+        let answer = c.receive();
+        (c, answer)
+    }
+}
+
+impl Drop for TestWorker {
+    fn drop(&mut self) {
+        self.stop.stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Control {
+    out: TcpStream,
+    input: BufReader<TcpStream>,
+}
+
+impl Control {
+    fn send(&mut self, m: &ToWorker) {
+        protocol::send(&mut self.out, m, "worker").unwrap();
+    }
+
+    fn receive(&mut self) -> FromWorker {
+        protocol::receive(&mut self.input, "worker").unwrap()
+    }
+
+    /// The first message that is not Stats.
+    fn end(&mut self) -> FromWorker {
+        loop {
+            match self.receive() {
+                FromWorker::Stats { .. } => {}
+                other => return other,
+            }
+        }
+    }
+}
+
+/// A partition that runs until stopped, gently.
+const PARTITION: &str = r#"
+[[node]]
+name = "src"
+type = "signal_source"
+params = { item = "f32" }
+[[node]]
+name = "pace"
+type = "throttle"
+params = { item = "f32", rate = 10000.0 }
+[[node]]
+name = "sink"
+type = "null_sink"
+params = { item = "f32" }
+[[edge]]
+from = "src.out"
+to = "pace.in"
+[[edge]]
+from = "pace.out"
+to = "sink.in"
+"#;
+
+fn spec(etcd: &Etcd, key: &str, fence: &str, primary: bool) -> LeaseSpec {
+    LeaseSpec {
+        etcd: etcd.url().to_string(),
+        key: key.to_string(),
+        ttl_s: 1,
+        fence: fence.to_string(),
+        primary,
+    }
+}
+
+#[test]
+fn a_primary_takes_the_key_and_is_fenced_when_it_goes() {
+    let etcd = TestEtcd::start("primary");
+    let c = etcd.client();
+    let worker = TestWorker::start("h2");
+    let key = "/sluice/t/runs/r1/primary/h2";
+    let fence = "lease-worker-test-primary";
+
+    // Held by another: refused at load, naming the holder.
+    let other = c.grant(10).unwrap();
+    assert!(c.put_if_absent(key, b"h9", Some(other)).unwrap());
+    let (_c, answer) = worker.load(spec(&c, key, fence, true));
+    match answer {
+        FromWorker::Error { message } => assert!(
+            message.contains(&format!("host h2: partition lease {key} is held by h9")),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    drop(_c);
+    c.revoke(other).unwrap();
+
+    let started = Instant::now();
+    let (mut control, answer) = loop {
+        // The refused session may still hold the worker busy for a moment.
+        match worker.load(spec(&c, key, fence, true)) {
+            (_, FromWorker::Error { message }) if message.contains("busy") => {
+                assert!(started.elapsed() < Duration::from_secs(5), "{message}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            loaded => break loaded,
+        }
+    };
+    assert_eq!(answer, FromWorker::Loaded);
+    let entry = c.get_entry(key).unwrap().expect("the primary's key");
+    assert_eq!(entry.value, b"h2");
+    assert_eq!(Fence::named(fence).revision(), entry.create_revision as u64);
+    control.send(&ToWorker::Go);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(c.get(key).unwrap(), Some(b"h2".to_vec()), "kept alive");
+
+    // Its lease goes (as when etcd lost it): the worker stops and says it was fenced.
+    c.revoke(entry.lease.unwrap()).unwrap();
+    match control.end() {
+        FromWorker::Failed { message } => assert!(
+            message.starts_with(&format!("host h2 lost partition lease {key}"))
+                && message.ends_with("fenced (its standby took over)"),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_standby_promotes_its_fence_when_the_key_goes() {
+    let etcd = TestEtcd::start("standby");
+    let c = etcd.client();
+    let worker = TestWorker::start("h5");
+    let key = "/sluice/t/runs/r1/primary/h2";
+    let fence = "lease-worker-test-standby";
+
+    // The primary, kept alive until it "dies" (stops renewing).
+    let primary = c.grant(1).unwrap();
+    assert!(c.put_if_absent(key, b"h2", Some(primary)).unwrap());
+    let old = c.get_entry(key).unwrap().unwrap().create_revision;
+    let keep = KeepAlive::start(c.clone(), primary, 1);
+
+    let (mut control, answer) = worker.load(spec(&c, key, fence, false));
+    assert_eq!(answer, FromWorker::Loaded);
+    control.send(&ToWorker::Go);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(Fence::named(fence).revision(), 0, "still standby");
+    assert_eq!(c.get(key).unwrap(), Some(b"h2".to_vec()));
+
+    drop(keep);
+    let died = Instant::now();
+    while Fence::named(fence).revision() == 0 {
+        assert!(
+            died.elapsed() < Duration::from_secs(5),
+            "the standby did not take over"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let entry = c.get_entry(key).unwrap().unwrap();
+    assert_eq!(entry.value, b"h5");
+    assert!(entry.create_revision > old);
+    assert_eq!(Fence::named(fence).revision(), entry.create_revision as u64);
+
+    // A normal stop: Done, and the key is released.
+    control.send(&ToWorker::Stop);
+    assert!(matches!(
+        control.end(),
+        FromWorker::Done { stopped: true, .. }
+    ));
+    assert_eq!(c.get(key).unwrap(), None);
+}

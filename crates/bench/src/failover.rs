@@ -9,7 +9,7 @@
 
 use crate::report::{machine_description, median, results_dir, Table};
 use rand::{Rng, SeedableRng};
-use sluice_cluster::control::{self, ControlOptions, Outcome};
+use sluice_cluster::control::{self, ControlOptions, LeaseOptions, Outcome};
 use sluice_cluster::etcd::Etcd;
 use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
 use sluice_cluster::membership;
@@ -82,6 +82,8 @@ struct Cluster {
     etcd: Etcd,
     key: ClusterKey,
     exe: PathBuf,
+    /// Where the workers' and etcd's logs are copied before the cluster is removed.
+    logs: PathBuf,
 }
 
 impl Drop for Cluster {
@@ -94,6 +96,15 @@ impl Drop for Cluster {
                 let _ = Command::new("kill")
                     .args(["-CONT", &pid.to_string()])
                     .status();
+            }
+        }
+        let _ = std::fs::create_dir_all(&self.logs);
+        if let Ok(entries) = std::fs::read_dir(self.inner.run_dir()) {
+            for path in entries.flatten().map(|e| e.path()) {
+                if path.extension().is_some_and(|x| x == "log") {
+                    let _ =
+                        std::fs::copy(&path, self.logs.join(path.file_name().unwrap_or_default()));
+                }
             }
         }
         if let Err(e) = local::down(self.inner.run_dir()) {
@@ -163,6 +174,7 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         etcd,
         key,
         exe,
+        logs: out.join("logs"),
     };
     let hosts: Vec<String> = cluster
         .inner
@@ -328,6 +340,15 @@ fn faulted_run(
     fault: Option<Fault>,
     at: f64,
 ) -> anyhow::Result<(Vec<String>, Option<f64>)> {
+    // Every worker registered (one cut off registers again once its link is back).
+    let hosts: Vec<String> = cluster
+        .inner
+        .hosts()
+        .iter()
+        .map(|h| h.name.clone())
+        .collect();
+    membership::wait_for(&cluster.etcd, name, &hosts, Duration::from_secs(15))
+        .map_err(anyhow::Error::msg)?;
     let workers: BTreeMap<String, String> = membership::workers(&cluster.etcd, name)?
         .into_iter()
         .map(|(n, a)| (n, a.to_string()))
@@ -355,6 +376,7 @@ fn faulted_run(
         timeout: Duration::from_secs(30),
         cwd: std::env::current_dir()?.display().to_string(),
         stop: StopHandle::new(),
+        leases: Some(LeaseOptions::new(&cluster.inner.etcd_url(), name)),
     };
     let primary = cluster
         .inner
@@ -407,16 +429,18 @@ fn faulted_run(
         .collect();
     // The primary's worker must be free for the next run: started again after a kill, its
     // session over after a zombie's refusal or a cut link.
+    let log = cluster.inner.run_dir().join(format!("{PRIMARY}.log"));
     if fault == Some(Fault::Kill) {
+        let starts = log_count(&log, "listening on");
         cluster.inner.restart_worker(
             PRIMARY,
             &WorkerSpec {
                 exe: cluster.exe.clone(),
             },
         )?;
-        wait_listening(&primary.address.to_string(), Duration::from_secs(15))?;
+        wait_log(&log, "listening on", starts + 1)?;
     } else {
-        wait_session_over(&cluster.inner.run_dir().join("h2.log"), &run)?;
+        wait_log(&log, &format!("run {run}: ended"), 1)?;
     }
     Ok((warnings, fault_time))
 }
@@ -444,35 +468,24 @@ fn sh(program: &str, argv: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Waits until a worker accepts connections on its control port.
-fn wait_listening(address: &str, limit: Duration) -> anyhow::Result<()> {
-    let addr: std::net::SocketAddr = format!("{address}:{}", local::WORKER_PORT).parse()?;
-    let start = Instant::now();
-    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-        anyhow::ensure!(
-            start.elapsed() < limit,
-            "the restarted worker at {addr} does not listen after {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok(())
+/// How many lines of `log` contain `what`.
+fn log_count(log: &Path, what: &str) -> usize {
+    std::fs::read_to_string(log).map_or(0, |t| t.lines().filter(|l| l.contains(what)).count())
 }
 
-/// Waits until the worker's log says its session of `run` ended.
-fn wait_session_over(log: &Path, run: &str) -> anyhow::Result<()> {
+/// Waits until `count` lines of the worker's `log` contain `what` (its session of a run
+/// ended; a restarted worker listens).
+fn wait_log(log: &Path, what: &str, count: usize) -> anyhow::Result<()> {
     let start = Instant::now();
-    let line = format!("run {run}: ended");
-    loop {
-        if std::fs::read_to_string(log).is_ok_and(|t| t.contains(&line)) {
-            return Ok(());
-        }
+    while log_count(log, what) < count {
         anyhow::ensure!(
             start.elapsed() < Duration::from_secs(30),
-            "{}: the worker's session of {run} did not end within 30 s",
+            "{}: no line '{what}' within 30 s",
             log.display()
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    Ok(())
 }
 
 /// The nearest-rank percentile `p` (0..1) of `values`.

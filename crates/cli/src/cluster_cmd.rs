@@ -169,10 +169,50 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
     );
     let stop = StopHandle::new();
     let _signals = sluice_runtime::os::stop_on_signals(stop.clone());
+    let keeper = {
+        let (stop, name, cluster) = (stop.clone(), args.name.clone(), args.cluster.clone());
+        std::thread::spawn(move || {
+            keep_registered(registration, &etcd, &cluster, &name, control, &stop)
+        })
+    };
     let served = worker.serve(&stop);
-    drop(registration);
+    stop.stop();
+    let _ = keeper.join();
     eprintln!("sluice worker {}: stopped", args.name);
     Ok(served?)
+}
+
+/// Keeps the worker registered until `stop`: a registration whose lease etcd let expire (the
+/// host was cut off, or etcd was away, longer than its TTL) is made again once etcd answers.
+fn keep_registered(
+    mut registration: membership::Registration,
+    etcd: &Etcd,
+    cluster: &str,
+    name: &str,
+    control: SocketAddr,
+    stop: &StopHandle,
+) {
+    let mut said = false;
+    while !stop.is_stopped() {
+        std::thread::sleep(Duration::from_millis(200));
+        if registration.is_alive() {
+            continue;
+        }
+        match membership::register(etcd, cluster, name, control) {
+            Ok(again) => {
+                eprintln!("sluice worker {name}: its registration had expired; registered again");
+                registration = again;
+                said = false;
+            }
+            // Once per outage: the next tries follow every 200 ms.
+            Err(e) if !said => {
+                eprintln!("sluice worker {name}: registering again: {e} (retrying)");
+                said = true;
+            }
+            Err(_) => {}
+        }
+    }
+    drop(registration);
 }
 
 /// Runs `sluice cluster …`.

@@ -198,9 +198,10 @@ impl Plan {
 const REPLICA_HEARTBEAT_S: f64 = 0.1;
 /// See [`REPLICA_HEARTBEAT_S`].
 const REPLICA_PEER_TIMEOUT_S: f64 = 0.4;
-/// How long a sender to one of a primary/standby pair waits for a lost receiver to come back
-/// before it lets it go (losing one of the pair is not an error).
-const REPLICA_RESUME_TIMEOUT_S: f64 = 2.0;
+/// How long a receiver in one of a primary/standby pair waits for a lost sender: not long,
+/// because its sender (a `replica` sink) gave it up at once; the replica then fails and its
+/// partner goes on (a primary thus releases its lease within a second of losing its input).
+const REPLICA_RESUME_TIMEOUT_S: f64 = 0.5;
 
 /// Item types a sluice-net stream carries.
 const STREAMABLE: &[&str] = &["c32", "f32", "i16", "u8"];
@@ -500,6 +501,8 @@ fn replica_params(
     }
     if sender && to_pair {
         params.insert("replica".into(), Value::Boolean(true));
+    }
+    if !sender && to_pair {
         params.insert(
             "resume_timeout".into(),
             Value::Float(REPLICA_RESUME_TIMEOUT_S),
@@ -653,11 +656,11 @@ to = "sink.in"
         );
         assert_ne!(to_s.sender, to_b.sender);
 
-        // a sends to both of the pair: replicas, short resume.
+        // a sends to both of the pair: replicas (whose receivers wait little for them).
         for sender in [&to_b.sender, &to_s.sender] {
             let p = params(&plan, "a", sender);
             assert_eq!(p["replica"], Value::Boolean(true));
-            assert_eq!(p["resume_timeout"], Value::Float(2.0));
+            assert!(!p.contains_key("resume_timeout"));
             assert_eq!(p["heartbeat"], Value::Float(0.1));
             assert_eq!(p["peer_timeout"], Value::Float(0.4));
             assert!(!p.contains_key("fence"));
@@ -671,6 +674,7 @@ to = "sink.in"
             let r = params(&plan, host, &to_b.receiver);
             assert!(!r.contains_key("fenced"), "a is not a pair");
             assert_eq!(r["peer_timeout"], Value::Float(0.4));
+            assert_eq!(r["resume_timeout"], Value::Float(0.5));
         }
         assert_eq!(
             params(&plan, "s", &to_b.receiver)["url"],

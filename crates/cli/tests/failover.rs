@@ -1,0 +1,64 @@
+//! Failover on a real local cluster (four network-namespace hosts, etcd, a worker in each;
+//! needs root, iproute2 and etcd, as CI has): `examples/failover.toml`'s middle partition (FIR,
+//! channelizer, FM demodulator, IIR) runs on h2 with a hot standby on h3. `sluice bench
+//! failover` runs it once without a fault, then kills h2's worker, cuts its link and stops it
+//! (a zombie that wakes up after its standby took over), each at a random moment; every output
+//! must be bit-identical to the same file run on one machine (the bench fails otherwise), and
+//! h4's receiver must report each takeover. The full run (20 faults) is `sluice bench failover`.
+
+use std::path::Path;
+use std::process::Command;
+
+fn require_root_and_iproute2() {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    assert_eq!(
+        uid, 0,
+        "the failover test makes network namespaces and needs root (CI runs as root)"
+    );
+    assert!(
+        Command::new("ip").arg("-V").output().is_ok(),
+        "the failover test needs `ip` (package iproute2; scripts/setup.sh installs it)"
+    );
+    assert!(
+        Path::new("/usr/bin/etcd").exists(),
+        "the failover test needs etcd (package etcd-server; scripts/setup.sh installs it)"
+    );
+}
+
+#[test]
+fn a_killed_cut_off_or_stopped_primary_fails_over_and_the_output_is_bit_identical() {
+    require_root_and_iproute2();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bench");
+    let seed = std::process::id() % 1000;
+    let run = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["bench", "failover", "--faults", "3", "--seconds", "2"])
+        .args(["--seed", &seed.to_string()])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(run.status.success(), "seed {seed}:\n{text}");
+    assert!(
+        text.contains("no fault: 250000 items, bit-identical"),
+        "{text}"
+    );
+    for kind in ["kill -9", "link down", "SIGSTOP"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("fault ") && l.contains(kind))
+            .unwrap_or_else(|| panic!("no {kind} fault in:\n{text}"));
+        assert!(line.contains("250000 items, bit-identical"), "{line}");
+    }
+    assert!(
+        text.contains("bit-identical to the one-machine run: 3 of 3"),
+        "{text}"
+    );
+}

@@ -6,6 +6,10 @@
 //! Every run's output must be bit-identical to the same graph run on one machine; the table
 //! gives, per fault, when h4's receiver declared the primary lost (the data plane's detection)
 //! and when the standby's stream resumed there, both from the fault.
+//!
+//! `--amps`: the AMPS whole-band cluster (`examples/amps_cluster.toml`) with a hot standby for
+//! h2's channelizer on a fifth host, once without a fault and once with h2's worker killed
+//! mid-run; every channel's WAV is compared with the run without a fault.
 
 use crate::report::{machine_description, median, results_dir, Table};
 use rand::{Rng, SeedableRng};
@@ -23,6 +27,7 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 const FAILOVER: &str = include_str!("../../../examples/failover.toml");
+const AMPS_CLUSTER: &str = include_str!("../../../examples/amps_cluster.toml");
 
 /// The protected host and its standby in `examples/failover.toml`.
 const PRIMARY: &str = "h2";
@@ -44,6 +49,14 @@ pub struct BenchFailoverArgs {
     /// Seed of the fault moments.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Instead: the AMPS whole-band cluster (examples/amps_cluster.toml) with a hot standby
+    /// for h2's channelizer on h5, once without a fault and once with h2's worker killed;
+    /// every channel's WAV compared with the run without a fault.
+    #[arg(long)]
+    amps: bool,
+    /// With --amps: seconds of AMPS band (20 M samples/s).
+    #[arg(long, default_value_t = 2.0)]
+    amps_seconds: f64,
     /// Where the table, the outputs and the cluster's logs go.
     #[arg(long, default_value = "target/bench/failover")]
     out: PathBuf,
@@ -127,6 +140,8 @@ struct Measured {
     resumed_ms: Option<f64>,
     identical: bool,
     items: u64,
+    /// Items missing, extra, or different from the one-machine run.
+    wrong: u64,
 }
 
 /// Runs the benchmark; fails if any output differs from the one-machine run or a takeover
@@ -144,25 +159,11 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
     );
     let out = std::fs::canonicalize(results_dir(&args.out)?)?;
     println!("# {}", machine_description());
-    let items = (args.seconds * 1e6).round() as u64;
-
-    // The reference: the same file on one machine (placement ignored).
-    let reference = out.join("reference.f32");
-    let text = FAILOVER;
-    let loaded = sluice_graph::load_with(
-        text,
-        "examples/failover.toml",
-        &registry(),
-        &overrides(items, &reference)?,
-    )?;
-    loaded.graph.run(&RunOptions::default())?;
-    let expected = std::fs::read(&reference)?;
-
     let name = format!("f{}", std::process::id() % 100_000);
     let exe = std::env::current_exe()?;
     let inner = LocalCluster::up(LocalOptions {
         name: Some(name.clone()),
-        hosts: 4,
+        hosts: 5,
         rate: None,
         base_dir: out.join("clusters"),
         worker: Some(WorkerSpec { exe: exe.clone() }),
@@ -184,8 +185,23 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         .collect();
     membership::wait_for(&cluster.etcd, &name, &hosts, Duration::from_secs(15))
         .map_err(anyhow::Error::msg)?;
-
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
+    if args.amps {
+        return amps_runs(&args, &mut cluster, &name, &out, &mut rng);
+    }
+
+    // The reference: the same file on one machine (placement ignored).
+    let items = (args.seconds * 1e6).round() as u64;
+    let reference = out.join("reference.f32");
+    let loaded = sluice_graph::load_with(
+        FAILOVER,
+        "examples/failover.toml",
+        &registry(),
+        &overrides(items, &reference)?,
+    )?;
+    loaded.graph.run(&RunOptions::default())?;
+    let expected = std::fs::read(&reference)?;
+
     let mut results = Vec::new();
     for i in 0..=args.faults {
         // Run 0 has no fault: the cluster's own output must match too.
@@ -193,9 +209,19 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         let at = rng.gen_range(0.3..args.seconds - 1.0);
         let file = out.join(format!("run{i:02}.f32"));
         let _ = std::fs::remove_file(&file);
-        let (warnings, fault_time) = faulted_run(&mut cluster, &name, i, items, &file, fault, at)?;
+        let scenario = Scenario {
+            text: FAILOVER,
+            origin: "examples/failover.toml",
+            overrides: overrides(items, &file)?,
+        };
+        let RunEnd {
+            warnings,
+            fault_time,
+            ..
+        } = faulted_run(&mut cluster, &name, i, &scenario, fault, at)?;
         let got = std::fs::read(&file).unwrap_or_default();
         let identical = got == expected;
+        let wrong = wrong_items(&expected, &got);
         let takeover = takeover_times(&warnings);
         let since = |t: f64| fault_time.map(|f| (t - f) * 1e3);
         let m = Measured {
@@ -205,6 +231,7 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
             resumed_ms: takeover.and_then(|(_, resumed)| since(resumed)),
             identical,
             items: got.len() as u64 / 4,
+            wrong,
         };
         match fault {
             None => println!(
@@ -258,7 +285,7 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
             m.detect_ms.map_or("-".into(), |d| format!("{d:.0}")),
             m.resumed_ms.map_or("-".into(), |d| format!("{d:.0}")),
             m.items.to_string(),
-            "0".into(),
+            m.wrong.to_string(),
             if m.identical { "yes" } else { "no" }.into(),
         ]);
     }
@@ -304,8 +331,9 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         }
     }
     let identical = results.iter().filter(|m| m.identical).count();
+    let wrong: u64 = results.iter().map(|m| m.wrong).sum();
     let text = format!(
-        "{}\n{}\noutputs bit-identical to the one-machine run: {identical} of {} faulted runs (and the run without a fault); samples lost or duplicated: 0\n",
+        "{}\n{}\noutputs bit-identical to the one-machine run: {identical} of {} faulted runs (and the run without a fault); samples lost, duplicated or changed: {wrong}\n",
         table.render(),
         summary.render(),
         results.len()
@@ -315,6 +343,128 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
     table.write_csv(&out.join("failover.csv"))?;
     summary.write_csv(&out.join("failover_summary.csv"))?;
     println!("tables in {}", out.display());
+    Ok(())
+}
+
+/// Items (f32) of `got` missing from, added to, or differing from `expected`.
+fn wrong_items(expected: &[u8], got: &[u8]) -> u64 {
+    let differing = expected
+        .chunks_exact(4)
+        .zip(got.chunks_exact(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    (differing + expected.len().abs_diff(got.len()) / 4) as u64
+}
+
+/// `examples/amps_cluster.toml` with a hot standby for h2 (its lower channelizer) on h5.
+fn amps_with_standby() -> anyhow::Result<String> {
+    let (primary, last) = ("[hosts.h2]\n", "[hosts.h4]\n");
+    anyhow::ensure!(
+        AMPS_CLUSTER.matches(primary).count() == 1 && AMPS_CLUSTER.matches(last).count() == 1,
+        "examples/amps_cluster.toml no longer declares [hosts.h2] and [hosts.h4] once each"
+    );
+    Ok(AMPS_CLUSTER
+        .replace(primary, "[hosts.h2]\nstandby = \"h5\"\n")
+        .replace(last, "[hosts.h4]\n[hosts.h5]\n"))
+}
+
+/// `--amps`: the whole band on five hosts, without a fault and with h2 killed.
+fn amps_runs(
+    args: &BenchFailoverArgs,
+    cluster: &mut Cluster,
+    name: &str,
+    out: &Path,
+    rng: &mut rand::rngs::StdRng,
+) -> anyhow::Result<()> {
+    let band = out.join("amps_band");
+    sluice_dsp::amps::write_band(
+        &band,
+        sluice_dsp::amps::BandConfig::default(),
+        args.amps_seconds,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let text = amps_with_standby()?;
+    let mut walls = Vec::new();
+    let mut dirs = Vec::new();
+    let mut takeover = None;
+    for (i, fault) in [None, Some(Fault::Kill)].into_iter().enumerate() {
+        let dir = out.join(if fault.is_some() {
+            "amps_killed"
+        } else {
+            "amps_no_fault"
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        let wav = dir.join("amps_ch{}.wav").display().to_string();
+        let overrides = [
+            format!("capture.path=\"{}\"", band.display()),
+            format!("save_lo.path=\"{wav}\""),
+            format!("save_hi.path=\"{wav}\""),
+        ]
+        .iter()
+        .map(|s| s.parse().map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<Vec<Override>>>()?;
+        let scenario = Scenario {
+            text: &text,
+            origin: "examples/amps_cluster.toml (h2's standby on h5)",
+            overrides,
+        };
+        // The kill falls between 30 % and 60 % of the run without a fault.
+        let at = walls
+            .first()
+            .map_or(0.0, |w: &f64| w * rng.gen_range(0.3..0.6));
+        let end = faulted_run(cluster, name, i, &scenario, fault, at)?;
+        if fault.is_some() {
+            let times = takeover_times(&end.warnings).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "h2 killed {at:.2} s into a run of {:.2} s (the run without a fault took {:.2} s), but no takeover in the warnings:\n{}",
+                    end.wall_s,
+                    walls[0],
+                    end.warnings.join("\n")
+                )
+            })?;
+            takeover = Some((at, times, end.fault_time));
+        }
+        walls.push(end.wall_s);
+        dirs.push(dir);
+    }
+    let wavs = |dir: &Path| -> anyhow::Result<Vec<PathBuf>> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
+        v.retain(|p| p.extension().is_some_and(|x| x == "wav"));
+        v.sort();
+        Ok(v)
+    };
+    let (a, b) = (wavs(&dirs[0])?, wavs(&dirs[1])?);
+    let mut same = 0;
+    for path in &a {
+        let other = dirs[1].join(path.file_name().unwrap_or_default());
+        if std::fs::read(&other).ok() == Some(std::fs::read(path)?) {
+            same += 1;
+        }
+    }
+    let (at, (lost, resumed), fault_time) = takeover.expect("the killed run recorded it");
+    let since = |t: f64| fault_time.map_or("-".into(), |f| format!("{:.0}", (t - f) * 1e3));
+    let text = format!(
+        "AMPS, {} s of band, 333 channels on 5 hosts (h2: channelizer for channels 1-167, hot standby h5)\n\
+         run without a fault: {:.2} s; run with h2's worker killed at {at:.2} s: {:.2} s\n\
+         h4's receiver declared h2 lost {} ms after the kill; h5 producing {} ms after it\n\
+         WAVs bit-identical to the run without a fault: {same} of {} ({} written by the killed run)\n",
+        args.amps_seconds,
+        walls[0],
+        walls[1],
+        lost.map_or("-".into(), since),
+        since(resumed),
+        a.len(),
+        b.len()
+    );
+    println!("\n{text}");
+    std::fs::write(out.join("amps_failover.txt"), &text)?;
+    anyhow::ensure!(
+        a.len() == 333 && same == a.len() && b.len() == a.len(),
+        "the killed run's WAVs differ from the run without a fault"
+    );
     Ok(())
 }
 
@@ -331,15 +481,29 @@ fn overrides(items: u64, file: &Path) -> anyhow::Result<Vec<Override>> {
 
 /// Runs the file on the cluster with `fault` applied to the primary `at` seconds after the
 /// start; h4's warnings and the fault's wall-clock time (unix seconds).
+/// What one run runs: a graph file (with the primary `h2` and its standby) and its settings.
+struct Scenario<'a> {
+    text: &'a str,
+    origin: &'a str,
+    overrides: Vec<Override>,
+}
+
+/// One run's end: every host's warnings, the fault's wall-clock time (unix seconds) and the
+/// run's wall time.
+struct RunEnd {
+    warnings: Vec<String>,
+    fault_time: Option<f64>,
+    wall_s: f64,
+}
+
 fn faulted_run(
     cluster: &mut Cluster,
     name: &str,
     index: usize,
-    items: u64,
-    file: &Path,
+    scenario: &Scenario,
     fault: Option<Fault>,
     at: f64,
-) -> anyhow::Result<(Vec<String>, Option<f64>)> {
+) -> anyhow::Result<RunEnd> {
     // Every worker registered (one cut off registers again once its link is back).
     let hosts: Vec<String> = cluster
         .inner
@@ -360,12 +524,12 @@ fn faulted_run(
         .map(|h| (h.name.clone(), h.address.to_string()))
         .collect();
     let plan = placement::plan(
-        FAILOVER,
-        "examples/failover.toml",
+        scenario.text,
+        scenario.origin,
         &registry(),
         &PlanOptions {
             addresses,
-            overrides: overrides(items, file)?,
+            overrides: scenario.overrides.clone(),
             ..PlanOptions::default()
         },
     )?;
@@ -389,11 +553,19 @@ fn faulted_run(
         .ok_or_else(|| anyhow::anyhow!("host {PRIMARY} has no worker"))?
         .to_string();
     let link = primary.link.clone();
+    let log = cluster.inner.run_dir().join(format!("{PRIMARY}.log"));
+    let (running, ended) = (format!("run {run}: running"), format!("run {run}: ended"));
     let injector = std::thread::spawn(move || -> anyhow::Result<Option<f64>> {
         let Some(fault) = fault else {
             return Ok(None);
         };
+        // `at` counts from the primary's start (its log says so at Go), not from the loads.
+        wait_log(&log, &running, 1)?;
         std::thread::sleep(Duration::from_secs_f64(at));
+        anyhow::ensure!(
+            log_count(&log, &ended) == 0,
+            "the run ended before the fault was due ({at:.2} s after the start): give it more signal"
+        );
         let now = unix_now();
         match fault {
             Fault::Kill => sh("kill", &["-9", &pid])?,
@@ -421,7 +593,6 @@ fn faulted_run(
     let warnings = report
         .hosts
         .iter()
-        .filter(|h| h.host == "h4")
         .flat_map(|h| match &h.outcome {
             Some(Outcome::Done { warnings, .. }) => warnings.clone(),
             _ => Vec::new(),
@@ -442,7 +613,11 @@ fn faulted_run(
     } else {
         wait_log(&log, &format!("run {run}: ended"), 1)?;
     }
-    Ok((warnings, fault_time))
+    Ok(RunEnd {
+        warnings,
+        fault_time,
+        wall_s: report.wall_s,
+    })
 }
 
 /// The loss and resumption times (unix seconds) in a fenced receiver's failover warning.

@@ -425,14 +425,20 @@ impl<T: Item> TcpSink<T> {
                             ),
                         });
                     }
-                    if a < floor || a > s.sent.max(self.acked) {
+                    // The frames of a batch that is partly written may be acknowledged already.
+                    let sent = s
+                        .pending
+                        .as_ref()
+                        .and_then(|p| p.frames.last())
+                        .map_or(s.sent, |f| f.offset + f.items as u64)
+                        .max(self.acked);
+                    if a < floor || a > sent {
                         return Err(NetError::Protocol {
                             peer,
                             offset: self.acked,
                             kind: "ACK",
                             what: format!(
-                                "acknowledges offset {a}, expected one between {floor} (acknowledged, less the history) and {} (sent)",
-                                s.sent.max(self.acked)
+                                "acknowledges offset {a}, expected one between {floor} (acknowledged, less the history) and {sent} (sent)"
                             ),
                         });
                     }
@@ -717,8 +723,12 @@ impl<T: Item> Node for TcpSink<T> {
                 self.lose(e)?;
                 return Ok(Work::Progress);
             }
-            // Release what the peer has, but for the history it declared.
-            let release = self.acked.saturating_sub(self.history);
+            // Release what the peer has, but for the history it declared, and not the items
+            // of a batch still being written (its slices point into the window).
+            let mut release = self.acked.saturating_sub(self.history);
+            if let Some(s) = self.session.as_ref().filter(|s| s.pending.is_some()) {
+                release = release.min(s.sent);
+            }
             // (A standby's or a promoted one's receiver may have more than it has.)
             if release > read && avail > 0 {
                 let k = ((release - read) as usize).min(avail);

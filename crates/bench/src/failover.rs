@@ -43,7 +43,8 @@ pub struct BenchFailoverArgs {
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
     /// The kinds of fault, comma-separated: kill (kill -9 of the primary's worker), link (its
-    /// link down for 3 s), stop (SIGSTOP for 2.5 s: a zombie primary).
+    /// link down for 3 s), stop (SIGSTOP for 2.5 s: a zombie primary), cut (its link down
+    /// until the run ended without it).
     #[arg(long, default_value = "kill,link,stop")]
     kinds: String,
     /// Seed of the fault moments.
@@ -68,6 +69,8 @@ enum Fault {
     Kill,
     Link,
     Stop,
+    /// The link down for the rest of the run (a machine that never comes back).
+    Cut,
 }
 
 impl Fault {
@@ -76,7 +79,8 @@ impl Fault {
             "kill" => Fault::Kill,
             "link" => Fault::Link,
             "stop" => Fault::Stop,
-            other => anyhow::bail!("--kinds: unknown fault '{other}' (kill, link or stop)"),
+            "cut" => Fault::Cut,
+            other => anyhow::bail!("--kinds: unknown fault '{other}' (kill, link, stop or cut)"),
         })
     }
 
@@ -85,6 +89,7 @@ impl Fault {
             Fault::Kill => "kill -9",
             Fault::Link => "link down",
             Fault::Stop => "SIGSTOP",
+            Fault::Cut => "link cut",
         }
     }
 }
@@ -295,6 +300,7 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         Some(Fault::Kill),
         Some(Fault::Link),
         Some(Fault::Stop),
+        Some(Fault::Cut),
     ] {
         let of_kind: Vec<&Measured> = results
             .iter()
@@ -579,10 +585,16 @@ fn faulted_run(
                 std::thread::sleep(Duration::from_secs(3));
                 sh("ip", &["link", "set", &link, "up"])?;
             }
+            Fault::Cut => sh("ip", &["link", "set", &link, "down"])?,
         }
         Ok(Some(now))
     });
     let report = control::run(&plan, &workers, &opts, |_| {});
+    if fault == Some(Fault::Cut) {
+        // The run ended without h2 (declared lost once silent): its link comes back for the
+        // next run.
+        sh("ip", &["link", "set", &primary.link, "up"])?;
+    }
     let fault_time = injector
         .join()
         .map_err(|_| anyhow::anyhow!("the fault thread panicked"))??;

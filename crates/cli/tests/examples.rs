@@ -63,6 +63,7 @@ fn every_example_is_documented_and_listed_here() {
             "corner_turn",
             "decimate",
             "default",
+            "failover",
             "lowpass_to_file",
             "radio_toolbox",
             "throttled",
@@ -127,6 +128,12 @@ fn the_examples_run_and_make_what_they_promise() {
         let head = std::fs::read(dir.0.join(png)).unwrap();
         assert!(head.starts_with(b"\x89PNG"), "{png}");
     }
+
+    // The failover demonstration on one machine (placement and the standby ignored): 3 s of
+    // paced noise through FIR, channelizer (1 of 8 channels), FM demodulator and IIR.
+    run_example("failover", &dir.0);
+    let bytes = std::fs::metadata(dir.0.join("failover.f32")).unwrap().len();
+    assert_eq!(bytes, 3_000_000 / 8 * 4);
 
     run_example("lowpass_to_file", &dir.0);
     let bytes = std::fs::metadata(dir.0.join("lowpass.c32")).unwrap().len();

@@ -1,8 +1,9 @@
 //! Failover on a real local cluster (four network-namespace hosts, etcd, a worker in each;
 //! needs root, iproute2 and etcd, as CI has): `examples/failover.toml`'s middle partition (FIR,
 //! channelizer, FM demodulator, IIR) runs on h2 with a hot standby on h3. `sluice bench
-//! failover` runs it once without a fault, then kills h2's worker, cuts its link and stops it
-//! (a zombie that wakes up after its standby took over), each at a random moment; every output
+//! failover` runs it once without a fault, then kills h2's worker, takes its link down for 3 s,
+//! stops it (a zombie that wakes up after its standby took over) and cuts its link for good (the
+//! controller must not wait for it), each at a random moment; every output
 //! must be bit-identical to the same file run on one machine (the bench fails otherwise), and
 //! h4's receiver must report each takeover. The full run (20 faults) is `sluice bench failover`.
 
@@ -33,7 +34,8 @@ fn a_killed_cut_off_or_stopped_primary_fails_over_and_the_output_is_bit_identica
     let out = dir.path().join("bench");
     let seed = std::process::id() % 1000;
     let run = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(["bench", "failover", "--faults", "3", "--seconds", "2"])
+        .args(["bench", "failover", "--faults", "4", "--seconds", "2"])
+        .args(["--kinds", "kill,link,stop,cut"])
         .args(["--seed", &seed.to_string()])
         .arg("--out")
         .arg(&out)
@@ -50,7 +52,7 @@ fn a_killed_cut_off_or_stopped_primary_fails_over_and_the_output_is_bit_identica
         text.contains("no fault: 250000 items, bit-identical"),
         "{text}"
     );
-    for kind in ["kill -9", "link down", "SIGSTOP"] {
+    for kind in ["kill -9", "link down", "SIGSTOP", "link cut"] {
         let line = text
             .lines()
             .find(|l| l.starts_with("fault ") && l.contains(kind))
@@ -58,7 +60,7 @@ fn a_killed_cut_off_or_stopped_primary_fails_over_and_the_output_is_bit_identica
         assert!(line.contains("250000 items, bit-identical"), "{line}");
     }
     assert!(
-        text.contains("bit-identical to the one-machine run: 3 of 3"),
+        text.contains("bit-identical to the one-machine run: 4 of 4"),
         "{text}"
     );
 }

@@ -290,6 +290,10 @@ pub fn render_table(hosts: &[HostStatus]) -> String {
     out
 }
 
+/// How long a running worker may send nothing (it reports every stats period, half a second
+/// by default) before it is declared lost.
+pub const WORKER_SILENCE: Duration = Duration::from_secs(5);
+
 /// One connected worker.
 struct Link {
     host: String,
@@ -440,6 +444,9 @@ pub fn run(
     drop(tx);
     let mut stopping = false;
     let mut first_failed = None;
+    // Each running worker reports every stats period: one that says nothing for much longer
+    // is lost (its machine or its link is down; a dead link gives no error of its own).
+    let mut last_heard = vec![Instant::now(); hosts.len()];
     let stop_all = |outs: &mut Vec<(TcpStream, String)>| {
         for (out, peer) in outs.iter_mut() {
             let _ = protocol::send(out, &ToWorker::Stop, peer);
@@ -452,9 +459,24 @@ pub fn run(
         }
         let (i, message) = match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(m) => m,
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let silent = (0..hosts.len()).find(|&i| {
+                    hosts[i].outcome.is_none() && last_heard[i].elapsed() > WORKER_SILENCE
+                });
+                let Some(i) = silent else { continue };
+                let source = std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no word for {} s", WORKER_SILENCE.as_secs()),
+                );
+                let peer = outs[i].1.clone();
+                (i, Err(ProtocolError::Io { peer, source }))
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
+        if hosts[i].outcome.is_some() {
+            continue; // a worker declared lost that speaks again: too late
+        }
+        last_heard[i] = Instant::now();
         let h = &mut hosts[i];
         match message {
             Ok(FromWorker::Stats {

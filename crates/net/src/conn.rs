@@ -21,6 +21,9 @@ pub enum Endpoint {
     Connect(String),
     /// `tcp-listen://host:port`: accept connections on this listener.
     Listen(TcpListener),
+    /// A listener closed once its stream ended (its address, for messages): a sender that
+    /// comes late is refused at once instead of waiting for an answer.
+    Closed(String),
 }
 
 impl Endpoint {
@@ -57,7 +60,14 @@ impl Endpoint {
     pub fn local_addr(&self) -> Option<SocketAddr> {
         match self {
             Endpoint::Listen(l) => l.local_addr().ok(),
-            Endpoint::Connect(_) => None,
+            Endpoint::Connect(_) | Endpoint::Closed(_) => None,
+        }
+    }
+
+    /// Closes a listener (see [`Endpoint::Closed`]); a connecting endpoint stays as it is.
+    pub fn close(&mut self) {
+        if matches!(self, Endpoint::Listen(_)) {
+            *self = Endpoint::Closed(self.describe());
         }
     }
 
@@ -69,6 +79,7 @@ impl Endpoint {
                 Ok(a) => format!("(listening on {a})"),
                 Err(_) => "(listening)".to_string(),
             },
+            Endpoint::Closed(what) => what.clone(),
         }
     }
 
@@ -87,6 +98,10 @@ impl Endpoint {
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
                     Err(e) => Err(io_err(&self.describe(), offset, "accept", &e)),
                 }
+            }
+            Endpoint::Closed(_) => {
+                std::thread::sleep(wait);
+                Ok(None)
             }
             Endpoint::Connect(addr) => {
                 let start = Instant::now();

@@ -922,8 +922,10 @@ impl<T: Item> TcpSource<T> {
                     }
                 }
                 self.done = true;
-                // The standbys have their last ACK: they end with their input.
+                // The standbys have their last ACK: they end with their input. A sender that
+                // comes now (a standby promoted after the stream ended) is refused at once.
                 self.standbys.clear();
+                self.endpoint.close();
                 if let (Acknowledge::External(handle), Some(s)) =
                     (&self.opts.ack, self.session.take())
                 {

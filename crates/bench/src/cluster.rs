@@ -68,7 +68,7 @@ impl Drop for Cluster {
 }
 
 /// The registry the controller plans with (the workers have the full one).
-fn registry() -> Registry {
+pub(crate) fn registry() -> Registry {
     let mut r = sluice_dsp::graph_blocks::standard_registry();
     sluice_net::graph_blocks::register(&mut r);
     r

@@ -11,6 +11,7 @@
 //! h2's channelizer on a fifth host, once without a fault and once with h2's worker killed
 //! mid-run; every channel's WAV is compared with the run without a fault.
 
+use crate::cluster::registry;
 use crate::report::{machine_description, median, results_dir, Table};
 use rand::{Rng, SeedableRng};
 use sluice_cluster::control::{self, ControlOptions, LeaseOptions, Outcome};
@@ -18,7 +19,7 @@ use sluice_cluster::etcd::Etcd;
 use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
 use sluice_cluster::membership;
 use sluice_cluster::placement::{self, PlanOptions};
-use sluice_graph::{Override, Registry};
+use sluice_graph::Override;
 use sluice_net::auth::ClusterKey;
 use sluice_runtime::{RunOptions, StopHandle};
 use std::collections::BTreeMap;
@@ -131,10 +132,13 @@ impl Drop for Cluster {
     }
 }
 
-fn registry() -> Registry {
-    let mut r = sluice_dsp::graph_blocks::standard_registry();
-    sluice_net::graph_blocks::register(&mut r);
-    r
+impl Cluster {
+    /// Waits until every host's worker is registered in etcd.
+    fn wait_for_workers(&self, name: &str) -> anyhow::Result<()> {
+        let hosts: Vec<String> = self.inner.hosts().iter().map(|h| h.name.clone()).collect();
+        membership::wait_for(&self.etcd, name, &hosts, Duration::from_secs(15))
+            .map_err(anyhow::Error::msg)
+    }
 }
 
 /// One faulted run's figures.
@@ -182,14 +186,7 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         exe,
         logs: out.join("logs"),
     };
-    let hosts: Vec<String> = cluster
-        .inner
-        .hosts()
-        .iter()
-        .map(|h| h.name.clone())
-        .collect();
-    membership::wait_for(&cluster.etcd, &name, &hosts, Duration::from_secs(15))
-        .map_err(anyhow::Error::msg)?;
+    cluster.wait_for_workers(&name)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
     if args.amps {
         return amps_runs(&args, &mut cluster, &name, &out, &mut rng);
@@ -511,14 +508,7 @@ fn faulted_run(
     at: f64,
 ) -> anyhow::Result<RunEnd> {
     // Every worker registered (one cut off registers again once its link is back).
-    let hosts: Vec<String> = cluster
-        .inner
-        .hosts()
-        .iter()
-        .map(|h| h.name.clone())
-        .collect();
-    membership::wait_for(&cluster.etcd, name, &hosts, Duration::from_secs(15))
-        .map_err(anyhow::Error::msg)?;
+    cluster.wait_for_workers(name)?;
     let workers: BTreeMap<String, String> = membership::workers(&cluster.etcd, name)?
         .into_iter()
         .map(|(n, a)| (n, a.to_string()))

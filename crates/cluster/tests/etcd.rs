@@ -3,51 +3,14 @@
 
 use sluice_cluster::etcd::{Etcd, EtcdError, EtcdOptions, EtcdServer, KeepAlive};
 use sluice_cluster::lease::{Campaign, CampaignEvent, PartitionLease};
-use std::net::{SocketAddr, TcpListener};
-use std::path::PathBuf;
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-/// A free port on 127.0.0.1 (bound, then released).
-fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("bind 127.0.0.1:0")
-}
+mod common;
 
-/// A running etcd and its temporary directory, removed on drop (also when a test fails).
-struct TestEtcd {
-    server: Option<EtcdServer>,
-    dir: PathBuf,
-}
-
-impl TestEtcd {
-    fn start(test: &str) -> TestEtcd {
-        let dir = std::env::temp_dir().join(format!("sluice-etcd-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut options = EtcdOptions::new(test, dir.join("data"), free_addr(), free_addr());
-        options.heartbeat_ms = 50;
-        options.election_timeout_ms = 250;
-        let server = EtcdServer::start(options).unwrap_or_else(|e| panic!("{e}"));
-        TestEtcd {
-            server: Some(server),
-            dir,
-        }
-    }
-
-    fn client(&self) -> Etcd {
-        self.server.as_ref().unwrap().client()
-    }
-}
-
-impl Drop for TestEtcd {
-    fn drop(&mut self) {
-        drop(self.server.take());
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+use common::{free_addr, TestEtcd};
 
 #[test]
 fn put_get_prefix_delete() {

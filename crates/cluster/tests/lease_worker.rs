@@ -3,55 +3,20 @@
 //! once running and promotes its fence when the key goes. (The data plane's side, the fenced
 //! streams, is tested in sluice-net; the whole failover in namespaces elsewhere.)
 
-use sluice_cluster::etcd::{Etcd, EtcdOptions, EtcdServer, KeepAlive};
+use sluice_cluster::etcd::{Etcd, KeepAlive};
 use sluice_cluster::protocol::{self, FromWorker, LeaseSpec, ToWorker};
 use sluice_cluster::worker::{Worker, WorkerOptions};
 use sluice_net::auth::ClusterKey;
 use sluice_net::Fence;
 use sluice_runtime::StopHandle;
 use std::io::BufReader;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("bind 127.0.0.1:0")
-}
+mod common;
 
-/// A running etcd (the local cluster's timing) and its directory, removed on drop.
-struct TestEtcd {
-    server: Option<EtcdServer>,
-    dir: PathBuf,
-}
-
-impl TestEtcd {
-    fn start(test: &str) -> TestEtcd {
-        let dir = std::env::temp_dir().join(format!("sluice-lw-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut options = EtcdOptions::new(test, dir.join("data"), free_addr(), free_addr());
-        options.heartbeat_ms = 50;
-        options.election_timeout_ms = 250;
-        let server = EtcdServer::start(options).unwrap_or_else(|e| panic!("{e}"));
-        TestEtcd {
-            server: Some(server),
-            dir,
-        }
-    }
-
-    fn client(&self) -> Etcd {
-        self.server.as_ref().unwrap().client()
-    }
-}
-
-impl Drop for TestEtcd {
-    fn drop(&mut self) {
-        drop(self.server.take());
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+use common::TestEtcd;
 
 /// A worker on loopback, stopped on drop.
 struct TestWorker {

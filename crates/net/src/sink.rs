@@ -321,16 +321,7 @@ impl<T: Item> TcpSink<T> {
                     _ => None,
                 };
                 if let Some(a) = has {
-                    if a % vlen != 0 {
-                        return Err(NetError::Protocol {
-                            peer,
-                            offset: self.acked,
-                            kind: "ACK",
-                            what: format!(
-                                "tells a standby offset {a}, inside a vector of {vlen} items"
-                            ),
-                        });
-                    }
+                    whole_vectors(a, vlen, &peer, self.acked)?;
                     self.acked = self.acked.max(a);
                     self.lost = None;
                 }
@@ -415,16 +406,7 @@ impl<T: Item> TcpSink<T> {
                     // A receiver that took over may acknowledge less than its predecessor did,
                     // by up to the history it re-primes from.
                     let floor = self.acked.saturating_sub(self.history);
-                    if a % vlen != 0 {
-                        return Err(NetError::Protocol {
-                            peer,
-                            offset: self.acked,
-                            kind: "ACK",
-                            what: format!(
-                                "acknowledges offset {a}, inside a vector of {vlen} items (an ACK covers whole vectors)"
-                            ),
-                        });
-                    }
+                    whole_vectors(a, vlen, &peer, self.acked)?;
                     // The frames of a batch that is partly written may be acknowledged already.
                     let sent = s
                         .pending
@@ -591,6 +573,21 @@ fn available<T: Item>(input: &mut Input<T>) -> Result<usize, NodeError> {
     Ok(match input.window(cached + 1)? {
         Some(w) => w.len(),
         None => input.window(1)?.map_or(0, |w| w.len()),
+    })
+}
+
+/// Refuses an ACK of offset `a` inside a vector of `vlen` items (an ACK covers whole vectors).
+fn whole_vectors(a: u64, vlen: u64, peer: &str, acked: u64) -> Result<(), NetError> {
+    if a.is_multiple_of(vlen) {
+        return Ok(());
+    }
+    Err(NetError::Protocol {
+        peer: peer.to_string(),
+        offset: acked,
+        kind: "ACK",
+        what: format!(
+            "acknowledges offset {a}, inside a vector of {vlen} items (an ACK covers whole vectors)"
+        ),
     })
 }
 

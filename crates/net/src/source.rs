@@ -96,6 +96,23 @@ struct Session {
     drained: bool,
 }
 
+impl Session {
+    /// A new connection's session, its decoder at the resume offset.
+    fn new(conn: Conn, decoder: Decoder) -> Session {
+        Session {
+            conn,
+            decoder,
+            hello: None,
+            frame: None,
+            stash: vec![0; READ_AHEAD],
+            stash_at: 0,
+            stash_len: 0,
+            small: false,
+            drained: false,
+        }
+    }
+}
+
 /// Receives a stream of `T` over TCP (see the crate docs and `docs/net/wire.md`).
 #[derive(Debug)]
 pub struct TcpSource<T> {
@@ -188,6 +205,19 @@ impl<T: Item> TcpSource<T> {
         })
     }
 
+    /// A receiver's decoder for a connection with `peer` that resumes at `received`.
+    fn decoder(&self, peer: &str, received: u64) -> Decoder {
+        let item = ItemType::of::<T>();
+        Decoder::new(
+            Role::Receiver,
+            peer,
+            self.opts.max_frame,
+            Some((item.name(), item.size() as u32)),
+            received,
+        )
+        .with_vlen(self.opts.vlen() as u32)
+    }
+
     /// The address a listening source is bound to.
     pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
         self.endpoint.local_addr()
@@ -261,26 +291,8 @@ impl<T: Item> TcpSource<T> {
         };
         let conn = Conn::new(stream, self.opts.heartbeat)
             .map_err(|e| io_err(&self.endpoint.describe(), received, "socket setup", &e))?;
-        let item = ItemType::of::<T>();
-        let decoder = Decoder::new(
-            Role::Receiver,
-            &conn.peer,
-            self.opts.max_frame,
-            Some((item.name(), item.size() as u32)),
-            received,
-        )
-        .with_vlen(self.opts.vlen() as u32);
-        self.session = Some(Session {
-            conn,
-            decoder,
-            hello: None,
-            frame: None,
-            stash: vec![0; READ_AHEAD],
-            stash_at: 0,
-            stash_len: 0,
-            small: false,
-            drained: false,
-        });
+        let decoder = self.decoder(&conn.peer, received);
+        self.session = Some(Session::new(conn, decoder));
         Ok(true)
     }
 
@@ -778,17 +790,7 @@ impl<T: Item> TcpSource<T> {
                 });
             }
             self.revision = revision;
-            self.session = Some(Session {
-                conn,
-                decoder,
-                hello: None,
-                frame: None,
-                stash: vec![0; READ_AHEAD],
-                stash_at: 0,
-                stash_len: 0,
-                small: false,
-                drained: false,
-            });
+            self.session = Some(Session::new(conn, decoder));
             if let Err(e) = self.on_event(Some(Event::Hello(hello)), out, size, capacity) {
                 self.lose(e)?;
             }
@@ -803,15 +805,7 @@ impl<T: Item> TcpSource<T> {
         peer: &str,
         received: u64,
     ) -> Result<(Hello, Decoder, std::net::TcpStream), (NetError, std::net::TcpStream)> {
-        let item = ItemType::of::<T>();
-        let mut decoder = Decoder::new(
-            Role::Receiver,
-            peer,
-            self.opts.max_frame,
-            Some((item.name(), item.size() as u32)),
-            received,
-        )
-        .with_vlen(self.opts.vlen() as u32);
+        let mut decoder = self.decoder(peer, received);
         let setup = stream
             .set_nonblocking(false)
             .and_then(|()| stream.set_read_timeout(Some(self.opts.auth_timeout)));

@@ -84,21 +84,13 @@ fn fast() -> TcpOptions {
 }
 
 fn fenced_receiver(opts: TcpOptions) -> (Graph, SocketAddr, Arc<std::sync::Mutex<Seen>>) {
-    let source = TcpSource::<u64>::new(
-        "tcp-listen://127.0.0.1:0",
+    receiver::<u64>(
+        make,
         TcpOptions {
             fenced: true,
             ..opts
         },
     )
-    .unwrap();
-    let addr = source.local_addr().unwrap();
-    let (checker, seen) = Checker::new(make);
-    let mut g = Graph::new();
-    let a = g.add("rx", source).unwrap();
-    let b = g.add("check", checker).unwrap();
-    g.connect(a, "out", b, "in").unwrap();
-    (g, addr, seen)
 }
 
 fn wait_until(what: &str, limit: Duration, f: impl Fn() -> bool) {

@@ -32,6 +32,8 @@ const AMPS_CLUSTER: &str = include_str!("../../../examples/amps_cluster.toml");
 
 /// The protected host and its standby in `examples/failover.toml`.
 const PRIMARY: &str = "h2";
+/// Its standby.
+const STANDBY: &str = "h3";
 
 /// Arguments of `sluice bench failover`.
 #[derive(clap::Args, Debug)]
@@ -45,7 +47,8 @@ pub struct BenchFailoverArgs {
     seconds: f64,
     /// The kinds of fault, comma-separated: kill (kill -9 of the primary's worker), link (its
     /// link down for 3 s), stop (SIGSTOP for 2.5 s: a zombie primary), cut (its link down
-    /// until the run ended without it).
+    /// until the run ended without it), standby (kill -9 of the standby's worker: nothing may
+    /// change).
     #[arg(long, default_value = "kill,link,stop")]
     kinds: String,
     /// Seed of the fault moments.
@@ -72,6 +75,8 @@ enum Fault {
     Stop,
     /// The link down for the rest of the run (a machine that never comes back).
     Cut,
+    /// `kill -9` of the standby's worker: the primary's stream must not notice.
+    KillStandby,
 }
 
 impl Fault {
@@ -81,7 +86,10 @@ impl Fault {
             "link" => Fault::Link,
             "stop" => Fault::Stop,
             "cut" => Fault::Cut,
-            other => anyhow::bail!("--kinds: unknown fault '{other}' (kill, link, stop or cut)"),
+            "standby" => Fault::KillStandby,
+            other => {
+                anyhow::bail!("--kinds: unknown fault '{other}' (kill, link, stop, cut or standby)")
+            }
         })
     }
 
@@ -91,6 +99,15 @@ impl Fault {
             Fault::Link => "link down",
             Fault::Stop => "SIGSTOP",
             Fault::Cut => "link cut",
+            Fault::KillStandby => "kill -9 standby",
+        }
+    }
+
+    /// The host it strikes.
+    fn host(self) -> &'static str {
+        match self {
+            Fault::KillStandby => STANDBY,
+            _ => PRIMARY,
         }
     }
 }
@@ -259,7 +276,14 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
                 warnings.join("\n")
             );
         }
-        if fault.is_some() {
+        if fault == Some(Fault::KillStandby) {
+            anyhow::ensure!(
+                takeover.is_none(),
+                "run {i}: the primary's stream was taken over although only its standby died:\n{}",
+                warnings.join("\n")
+            );
+            results.push(m);
+        } else if fault.is_some() {
             anyhow::ensure!(
                 takeover.is_some(),
                 "run {i}: no takeover in h4's warnings:\n{}",
@@ -298,6 +322,7 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         Some(Fault::Link),
         Some(Fault::Stop),
         Some(Fault::Cut),
+        Some(Fault::KillStandby),
     ] {
         let of_kind: Vec<&Measured> = results
             .iter()
@@ -322,6 +347,9 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
                 "<= 2000 (lease TTL 1 s + 1 s)",
             ),
         ] {
+            if values.is_empty() {
+                continue; // (a standby's death has no takeover to time)
+            }
             summary.push(vec![
                 measure.into(),
                 label.into(),
@@ -538,17 +566,18 @@ fn faulted_run(
         stop: StopHandle::new(),
         leases: Some(LeaseOptions::new(&cluster.inner.etcd_url(), name)),
     };
-    let primary = cluster
+    let target = fault.map_or(PRIMARY, Fault::host);
+    let struck = cluster
         .inner
         .hosts()
         .into_iter()
-        .find(|h| h.name == PRIMARY)
-        .ok_or_else(|| anyhow::anyhow!("no host {PRIMARY}"))?;
-    let pid = primary
+        .find(|h| h.name == target)
+        .ok_or_else(|| anyhow::anyhow!("no host {target}"))?;
+    let pid = struck
         .worker_pid
-        .ok_or_else(|| anyhow::anyhow!("host {PRIMARY} has no worker"))?
+        .ok_or_else(|| anyhow::anyhow!("host {target} has no worker"))?
         .to_string();
-    let link = primary.link.clone();
+    let link = struck.link.clone();
     let log = cluster.inner.run_dir().join(format!("{PRIMARY}.log"));
     let (running, ended) = (format!("run {run}: running"), format!("run {run}: ended"));
     let injector = std::thread::spawn(move || -> anyhow::Result<Option<f64>> {
@@ -564,7 +593,7 @@ fn faulted_run(
         );
         let now = unix_now();
         match fault {
-            Fault::Kill => sh("kill", &["-9", &pid])?,
+            Fault::Kill | Fault::KillStandby => sh("kill", &["-9", &pid])?,
             Fault::Stop => {
                 sh("kill", &["-STOP", &pid])?;
                 std::thread::sleep(Duration::from_millis(2500));
@@ -583,7 +612,7 @@ fn faulted_run(
     if fault == Some(Fault::Cut) {
         // The run ended without h2 (declared lost once silent): its link comes back for the
         // next run.
-        sh("ip", &["link", "set", &primary.link, "up"])?;
+        sh("ip", &["link", "set", &struck.link, "up"])?;
     }
     let fault_time = injector
         .join()
@@ -600,13 +629,13 @@ fn faulted_run(
             _ => Vec::new(),
         })
         .collect();
-    // The primary's worker must be free for the next run: started again after a kill, its
+    // The struck worker must be free for the next run: started again after a kill, its
     // session over after a zombie's refusal or a cut link.
-    let log = cluster.inner.run_dir().join(format!("{PRIMARY}.log"));
-    if fault == Some(Fault::Kill) {
+    let log = cluster.inner.run_dir().join(format!("{target}.log"));
+    if matches!(fault, Some(Fault::Kill | Fault::KillStandby)) {
         let starts = log_count(&log, "listening on");
         cluster.inner.restart_worker(
-            PRIMARY,
+            target,
             &WorkerSpec {
                 exe: cluster.exe.clone(),
             },

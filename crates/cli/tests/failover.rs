@@ -2,8 +2,9 @@
 //! needs root, iproute2 and etcd, as CI has): `examples/failover.toml`'s middle partition (FIR,
 //! channelizer, FM demodulator, IIR) runs on h2 with a hot standby on h3. `sluice bench
 //! failover` runs it once without a fault, then kills h2's worker, takes its link down for 3 s,
-//! stops it (a zombie that wakes up after its standby took over) and cuts its link for good (the
-//! controller must not wait for it), each at a random moment; every output
+//! stops it (a zombie that wakes up after its standby took over), cuts its link for good (the
+//! controller must not wait for it) and kills the standby's worker instead (nothing may
+//! change), each at a random moment; every output
 //! must be bit-identical to the same file run on one machine (the bench fails otherwise), and
 //! h4's receiver must report each takeover. The full run (20 faults) is `sluice bench failover`.
 
@@ -34,8 +35,8 @@ fn a_killed_cut_off_or_stopped_primary_fails_over_and_the_output_is_bit_identica
     let out = dir.path().join("bench");
     let seed = std::process::id() % 1000;
     let run = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(["bench", "failover", "--faults", "4", "--seconds", "2"])
-        .args(["--kinds", "kill,link,stop,cut"])
+        .args(["bench", "failover", "--faults", "5", "--seconds", "2"])
+        .args(["--kinds", "kill,link,stop,cut,standby"])
         .args(["--seed", &seed.to_string()])
         .arg("--out")
         .arg(&out)
@@ -52,7 +53,13 @@ fn a_killed_cut_off_or_stopped_primary_fails_over_and_the_output_is_bit_identica
         text.contains("no fault: 250000 items, bit-identical"),
         "{text}"
     );
-    for kind in ["kill -9", "link down", "SIGSTOP", "link cut"] {
+    for kind in [
+        "kill -9  ",
+        "link down",
+        "SIGSTOP",
+        "link cut",
+        "kill -9 standby",
+    ] {
         let line = text
             .lines()
             .find(|l| l.starts_with("fault ") && l.contains(kind))
@@ -60,7 +67,7 @@ fn a_killed_cut_off_or_stopped_primary_fails_over_and_the_output_is_bit_identica
         assert!(line.contains("250000 items, bit-identical"), "{line}");
     }
     assert!(
-        text.contains("bit-identical to the one-machine run: 4 of 4"),
+        text.contains("bit-identical to the one-machine run: 5 of 5"),
         "{text}"
     );
 }

@@ -67,6 +67,24 @@ impl Drop for Cluster {
     }
 }
 
+/// The control addresses of `cluster`'s registered workers and its hosts' addresses, by host
+/// name.
+pub(crate) fn workers_and_addresses(
+    cluster: &LocalCluster,
+    etcd: &Etcd,
+) -> anyhow::Result<(BTreeMap<String, String>, BTreeMap<String, String>)> {
+    let workers = membership::workers(etcd, cluster.name())?
+        .into_iter()
+        .map(|(n, a)| (n, a.to_string()))
+        .collect();
+    let addresses = cluster
+        .hosts()
+        .iter()
+        .map(|h| (h.name.clone(), h.address.to_string()))
+        .collect();
+    Ok((workers, addresses))
+}
+
 /// The registry the controller plans with (the workers have the full one).
 pub(crate) fn registry() -> Registry {
     let mut r = sluice_dsp::graph_blocks::standard_registry();
@@ -102,16 +120,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         .collect();
     membership::wait_for(&cluster.etcd, &name, &hosts, Duration::from_secs(15))
         .map_err(anyhow::Error::msg)?;
-    let workers: BTreeMap<String, String> = membership::workers(&cluster.etcd, &name)?
-        .into_iter()
-        .map(|(n, a)| (n, a.to_string()))
-        .collect();
-    let addresses: BTreeMap<String, String> = cluster
-        .inner
-        .hosts()
-        .iter()
-        .map(|h| (h.name.clone(), h.address.to_string()))
-        .collect();
+    let (workers, addresses) = workers_and_addresses(&cluster.inner, &cluster.etcd)?;
 
     let mut table = Table::new(&[
         "case",

@@ -11,7 +11,7 @@
 //! h2's channelizer on a fifth host, once without a fault and once with h2's worker killed
 //! mid-run; every channel's WAV is compared with the run without a fault.
 
-use crate::cluster::registry;
+use crate::cluster::{registry, workers_and_addresses};
 use crate::report::{machine_description, median, results_dir, Table};
 use rand::{Rng, SeedableRng};
 use sluice_cluster::control::{self, ControlOptions, LeaseOptions, Outcome};
@@ -22,7 +22,6 @@ use sluice_cluster::placement::{self, PlanOptions};
 use sluice_graph::Override;
 use sluice_net::auth::ClusterKey;
 use sluice_runtime::{RunOptions, StopHandle};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
@@ -538,16 +537,7 @@ fn faulted_run(
 ) -> anyhow::Result<RunEnd> {
     // Every worker registered (one cut off registers again once its link is back).
     cluster.wait_for_workers(name)?;
-    let workers: BTreeMap<String, String> = membership::workers(&cluster.etcd, name)?
-        .into_iter()
-        .map(|(n, a)| (n, a.to_string()))
-        .collect();
-    let addresses: BTreeMap<String, String> = cluster
-        .inner
-        .hosts()
-        .iter()
-        .map(|h| (h.name.clone(), h.address.to_string()))
-        .collect();
+    let (workers, addresses) = workers_and_addresses(&cluster.inner, &cluster.etcd)?;
     let plan = placement::plan(
         scenario.text,
         scenario.origin,

@@ -89,6 +89,9 @@ impl Endpoint {
             Endpoint::Listen(l) => {
                 match l.accept() {
                     Ok((s, _)) => return Ok(Some(s)),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && wait.is_zero() => {
+                        return Ok(None)
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                     Err(e) => return Err(io_err(&self.describe(), offset, "accept", &e)),
                 }

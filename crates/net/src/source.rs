@@ -38,6 +38,10 @@ const CONTROL_WAIT: Duration = Duration::from_secs(1);
 /// small frames instead of one each.
 const ACK_DELAY: Duration = Duration::from_millis(1);
 
+/// A fenced receiver that has a primary looks for new connections (a standby, a newer primary)
+/// at most this often: takeovers take a second, and the receive loop runs per frame.
+const ACCEPT_EVERY: Duration = Duration::from_millis(5);
+
 /// Control bytes read ahead after a payload: the most that can follow a payload before the
 /// next payload byte (a CRC trailer and the 28-byte head of the next DATA frame).
 const STASH: usize = CRC_LEN + HEADER_LEN + DATA_HEAD_LEN;
@@ -150,6 +154,8 @@ pub struct TcpSource<T> {
     revision: u64,
     standbys: Vec<Conn>,
     takeovers: Vec<Takeover>,
+    /// Fenced: when the listener was last looked at while a primary sent.
+    last_accept: Instant,
     _items: PhantomData<T>,
 }
 
@@ -201,6 +207,7 @@ impl<T: Item> TcpSource<T> {
             revision: 0,
             standbys: Vec::new(),
             takeovers: Vec::new(),
+            last_accept: Instant::now(),
             _items: PhantomData,
         })
     }
@@ -860,8 +867,9 @@ impl<T: Item> TcpSource<T> {
         if self.session.is_none() && !self.establish(out)? {
             return Ok(Work::Progress);
         }
-        if self.opts.fenced {
+        if self.opts.fenced && self.last_accept.elapsed() >= ACCEPT_EVERY {
             // A standby, or a newer primary, may come while the primary sends.
+            self.last_accept = Instant::now();
             self.accept_fenced(out, Duration::ZERO)?;
             if self.session.is_none() {
                 return Ok(Work::Progress);

@@ -100,6 +100,16 @@ const SINK_PARAMS: &[ParamDoc] = &[
         help: "the receiver is one replica of a primary/standby pair: when its connection is lost, give it up at once with a warning (the other replica carries the stream)",
     },
     ParamDoc {
+        name: "warm_decimation",
+        default: "none",
+        help: "with fence: the partition has a warm standby and this is its output; its input items per output item (the cluster sets it from the blocks' declared memory)",
+    },
+    ParamDoc {
+        name: "warm_lag",
+        default: "0",
+        help: "with warm_decimation: outputs after which a fresh start of the partition is exact again",
+    },
+    ParamDoc {
         name: "flush_us",
         default: "50",
         help: "microseconds committed items may wait to batch into a larger frame (0: none)",
@@ -131,6 +141,11 @@ const SOURCE_PARAMS: &[ParamDoc] = &[
         name: "fenced",
         default: "false",
         help: "accept a primary and hot standbys (fenced senders): a newer lease revision displaces the primary, an older one is refused",
+    },
+    ParamDoc {
+        name: "warm",
+        default: "none",
+        help: "name of the process's fence when this is the input of a partition with a warm standby: connect once the partition's output says where to start, start there, and acknowledge upstream only what the outputs' receiver acknowledged (the cluster sets it)",
     },
     ParamDoc {
         name: "spin_us",
@@ -215,8 +230,20 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
         o.flush = micros(p, "flush_us", o.flush)?;
         o.fence = p.opt_str("fence")?.map(|name| crate::Fence::named(&name));
         o.replica = p.bool_or("replica", false)?;
+        if let Some(decimation) = p.opt_u64("warm_decimation")? {
+            if decimation == 0 {
+                return Err(ParamError::new("warm_decimation", "must be at least 1"));
+            }
+            let lag = p.u64_or("warm_lag", 0)?;
+            o.warm = Some(crate::WarmMap { decimation, lag });
+        }
     } else {
         o.history = p.u64_or("history", 0)?;
+        if let Some(name) = p.opt_str("warm")? {
+            let fence = crate::Fence::named(&name);
+            o.ack = crate::Acknowledge::External(fence.input_acknowledged());
+            o.warm_fence = Some(fence);
+        }
         o.spin = micros(p, "spin_us", o.spin)?;
         o.fenced = p.bool_or("fenced", false)?;
         let max = p.u64_or("max_frame", u64::from(o.max_frame))?;

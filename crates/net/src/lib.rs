@@ -45,7 +45,7 @@ pub mod wire;
 pub use conn::Endpoint;
 pub use decoder::{Decoder, Event, Need, Role};
 pub use error::NetError;
-pub use fence::Fence;
+pub use fence::{Fence, WarmMap};
 pub use options::{AckHandle, Acknowledge, RetentionFull, TcpOptions};
 pub use shm::{hand_over, take_over, ShmEndpoint, ShmOptions, ShmSink, ShmSource};
 pub use sink::TcpSink;

@@ -136,6 +136,15 @@ pub struct TcpOptions {
     /// lease revision): standbys are kept connected and told what was received; a primary
     /// with a newer revision displaces the current one, and an older revision is refused.
     pub fenced: bool,
+    /// Sender with a `fence`: the partition has a warm standby, and this is its output
+    /// stream (see [`fence`](crate::fence)): the first WELCOME sets where its input starts
+    /// ([`Fence::set_start`](crate::Fence::set_start)) and the offset of its first item; every
+    /// acknowledged offset advances the fence's input acknowledgement.
+    pub warm: Option<crate::WarmMap>,
+    /// Receiver: the input of a partition with a warm standby: it connects only once the
+    /// fence's start is known and starts its stream there (instead of `start_offset`). Give it
+    /// [`Acknowledge::External`] with the fence's input acknowledgement.
+    pub warm_fence: Option<crate::Fence>,
 }
 
 impl Default for TcpOptions {
@@ -161,6 +170,8 @@ impl Default for TcpOptions {
             fence: None,
             replica: false,
             fenced: false,
+            warm: None,
+            warm_fence: None,
         }
     }
 }

@@ -117,6 +117,11 @@ pub struct TcpSink<T> {
     abandoned: Option<(u64, String)>,
     /// A fenced sink was welcomed as primary: it owes the receiver the stream's END.
     was_primary: bool,
+    /// The stream offset of its input's first item: 0, but for a warm partition's sender,
+    /// whose fresh nodes start where its first WELCOME says (see [`fence`](crate::fence)).
+    origin: u64,
+    /// A warm partition's sender has learnt its origin.
+    origin_known: bool,
     _items: PhantomData<T>,
 }
 
@@ -124,6 +129,11 @@ impl<T: Item> TcpSink<T> {
     /// A sink for `url` (`tcp://host:port` connects, `tcp-listen://host:port` listens).
     pub fn new(url: &str, opts: TcpOptions) -> Result<Self, NetError> {
         check_vlen(&opts)?;
+        if opts.warm.is_some() && (opts.fence.is_none() || opts.vlen() > 1) {
+            return Err(NetError::Config(
+                "a warm partition's sender (warm_decimation) needs a fence and a plain stream (vlen 1)".into(),
+            ));
+        }
         Ok(TcpSink {
             endpoint: Endpoint::parse(url)?,
             opts,
@@ -143,6 +153,8 @@ impl<T: Item> TcpSink<T> {
             carried: Vec::new(),
             abandoned: None,
             was_primary: false,
+            origin: 0,
+            origin_known: false,
             _items: PhantomData,
         })
     }
@@ -343,6 +355,16 @@ impl<T: Item> TcpSink<T> {
                             ),
                         });
                     }
+                    if let (Some(map), false) = (self.opts.warm, self.origin_known) {
+                        // A warm partition starts its input far enough back that its fresh
+                        // nodes are exact again at `resume`, and drops the outputs before.
+                        let (input, output) = map.start_for(w.resume);
+                        self.origin = output;
+                        self.origin_known = true;
+                        if let Some(fence) = &self.opts.fence {
+                            fence.set_start(input);
+                        }
+                    }
                     let floor = self.acked.saturating_sub(self.history);
                     // A promoted standby may be behind the receiver: it releases what the
                     // receiver has as it comes, and sends from there.
@@ -426,6 +448,11 @@ impl<T: Item> TcpSink<T> {
                     }
                     self.acked = self.acked.max(a);
                     s.decoder.set_offset(self.acked);
+                    if let (Some(map), Some(fence)) = (self.opts.warm, &self.opts.fence) {
+                        fence
+                            .input_acknowledged()
+                            .advance(map.input_for(self.acked));
+                    }
                 }
                 Event::Credit(c) => s.credit = s.credit.max(c),
                 Event::Heartbeat => {}
@@ -449,10 +476,26 @@ impl<T: Item> TcpSink<T> {
             || s.rx_checked.elapsed() >= RX_INTERVAL
     }
 
+    /// The stream offset of the input's next item to consume.
+    fn read_offset(&self, input: &Input<T>) -> u64 {
+        self.origin + input.items_read()
+    }
+
+    /// The stream is delivered: the sink is done (and a warm partition's input is all
+    /// reflected in acknowledged outputs).
+    fn delivered(&mut self) -> Work {
+        self.session = None;
+        if let (Some(_), Some(fence)) = (self.opts.warm, &self.opts.fence) {
+            fence.input_acknowledged().advance(u64::MAX);
+        }
+        Work::Done
+    }
+
     /// Moves the input's tags below `end` into the retained list (and metadata).
     fn take_tags(&mut self, input: &Input<T>, end: u64, buf: &mut Vec<Tag>) {
-        input.take_tags(end, buf);
-        for tag in buf.drain(..) {
+        input.take_tags(end - self.origin, buf);
+        for mut tag in buf.drain(..) {
+            tag.index += self.origin;
             if metadata_key(&tag.key) {
                 self.metadata.retain(|m| m.key != tag.key);
                 self.metadata.push(tag.clone());
@@ -480,7 +523,7 @@ impl<T: Item> TcpSink<T> {
             Some(w) if w.len() > threshold => w.len(),
             _ => return Ok(()),
         };
-        let read = input.items_read();
+        let read = self.read_offset(input);
         let vlen = self.opts.vlen();
         let k = (avail - capacity / 2) / vlen * vlen;
         if k == 0 {
@@ -675,7 +718,7 @@ impl<T: Item> Node for TcpSink<T> {
             }
             // The receiver has all this replica would send, and its END came from the other
             // replica: the stream is delivered.
-            let end = input.items_read() + available(input)? as u64;
+            let end = self.read_offset(input) + available(input)? as u64;
             if !self.was_primary && self.acked >= end && ended(input)? {
                 self.session = None;
                 return Ok(Work::Done);
@@ -702,7 +745,7 @@ impl<T: Item> Node for TcpSink<T> {
         let vlen = self.opts.vlen() as u64;
         let mut blocked_write = false;
         loop {
-            let read = input.items_read();
+            let read = self.read_offset(input);
             let avail = available(input)?;
             let unacked = (read + avail as u64).saturating_sub(self.acked);
             let due = self.rx_due(unacked, input.capacity());
@@ -714,12 +757,13 @@ impl<T: Item> Node for TcpSink<T> {
             if let Err(e) = pumped {
                 if self.end_sent.is_some_and(|end| end == self.acked) {
                     // The peer acknowledged the END and closed: the stream is delivered.
-                    self.session = None;
-                    return Ok(Work::Done);
+                    return Ok(self.delivered());
                 }
                 self.lose(e)?;
                 return Ok(Work::Progress);
             }
+            // (A warm partition's first WELCOME sets the origin.)
+            let read = self.read_offset(input);
             // Release what the peer has, but for the history it declared, and not the items
             // of a batch still being written (its slices point into the window).
             let mut release = self.acked.saturating_sub(self.history);
@@ -798,7 +842,7 @@ impl<T: Item> Node for TcpSink<T> {
             self.backoff.reset();
             return Ok(Work::Progress);
         }
-        let read = input.items_read();
+        let read = self.read_offset(input);
         let avail = available(input)?;
         let s = self.session.as_mut().expect("connected above");
         let whole = (read + avail as u64) / vlen * vlen;
@@ -816,8 +860,7 @@ impl<T: Item> Node for TcpSink<T> {
                 )));
             }
             if self.acked == end && self.end_sent == Some(end) {
-                self.session = None;
-                return Ok(Work::Done);
+                return Ok(self.delivered());
             }
             if self.end_sent != Some(end) {
                 if let Err(e) = s

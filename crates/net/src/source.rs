@@ -281,6 +281,10 @@ impl<T: Item> TcpSource<T> {
             }
             .into());
         }
+        if !self.warm_started(out) {
+            return Ok(false);
+        }
+        let received = self.received(out);
         if self.opts.fenced {
             self.accept_fenced(out, Duration::from_millis(20))?;
             return Ok(self.session.is_some());
@@ -301,6 +305,22 @@ impl<T: Item> TcpSource<T> {
         let decoder = self.decoder(&conn.peer, received);
         self.session = Some(Session::new(conn, decoder));
         Ok(true)
+    }
+
+    /// The input of a warm partition starts where the partition's sender says (see
+    /// [`fence`](crate::fence)): false until it has said so. Others have started.
+    fn warm_started(&mut self, out: &Output<T>) -> bool {
+        let Some(fence) = &self.opts.warm_fence else {
+            return true;
+        };
+        if self.session.is_some() || out.items_written() > 0 {
+            return true;
+        }
+        let Some(start) = fence.start() else {
+            return false;
+        };
+        (self.acked, self.credited, self.skipped) = (start, start, start);
+        true
     }
 
     /// The stream offset this end has received up to (the first it does not have).

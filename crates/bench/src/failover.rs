@@ -7,6 +7,10 @@
 //! gives, per fault, when h4's receiver declared the primary lost (the data plane's detection)
 //! and when the standby's stream resumed there, both from the fault.
 //!
+//! `--warm`: `examples/failover_warm.toml` instead, whose h2 (FIR, channelizer, FM
+//! demodulator; the IIR moves to h4) has a *warm* standby on h3: it runs nothing until it wins
+//! h2's lease, then starts the partition afresh, re-primed from the input h1 kept for it.
+//!
 //! `--amps`: the AMPS whole-band cluster (`examples/amps_cluster.toml`) with a hot standby for
 //! h2's channelizer on a fifth host, once without a fault and once with h2's worker killed
 //! mid-run; every channel's WAV is compared with the run without a fault.
@@ -27,6 +31,7 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 const FAILOVER: &str = include_str!("../../../examples/failover.toml");
+const FAILOVER_WARM: &str = include_str!("../../../examples/failover_warm.toml");
 const AMPS_CLUSTER: &str = include_str!("../../../examples/amps_cluster.toml");
 
 /// The protected host and its standby in `examples/failover.toml`.
@@ -50,6 +55,10 @@ pub struct BenchFailoverArgs {
     /// change).
     #[arg(long, default_value = "kill,link,stop")]
     kinds: String,
+    /// Run examples/failover_warm.toml instead: h2's standby is warm (it starts the partition
+    /// only when it takes over, re-primed from input kept upstream).
+    #[arg(long)]
+    warm: bool,
     /// Seed of the fault moments.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -208,12 +217,17 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         return amps_runs(&args, &mut cluster, &name, &out, &mut rng);
     }
 
+    let (graph, origin, stem) = if args.warm {
+        (FAILOVER_WARM, "examples/failover_warm.toml", "failover_warm")
+    } else {
+        (FAILOVER, "examples/failover.toml", "failover")
+    };
     // The reference: the same file on one machine (placement ignored).
     let items = (args.seconds * 1e6).round() as u64;
-    let reference = out.join("reference.f32");
+    let reference = out.join(format!("{stem}_reference.f32"));
     let loaded = sluice_graph::load_with(
-        FAILOVER,
-        "examples/failover.toml",
+        graph,
+        origin,
         &registry(),
         &overrides(items, &reference)?,
     )?;
@@ -225,11 +239,11 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         // Run 0 has no fault: the cluster's own output must match too.
         let fault = (i > 0).then(|| kinds[(i - 1) % kinds.len()]);
         let at = rng.gen_range(0.3..args.seconds - 1.0);
-        let file = out.join(format!("run{i:02}.f32"));
+        let file = out.join(format!("{stem}_run{i:02}.f32"));
         let _ = std::fs::remove_file(&file);
         let scenario = Scenario {
-            text: FAILOVER,
-            origin: "examples/failover.toml",
+            text: graph,
+            origin,
             overrides: overrides(items, &file)?,
         };
         let RunEnd {
@@ -369,9 +383,9 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         results.len()
     );
     println!("\n{text}");
-    std::fs::write(out.join("failover.txt"), &text)?;
-    table.write_csv(&out.join("failover.csv"))?;
-    summary.write_csv(&out.join("failover_summary.csv"))?;
+    std::fs::write(out.join(format!("{stem}.txt")), &text)?;
+    table.write_csv(&out.join(format!("{stem}.csv")))?;
+    summary.write_csv(&out.join(format!("{stem}_summary.csv")))?;
     println!("tables in {}", out.display());
     Ok(())
 }
@@ -649,7 +663,9 @@ fn takeover_times(warnings: &[String]) -> Option<(Option<f64>, f64)> {
         let rest = &line[line.find(marker)? + marker.len()..];
         rest.split_whitespace().next()?.parse().ok()
     };
-    let resumed = after(" at unix time ")?;
+    // Producing again: the new primary's first item (a warm standby connects first and
+    // re-primes), else its connection.
+    let resumed = after("first new item at unix time ").or_else(|| after(" at unix time "))?;
     Some((after("lost at unix time "), resumed))
 }
 

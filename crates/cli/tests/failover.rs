@@ -71,3 +71,43 @@ fn a_killed_cut_off_or_stopped_primary_fails_over_and_the_output_is_bit_identica
         "{text}"
     );
 }
+
+/// The same with a warm standby (`examples/failover_warm.toml`): h3 runs nothing until it wins
+/// h2's lease, then starts the partition afresh, re-primed from the input h1 kept.
+#[test]
+fn a_warm_standby_takes_over_re_primed_and_the_output_is_bit_identical() {
+    require_root_and_iproute2();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bench");
+    let seed = std::process::id() % 1000;
+    let run = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["bench", "failover", "--warm", "--faults", "4", "--seconds", "2"])
+        .args(["--kinds", "kill,link,stop,standby"])
+        .args(["--seed", &seed.to_string()])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(run.status.success(), "seed {seed}:\n{text}");
+    assert!(
+        text.contains("no fault: 250000 items, bit-identical"),
+        "{text}"
+    );
+    for kind in ["kill -9  ", "link down", "SIGSTOP", "kill -9 standby"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("fault ") && l.contains(kind))
+            .unwrap_or_else(|| panic!("no {kind} fault in:\n{text}"));
+        assert!(line.contains("250000 items, bit-identical"), "{line}");
+    }
+    assert!(
+        text.contains("bit-identical to the one-machine run: 4 of 4"),
+        "{text}"
+    );
+}

@@ -355,6 +355,7 @@ pub fn run(
                     ttl_s: l.ttl_s,
                     fence: part.protected_host().to_string(),
                     primary: part.standby_of.is_none(),
+                    warm: part.warm,
                 }),
         };
         protocol::send(&mut link.out, &load, &link.peer).map_err(|source| {

@@ -115,6 +115,23 @@ impl PartitionLease {
         self.revoke()
     }
 
+    /// The partition ended normally: says so (a key beside the partition's, see
+    /// [`finished_key`]) before it releases the lease, so that a standby's campaign ends
+    /// instead of taking over a finished partition.
+    pub fn finish(mut self) -> Result<(), EtcdError> {
+        let marked = self.etcd.put(&finished_key(&self.key), b"finished", None);
+        let revoked = self.revoke();
+        marked.and(revoked)
+    }
+}
+
+/// The key a primary sets when its partition ended normally: the partition's key with
+/// `/finished` appended.
+pub fn finished_key(key: &str) -> String {
+    format!("{key}/finished")
+}
+
+impl PartitionLease {
     fn revoke(&mut self) -> Result<(), EtcdError> {
         self.keep_alive.take();
         if std::mem::replace(&mut self.released, true) {
@@ -146,6 +163,9 @@ pub enum CampaignEvent {
     },
     /// etcd could not be asked (reported once per distinct message; the campaign goes on).
     Error(String),
+    /// The primary ended its partition normally (see [`PartitionLease::finish`]): nothing
+    /// to take over. The campaign ends.
+    Finished,
 }
 
 /// A standby's campaign for a partition key: checks every [`Campaign::PERIOD`] whether the
@@ -161,6 +181,7 @@ struct Shared {
     wake: Condvar,
     won: Mutex<Option<PartitionLease>>,
     has_won: AtomicBool,
+    finished: AtomicBool,
 }
 
 impl Campaign {
@@ -182,6 +203,7 @@ impl Campaign {
             wake: Condvar::new(),
             won: Mutex::new(None),
             has_won: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
         });
         let s = Arc::clone(&shared);
         let (key, holder) = (key.to_string(), holder.to_string());
@@ -199,6 +221,11 @@ impl Campaign {
     /// Whether the campaign has taken the key.
     pub fn has_won(&self) -> bool {
         self.shared.has_won.load(Ordering::Acquire)
+    }
+
+    /// Whether the primary ended its partition normally (the campaign then ends unwon).
+    pub fn primary_finished(&self) -> bool {
+        self.shared.finished.load(Ordering::Acquire)
     }
 
     /// Whether the campaign won and has since lost the lease (the holder is fenced).
@@ -241,6 +268,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// One look at the key.
+enum Attempt {
+    /// Someone holds it (or took it first).
+    Held,
+    /// The campaign took it: the lease, and since when the key had been absent.
+    Won(PartitionLease, Instant),
+    /// The primary ended normally.
+    Finished,
+}
+
 fn campaign(
     etcd: &Etcd,
     key: &str,
@@ -265,13 +302,24 @@ fn campaign(
         let attempt = etcd.get_entry(key).and_then(|entry| {
             if entry.is_some() {
                 absent_since = None;
-                return Ok(None);
+                return Ok(Attempt::Held);
+            }
+            if etcd.get(&finished_key(key))?.is_some() {
+                return Ok(Attempt::Finished);
             }
             let since = *absent_since.get_or_insert_with(Instant::now);
-            Ok(PartitionLease::try_acquire(etcd, key, holder, ttl_s)?.map(|l| (l, since)))
+            Ok(match PartitionLease::try_acquire(etcd, key, holder, ttl_s)? {
+                Some(lease) => Attempt::Won(lease, since),
+                None => Attempt::Held,
+            })
         });
         match attempt {
-            Ok(Some((lease, since))) => {
+            Ok(Attempt::Finished) => {
+                shared.finished.store(true, Ordering::Release);
+                on_event(CampaignEvent::Finished);
+                return;
+            }
+            Ok(Attempt::Won(lease, since)) => {
                 let revision = lease.revision();
                 *lock(&shared.won) = Some(lease);
                 shared.has_won.store(true, Ordering::Release);
@@ -281,7 +329,7 @@ fn campaign(
                 });
                 return;
             }
-            Ok(None) => {}
+            Ok(Attempt::Held) => {}
             Err(e) => {
                 let message = e.to_string();
                 if message != last_error {

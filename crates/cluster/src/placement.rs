@@ -14,6 +14,15 @@
 //! `b`'s lease gets its items through. Senders to one of a pair are `replica`s (losing one
 //! receiver is not an error), and every stream touching a pair watches its peer closely.
 //!
+//! A *warm* standby (`standby_mode = "warm"`) runs nothing until it wins `b`'s lease; it then
+//! starts a fresh copy of `b`'s partition. That partition must be a chain from one input
+//! stream to one output stream of blocks that declare finite memory
+//! ([`Memory`](sluice_graph::Memory)); its sender gets the chain's decimation and lag
+//! (`warm_decimation`, `warm_lag`), its receiver the fence (`warm`) and the history to keep.
+//! The stream into it runs the other way round: its sender listens on the producer's host and
+//! the replica that runs connects to it, so upstream keeps what the partition's outputs do not
+//! yet reflect and resends it to whichever replica comes.
+//!
 //! ```
 //! # let registry = sluice_dsp::graph_blocks::standard_registry();
 //! let text = r#"
@@ -42,7 +51,7 @@
 //! assert!(plan.partitions[0].text.contains("tcp_sink"));
 //! ```
 
-use sluice_graph::{GraphFileError, LoadedGraph, Override, Registry};
+use sluice_graph::{GraphFileError, LoadedGraph, Memory, Override, Registry, StandbyMode};
 use std::collections::BTreeMap;
 use toml::{Table, Value};
 
@@ -105,6 +114,8 @@ pub struct Partition {
     /// Set on a standby's partition: the host whose partition this is a copy of. Its nodes
     /// have the same names; only the primary's outputs are used until the primary fails.
     pub standby_of: Option<String>,
+    /// The pair's standby is warm: it starts its copy only when it wins the lease.
+    pub warm: bool,
 }
 
 impl Partition {
@@ -132,6 +143,11 @@ pub struct Stream {
     pub to_host: String,
     /// The consuming host's address.
     pub to_address: String,
+    /// The producing host's address.
+    pub from_address: String,
+    /// The consumer is a partition with a warm standby: the sender listens on the producer's
+    /// address and the replica that runs connects to it.
+    pub into_warm: bool,
     /// The consumers on that host (node, input port).
     pub to: Vec<(String, String)>,
     /// The item type as sluice-net names it (`c32`, `f32`, `i16`, `u8`).
@@ -155,6 +171,25 @@ impl Stream {
     /// The sending block's URL.
     pub fn url_connect(&self) -> String {
         format!("tcp://{}:{}", self.to_address, self.port)
+    }
+
+    /// The sending block's URL: it connects to the receiver, or listens where the consumer
+    /// has a warm standby.
+    pub fn sender_url(&self) -> String {
+        if self.into_warm {
+            format!("tcp-listen://{}:{}", self.from_address, self.port)
+        } else {
+            self.url_connect()
+        }
+    }
+
+    /// The receiving block's URL: it listens, or connects where its host has a warm standby.
+    pub fn receiver_url(&self) -> String {
+        if self.into_warm {
+            format!("tcp://{}:{}", self.from_address, self.port)
+        } else {
+            self.url_listen()
+        }
     }
 
     /// `src.out -> b` for messages.
@@ -202,6 +237,9 @@ const REPLICA_PEER_TIMEOUT_S: f64 = 0.4;
 /// because its sender (a `replica` sink) gave it up at once; the replica then fails and its
 /// partner goes on (a primary thus releases its lease within a second of losing its input).
 const REPLICA_RESUME_TIMEOUT_S: f64 = 0.5;
+/// How long the sender into a partition with a warm standby waits for a replica after it lost
+/// one: the lease's expiry, the campaign and the fresh partition's start, with room to spare.
+const WARM_RESUME_TIMEOUT_S: f64 = 10.0;
 
 /// Item types a sluice-net stream carries.
 const STREAMABLE: &[&str] = &["c32", "f32", "i16", "u8"];
@@ -264,6 +302,12 @@ pub fn plan(
     let standby_of: BTreeMap<String, String> = standby
         .iter()
         .map(|(h, s)| (s.clone(), h.clone()))
+        .collect();
+    let warm: Vec<String> = source
+        .hosts
+        .iter()
+        .filter(|(_, d)| d.standby.is_some() && d.standby_mode == StandbyMode::Warm)
+        .map(|(h, _)| h.clone())
         .collect();
     // Both replicas would write the same file (on a shared filesystem, over each other).
     for node in &nodes {
@@ -345,6 +389,8 @@ pub fn plan(
                     from_host: ha.clone(),
                     to_host: hb.clone(),
                     to_address: addresses[&hb].clone(),
+                    from_address: addresses[&ha].clone(),
+                    into_warm: warm.contains(&hb),
                     to: Vec::new(),
                     item,
                     vlen: port_spec.vlen,
@@ -376,6 +422,10 @@ pub fn plan(
         let Some(s) = standby.get(&streams[i].to_host) else {
             continue;
         };
+        if streams[i].into_warm {
+            // A warm standby connects to the same sender when it runs.
+            continue;
+        }
         let port = u32::from(options.first_port) + streams.len() as u32;
         let port = u16::try_from(port).map_err(|_| {
             split_err(format!(
@@ -402,6 +452,13 @@ pub fn plan(
         streams.push(copy);
     }
 
+    let mut warm_maps = BTreeMap::new();
+    for host in &warm {
+        let map = warm_chain(host, &standby[host], &nodes, &host_edges, &streams, &loaded)
+            .map_err(split_err)?;
+        warm_maps.insert(host.clone(), map);
+    }
+
     let mut partitions = Vec::new();
     for (host, address) in &addresses {
         // A standby runs its primary's nodes, edges and senders.
@@ -419,23 +476,34 @@ pub fn plan(
             continue;
         }
         let mut part_nodes: Vec<Value> = mine.iter().cloned().map(Value::Table).collect();
+        let pair = Pair {
+            standby: &standby,
+            standby_of: &standby_of,
+            warm: &warm_maps,
+        };
         for s in streams.iter().filter(|s| s.from_host == *runs) {
-            let params = replica_params(s, &standby, &standby_of, true);
+            let params = pair.params(s, true);
             part_nodes.push(stream_node(
                 &s.sender,
                 "tcp_sink",
-                &s.url_connect(),
+                &s.sender_url(),
                 s,
                 options,
                 params,
             ));
         }
-        for s in streams.iter().filter(|s| s.to_host == *host) {
-            let params = replica_params(s, &standby, &standby_of, false);
+        // A warm standby has its primary's receivers (they connect to the same senders).
+        let receives = if warm_maps.contains_key(runs) {
+            runs
+        } else {
+            host
+        };
+        for s in streams.iter().filter(|s| s.to_host == *receives) {
+            let params = pair.params(s, false);
             part_nodes.push(stream_node(
                 &s.receiver,
                 "tcp_source",
-                &s.url_listen(),
+                &s.receiver_url(),
                 s,
                 options,
                 params,
@@ -454,9 +522,14 @@ pub fn plan(
             );
         }
         let body = toml::to_string(&part).map_err(|e| split_err(e.to_string()))?;
+        let mode = if warm_maps.contains_key(runs) {
+            "Warm"
+        } else {
+            "Hot"
+        };
         let role = match (standby.get(host), standby_of.get(host)) {
-            (Some(s), _) => format!(" Hot standby: host {s}."),
-            (_, Some(p)) => format!(" Hot standby of host {p}: a copy of its partition."),
+            (Some(s), _) => format!(" {mode} standby: host {s}."),
+            (_, Some(p)) => format!(" {mode} standby of host {p}: a copy of its partition."),
             _ => String::new(),
         };
         partitions.push(Partition {
@@ -468,6 +541,7 @@ pub fn plan(
             ),
             standby: standby.get(host).cloned(),
             standby_of: standby_of.get(host).cloned(),
+            warm: warm_maps.contains_key(runs),
         });
     }
     Ok(Plan {
@@ -477,41 +551,171 @@ pub fn plan(
     })
 }
 
-/// The parameters a stream's block gets because a replicated partition is at one of its ends:
-/// senders of a protected partition follow its fence and their receivers accept both
-/// replicas (`fenced`); senders to one of a pair may lose it (`replica`); every such stream
-/// watches its peer closely.
-fn replica_params(
-    s: &Stream,
-    standby: &BTreeMap<String, String>,
-    standby_of: &BTreeMap<String, String>,
-    sender: bool,
-) -> Table {
-    let from_protected = standby.contains_key(&s.from_host);
-    let to_pair = standby.contains_key(&s.to_host) || standby_of.contains_key(&s.to_host);
-    let mut params = Table::new();
-    if !from_protected && !to_pair {
-        return params;
+/// The primary/standby pairs, for the parameters of the streams that touch them.
+struct Pair<'a> {
+    standby: &'a BTreeMap<String, String>,
+    standby_of: &'a BTreeMap<String, String>,
+    /// Hosts with a warm standby: their partition's chain (decimation, lag).
+    warm: &'a BTreeMap<String, (u64, u64)>,
+}
+
+impl Pair<'_> {
+    /// The parameters a stream's block gets because a replicated partition is at one of its
+    /// ends: senders of a protected partition follow its fence and their receivers accept both
+    /// replicas (`fenced`); senders to one of a hot pair may lose it (`replica`); the stream
+    /// into a warm partition waits for whichever replica runs and keeps what its outputs do not
+    /// reflect yet; every such stream watches its peer closely.
+    fn params(&self, s: &Stream, sender: bool) -> Table {
+        let from_protected = self.standby.contains_key(&s.from_host);
+        let to_pair =
+            self.standby.contains_key(&s.to_host) || self.standby_of.contains_key(&s.to_host);
+        let mut params = Table::new();
+        if !from_protected && !to_pair {
+            return params;
+        }
+        params.insert("heartbeat".into(), Value::Float(REPLICA_HEARTBEAT_S));
+        params.insert("peer_timeout".into(), Value::Float(REPLICA_PEER_TIMEOUT_S));
+        if sender && from_protected {
+            // A worker runs one partition at a time: the protected host's name is unique there.
+            params.insert("fence".into(), Value::String(s.from_host.clone()));
+            if let Some(&(decimation, lag)) = self.warm.get(&s.from_host) {
+                params.insert("warm_decimation".into(), Value::Integer(decimation as i64));
+                params.insert("warm_lag".into(), Value::Integer(lag as i64));
+            }
+        }
+        if let (true, Some(&(decimation, lag))) = (s.into_warm, self.warm.get(&s.to_host)) {
+            if sender {
+                params.insert("resume_timeout".into(), Value::Float(WARM_RESUME_TIMEOUT_S));
+            } else {
+                params.insert("warm".into(), Value::String(s.to_host.clone()));
+                params.insert("history".into(), Value::Integer((lag * decimation) as i64));
+            }
+            return params;
+        }
+        if sender && to_pair {
+            params.insert("replica".into(), Value::Boolean(true));
+        }
+        if !sender && to_pair {
+            params.insert(
+                "resume_timeout".into(),
+                Value::Float(REPLICA_RESUME_TIMEOUT_S),
+            );
+        }
+        if !sender && from_protected {
+            params.insert("fenced".into(), Value::Boolean(true));
+        }
+        params
     }
-    params.insert("heartbeat".into(), Value::Float(REPLICA_HEARTBEAT_S));
-    params.insert("peer_timeout".into(), Value::Float(REPLICA_PEER_TIMEOUT_S));
-    if sender && from_protected {
-        // A worker runs one partition at a time: the protected host's name is unique there.
-        params.insert("fence".into(), Value::String(s.from_host.clone()));
+}
+
+/// Checks that the partition of `host` (with the warm standby `standby`) is a chain of blocks
+/// of finite memory from one input stream to one output stream, and returns the chain's
+/// decimation and lag (see [`sluice_graph::chain_memory`]).
+fn warm_chain(
+    host: &str,
+    standby: &str,
+    nodes: &[Table],
+    host_edges: &BTreeMap<String, Vec<Table>>,
+    streams: &[Stream],
+    loaded: &LoadedGraph,
+) -> Result<(u64, u64), String> {
+    let source = &loaded.source;
+    let why = format!("host {host} has a warm standby ({standby})");
+    let mine: Vec<&str> = nodes
+        .iter()
+        .map(|n| str_of(n, "name"))
+        .filter(|n| source.node_hosts.get(*n).map(String::as_str) == Some(host))
+        .collect();
+    for name in &mine {
+        let kind = source.node_types.get(*name).map_or("?", String::as_str);
+        match source.node_memory.get(*name) {
+            Some(Memory::Finite { .. }) => {}
+            Some(Memory::Infinite) => {
+                return Err(format!(
+                    "node '{name}' ({kind}) on line {}: {why}, which starts the partition afresh from resent input, but a {kind} keeps state from the whole past (infinite memory): use standby_mode = \"hot\", or place it on another host",
+                    source.node_lines.get(*name).copied().unwrap_or(0)
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "node '{name}' ({kind}) on line {}: {why}, which starts the partition afresh from resent input, but block type {kind} declares no bound on its memory: use standby_mode = \"hot\", or place it on another host",
+                    source.node_lines.get(*name).copied().unwrap_or(0)
+                ))
+            }
+        }
     }
-    if sender && to_pair {
-        params.insert("replica".into(), Value::Boolean(true));
+    let inputs: Vec<&Stream> = streams.iter().filter(|s| s.to_host == host).collect();
+    let outputs: Vec<&Stream> = streams.iter().filter(|s| s.from_host == host).collect();
+    let (input, output) = match (inputs.as_slice(), outputs.as_slice()) {
+        ([i], [o]) if i.to.len() == 1 => (*i, *o),
+        _ => {
+            return Err(format!(
+                "{why}: its partition must be a chain from one input stream (to one node) to one output stream, but it has {} input and {} output streams",
+                inputs.len(),
+                outputs.len()
+            ))
+        }
+    };
+    for (s, role) in [(input, "input"), (output, "output")] {
+        if s.vlen > 1 {
+            return Err(format!(
+                "{why}: its {role} stream {} carries vectors of {} items; a warm partition's streams carry plain items",
+                s.describe(),
+                s.vlen
+            ));
+        }
     }
-    if !sender && to_pair {
-        params.insert(
-            "resume_timeout".into(),
-            Value::Float(REPLICA_RESUME_TIMEOUT_S),
-        );
+    if input.from_host != host && source.hosts.get(&input.from_host).is_some_and(|d| d.standby.is_some()) {
+        return Err(format!(
+            "{why}: its input comes from host {}, which has a standby too; a warm partition's producer must not be replicated",
+            input.from_host
+        ));
     }
-    if !sender && from_protected {
-        params.insert("fenced".into(), Value::Boolean(true));
+    let to_pair = |h: &str| source.hosts.get(h).is_some_and(|d| d.standby.is_some())
+        || source.hosts.values().any(|d| d.standby.as_deref() == Some(h));
+    if to_pair(&output.to_host) {
+        return Err(format!(
+            "{why}: its output goes to host {}, which is one of a primary/standby pair too; a warm partition's consumer must not be replicated",
+            output.to_host
+        ));
     }
-    params
+    // Follow the edges inside the partition from the input's consumer to the output's
+    // producer: each node feeds exactly the next.
+    let edges: Vec<(&str, &str)> = host_edges
+        .get(host)
+        .map(|e| e.iter().map(|e| (str_of(e, "from"), str_of(e, "to"))).collect())
+        .unwrap_or_default();
+    let node_of = |port: &str| port.rsplit_once('.').map_or(port, |(n, _)| n).to_string();
+    let mut chain = vec![input.to[0].0.clone()];
+    loop {
+        let at = chain.last().expect("starts with one");
+        let next: Vec<String> = edges
+            .iter()
+            .filter(|(f, _)| node_of(f) == *at)
+            .map(|(_, t)| node_of(t))
+            .filter(|t| mine.contains(&t.as_str()))
+            .collect();
+        let feeds_output = *at == output.from.0;
+        match (next.as_slice(), feeds_output) {
+            ([], true) => break,
+            ([n], false) if !chain.contains(n) => chain.push(n.clone()),
+            _ => {
+                return Err(format!(
+                    "{why}: its partition must be a chain (each node feeding the next, the last one the output stream), but node '{at}' feeds {}",
+                    if next.is_empty() { "nothing".to_string() } else { next.join(", ") }
+                ))
+            }
+        }
+    }
+    if chain.len() != mine.len() {
+        let off: Vec<&str> = mine.iter().copied().filter(|n| !chain.iter().any(|c| c == n)).collect();
+        return Err(format!(
+            "{why}: its partition must be one chain from the input stream to the output stream, but {} not on it",
+            off.join(", ")
+        ));
+    }
+    let memory: Vec<Memory> = chain.iter().map(|n| source.node_memory[n]).collect();
+    sluice_graph::chain_memory(&memory).ok_or_else(|| format!("{why}: a node of its chain keeps infinite memory"))
 }
 
 fn stream_node(

@@ -23,8 +23,9 @@ pub const MAX_LINE: usize = 4 << 20;
 
 /// The protocol's version, checked in [`ToWorker::Load`]. Version 2 added the partition
 /// lease ([`LeaseSpec`]): a worker of version 1 would ignore it and run a standby as a
-/// second primary.
-pub const VERSION: u32 = 2;
+/// second primary. Version 3 added warm standbys ([`LeaseSpec::warm`]): a worker of version 2
+/// would run a warm standby at once.
+pub const VERSION: u32 = 3;
 
 /// The etcd lease a replicated partition (one of a primary/standby pair) runs under: the
 /// replica holding `key` is the primary, and its stream senders carry the key's create
@@ -43,6 +44,8 @@ pub struct LeaseSpec {
     /// Whether this replica starts as the primary (it takes the key at load); the standby
     /// campaigns for it once the run starts.
     pub primary: bool,
+    /// The standby is warm: it runs its partition only once it won the key.
+    pub warm: bool,
 }
 
 /// A message from the controller to a worker.
@@ -229,6 +232,7 @@ mod tests {
                 ttl_s: 1,
                 fence: "a".into(),
                 primary: false,
+                warm: true,
             }),
         };
         let mut buf = Vec::new();

@@ -284,19 +284,6 @@ impl Session {
         let started = Instant::now();
         let cpu_before = sluice_os::process_cpu_time();
         let (done_tx, done_rx) = mpsc::channel();
-        let opts = RunOptions {
-            stop: Some(stop.clone()),
-            progress: Some(progress.clone()),
-            // A stop ends this host's own sources; its stream receivers end with the streams.
-            spared_by_stop: stream_receivers,
-            ..RunOptions::default()
-        };
-        let runner = std::thread::Builder::new()
-            .name(format!("run {run}"))
-            .spawn(move || {
-                let _ = done_tx.send(graph.run(&opts));
-            })
-            .map_err(io_err)?;
         // Stop on the controller's word or when its connection drops.
         let reader_stop = stop.clone();
         let reader_peer = peer.to_string();
@@ -313,6 +300,34 @@ impl Session {
             })
             .map_err(io_err)?;
         let cpu = || (sluice_os::process_cpu_time() - cpu_before).as_secs_f64();
+        // A warm standby runs its partition only once it won the lease.
+        let idle = match (&campaign, lease.as_ref().is_some_and(|l| l.warm)) {
+            (Some(c), true) => self.stand_by(c, &stop, &mut out, started, &cpu)?,
+            _ => None,
+        };
+        let runner = match idle {
+            Some(report) => {
+                let _ = done_tx.send(Ok(report));
+                None
+            }
+            None => {
+                let opts = RunOptions {
+                    stop: Some(stop.clone()),
+                    progress: Some(progress.clone()),
+                    // A stop ends this host's own sources; its stream receivers end with the
+                    // streams.
+                    spared_by_stop: stream_receivers,
+                    ..RunOptions::default()
+                };
+                let runner = std::thread::Builder::new()
+                    .name(format!("run {run}"))
+                    .spawn(move || {
+                        let _ = done_tx.send(graph.run(&opts));
+                    })
+                    .map_err(io_err)?;
+                Some(runner)
+            }
+        };
         // Short ticks: a lost lease must stop the partition well within its TTL.
         let tick = Campaign::PERIOD.min(self.opts.stats_period);
         let mut next_stats = Instant::now() + self.opts.stats_period;
@@ -358,13 +373,17 @@ impl Session {
                 }
             }
         };
-        let _ = runner.join();
+        if let Some(runner) = runner {
+            let _ = runner.join();
+        }
         let wall_s = started.elapsed().as_secs_f64();
-        // The run is over: no more campaigning, and the key goes now (a standby that takes it
-        // after a normal end only finishes the same streams).
+        // The run is over: no more campaigning, and the key goes now. After a normal end the
+        // primary says so first, so that its standby does not take over a finished partition.
         let won = campaign.and_then(Campaign::stop);
+        let finished = fenced.is_none() && result.as_ref().is_ok_and(|r| !r.stopped);
         for l in held.into_iter().chain(won) {
-            if let Err(e) = l.release() {
+            let released = if finished { l.finish() } else { l.release() };
+            if let Err(e) = released {
                 self.log(&format!("run {run}: releasing the partition lease: {e}"));
             }
         }
@@ -380,6 +399,53 @@ impl Session {
         let _ = reader.join();
         self.log(&format!("run {run}: ended"));
         sent
+    }
+
+    /// A warm standby waits, reporting to the controller as a running worker does, until its
+    /// campaign wins (`None`: run the partition now), the primary finished, or a stop came
+    /// (the report of a run that never started).
+    fn stand_by(
+        &self,
+        campaign: &Campaign,
+        stop: &StopHandle,
+        out: &mut TcpStream,
+        started: Instant,
+        cpu: &dyn Fn() -> f64,
+    ) -> Result<Option<RunReport>, ProtocolError> {
+        let mut next_stats = Instant::now();
+        loop {
+            if campaign.has_won() {
+                return Ok(None);
+            }
+            let stopped = stop.is_stopped() || self.shutdown.is_stopped();
+            let why = if campaign.primary_finished() {
+                Some("warm standby: the primary finished its partition, nothing to take over")
+            } else if stopped {
+                Some("warm standby: stopped before it had to take over")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Ok(Some(RunReport {
+                    nodes: Vec::new(),
+                    wall: started.elapsed(),
+                    threads: 0,
+                    scheduling: why.to_string(),
+                    stopped,
+                    warnings: vec![why.to_string()],
+                }));
+            }
+            if Instant::now() >= next_stats {
+                next_stats = Instant::now() + self.opts.stats_period;
+                let stats = FromWorker::Stats {
+                    elapsed_s: started.elapsed().as_secs_f64(),
+                    cpu_s: cpu(),
+                    nodes: Vec::new(),
+                };
+                protocol::send(out, &stats, &self.peer)?;
+            }
+            std::thread::sleep(Campaign::PERIOD);
+        }
     }
 
     /// Takes the partition's key as its primary and promotes the partition's fence.
@@ -440,6 +506,9 @@ impl Session {
                     )
                 }
                 CampaignEvent::Error(e) => format!("standby of {fence}: campaign: {e}"),
+                CampaignEvent::Finished => {
+                    format!("standby of {fence}: the primary finished: nothing to take over")
+                }
             };
             eprintln!("sluice worker {name}: {peer}: run {run_id}: {what}");
         };

@@ -1,9 +1,11 @@
 //! A worker running one replica of a primary/standby pair against a real etcd: the primary
 //! takes the partition's key at load and is fenced when it loses it; the standby campaigns
-//! once running and promotes its fence when the key goes. (The data plane's side, the fenced
+//! once running and promotes its fence when the key goes; a warm standby runs its partition
+//! only then, and ends without running it when the primary finished. (The data plane's side, the fenced
 //! streams, is tested in sluice-net; the whole failover in namespaces elsewhere.)
 
 use sluice_cluster::etcd::{Etcd, KeepAlive};
+use sluice_cluster::lease::PartitionLease;
 use sluice_cluster::protocol::{self, FromWorker, LeaseSpec, ToWorker};
 use sluice_cluster::worker::{Worker, WorkerOptions};
 use sluice_net::auth::ClusterKey;
@@ -134,7 +136,88 @@ fn spec(etcd: &Etcd, key: &str, fence: &str, primary: bool) -> LeaseSpec {
         ttl_s: 1,
         fence: fence.to_string(),
         primary,
+        warm: false,
     }
+}
+
+fn warm_spec(etcd: &Etcd, key: &str, fence: &str) -> LeaseSpec {
+    LeaseSpec {
+        warm: true,
+        ..spec(etcd, key, fence, false)
+    }
+}
+
+/// The node names in the next Stats.
+fn running_nodes(control: &mut Control) -> Vec<String> {
+    loop {
+        if let FromWorker::Stats { nodes, .. } = control.receive() {
+            return nodes.into_iter().map(|n| n.name).collect();
+        }
+    }
+}
+
+#[test]
+fn a_warm_standby_runs_nothing_until_it_wins_and_nothing_when_the_primary_finished() {
+    let etcd = TestEtcd::start("warm");
+    let c = etcd.client();
+    let worker = TestWorker::start("h6");
+    let fence = "lease-worker-test-warm";
+
+    // The primary finishes normally: the warm standby ends without running its partition.
+    let key = "/sluice/t/runs/r1/primary/h2";
+    let primary = PartitionLease::try_acquire(&c, key, "h2", 1).unwrap().unwrap();
+    let (mut control, answer) = worker.load(warm_spec(&c, key, fence));
+    assert_eq!(answer, FromWorker::Loaded);
+    control.send(&ToWorker::Go);
+    assert!(running_nodes(&mut control).is_empty(), "a warm standby runs nothing");
+    std::thread::sleep(Duration::from_millis(500));
+    primary.finish().unwrap();
+    match control.end() {
+        FromWorker::Done {
+            nodes, warnings, ..
+        } => {
+            assert!(nodes.is_empty(), "{nodes:?}");
+            assert!(warnings.concat().contains("the primary finished"), "{warnings:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.get(key).unwrap(), None, "the standby never took the key");
+    assert_eq!(Fence::named(fence).revision(), 0);
+
+    // The primary dies: the warm standby takes the key and runs its partition.
+    let key = "/sluice/t/runs/r2/primary/h2";
+    let primary = c.grant(1).unwrap();
+    assert!(c.put_if_absent(key, b"h2", Some(primary)).unwrap());
+    let (mut control, answer) = loop {
+        match worker.load(warm_spec(&c, key, fence)) {
+            (_, FromWorker::Error { message }) if message.contains("busy") => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            loaded => break loaded,
+        }
+    };
+    assert_eq!(answer, FromWorker::Loaded);
+    control.send(&ToWorker::Go);
+    assert!(running_nodes(&mut control).is_empty());
+    c.revoke(primary).unwrap();
+    let died = Instant::now();
+    loop {
+        let nodes = running_nodes(&mut control);
+        if !nodes.is_empty() {
+            assert!(nodes.contains(&"pace".to_string()), "{nodes:?}");
+            break;
+        }
+        assert!(
+            died.elapsed() < Duration::from_secs(5),
+            "the warm standby did not start its partition"
+        );
+    }
+    assert!(Fence::named(fence).revision() > 0, "promoted");
+    control.send(&ToWorker::Stop);
+    assert!(matches!(
+        control.end(),
+        FromWorker::Done { stopped: true, .. }
+    ));
 }
 
 #[test]

@@ -209,6 +209,10 @@ pub enum StandbyMode {
     /// used until the primary fails.
     #[default]
     Hot,
+    /// It waits, running nothing, until the primary fails; it then starts the partition
+    /// afresh, re-primed from input that upstream kept for it. Every block of the partition
+    /// must declare finite memory (an FIR, a channelizer, an FM demodulator; not an IIR).
+    Warm,
 }
 
 impl GraphSource {
@@ -555,19 +559,13 @@ fn check_placement(
         let standby_mode = match &host.get_ref().standby_mode {
             None => StandbyMode::Hot,
             Some(mode) if mode.get_ref() == "hot" => StandbyMode::Hot,
-            Some(mode) if mode.get_ref() == "warm" => {
-                return Err((
-                    mode.span(),
-                    None,
-                    format!("hosts.{name} (line {line}): standby_mode \"warm\": warm standbys are not built yet: use hot"),
-                ));
-            }
+            Some(mode) if mode.get_ref() == "warm" => StandbyMode::Warm,
             Some(mode) => {
                 return Err((
                     mode.span(),
                     None,
                     format!(
-                        "hosts.{name} (line {line}): standby_mode must be \"hot\", not \"{}\"",
+                        "hosts.{name} (line {line}): standby_mode must be \"hot\" or \"warm\", not \"{}\"",
                         mode.get_ref()
                     ),
                 ));
@@ -1154,11 +1152,16 @@ to = "sink.in"
             "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"hot\"\n[hosts.b]\n[hosts.s]\n",
         );
         assert!(load_str(&hot, "g.toml", &registry()).is_ok());
+        let warm = with_hosts(
+            "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"warm\"\n[hosts.b]\n[hosts.s]\n",
+        );
+        let loaded = load_str(&warm, "g.toml", &registry()).unwrap();
+        assert_eq!(loaded.source.hosts["a"].standby_mode, StandbyMode::Warm);
 
         let cases = [
             (
-                "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"warm\"\n[hosts.b]\n[hosts.s]\n",
-                "g.toml:3:16: hosts.a (line 1): standby_mode \"warm\": warm standbys are not built yet: use hot",
+                "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"cold\"\n[hosts.b]\n[hosts.s]\n",
+                "g.toml:3:16: hosts.a (line 1): standby_mode must be \"hot\" or \"warm\", not \"cold\"",
             ),
             (
                 "[hosts.a]\nstandby = \"x\"\n[hosts.b]\n",

@@ -80,6 +80,9 @@ struct Takeover {
     /// connected one), and when the new one was welcomed.
     lost: Option<(SystemTime, String)>,
     resumed: SystemTime,
+    /// When the new primary's first item came (a warm standby connects before its fresh
+    /// partition has produced anything).
+    first_item: Option<SystemTime>,
 }
 
 #[derive(Debug)]
@@ -520,6 +523,9 @@ impl<T: Item> TcpSource<T> {
                 items,
                 tags,
             } => {
+                if let Some(t) = self.takeovers.last_mut().filter(|t| t.first_item.is_none()) {
+                    t.first_item = Some(SystemTime::now());
+                }
                 if items as usize > capacity {
                     return Err(NetError::Protocol {
                         peer: s.conn.peer.clone(),
@@ -648,8 +654,11 @@ impl<T: Item> Node for TcpSource<T> {
                 ),
                 None => "displacing the connected primary".to_string(),
             };
+            let first = t.first_item.map_or(String::new(), |f| {
+                format!(", its first new item at unix time {:.3} s", unix(f))
+            });
             warnings.push(format!(
-                "failover at offset {}: the primary of lease revision {} took over from revision {} at unix time {:.3} s ({how}); the stream resumed at the offset it stood at",
+                "failover at offset {}: the primary of lease revision {} took over from revision {} at unix time {:.3} s ({how}); the stream resumed at the offset it stood at{first}",
                 t.offset,
                 t.to,
                 t.from,
@@ -814,6 +823,7 @@ impl<T: Item> TcpSource<T> {
                         .as_ref()
                         .map(|(_, cause)| (self.lost_wall, cause.to_string())),
                     resumed: SystemTime::now(),
+                    first_item: None,
                 });
             }
             self.revision = revision;

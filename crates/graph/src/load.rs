@@ -974,6 +974,7 @@ mod tests {
                     })),
                 }
             },
+            memory: None,
         })
         .unwrap();
         r.add(BlockType {
@@ -995,6 +996,7 @@ mod tests {
                 let _ = p.opt_str("path")?;
                 Ok(Box::new(Drain::<f32>(Default::default())))
             },
+            memory: None,
         })
         .unwrap();
         r

@@ -355,6 +355,7 @@ name = "lowpass"
 type = "fir"
 params = { item = "c32", design = "lowpass", num_taps = 127, cutoff = 0.1, decimation = 4 }"#,
             build: fir,
+            memory: None,
         },
         BlockType {
             name: "fft_filter",
@@ -368,6 +369,7 @@ name = "channel"
 type = "fft_filter"
 params = { design = "complex_bandpass", num_taps = 1023, low = 0.05, high = 0.15 }"#,
             build: fft_filter,
+            memory: None,
         },
     ]
 }

@@ -239,6 +239,7 @@ name = "tune"
 type = "rotator"
 params = { frequency = -125000.0, sample_rate = 1000000.0 }"#,
             build: rotator,
+            memory: None,
         },
         BlockType {
             name: "fm_demod",
@@ -257,6 +258,7 @@ name = "fm"
 type = "fm_demod"
 params = { deviation = 12000.0, sample_rate = 60000.0 }"#,
             build: fm_demod,
+            memory: None,
         },
         BlockType {
             name: "xlating_fir",
@@ -270,6 +272,7 @@ name = "select"
 type = "xlating_fir"
 params = { decimation = 100, center = 250000.0, sample_rate = 20000000.0, design = "lowpass", num_taps = 256, cutoff = 0.004 }"#,
             build: xlating,
+            memory: None,
         },
         BlockType {
             name: "rational_resampler",
@@ -283,6 +286,7 @@ name = "to_48k"
 type = "rational_resampler"
 params = { interpolation = 3, decimation = 2, taps_per_phase = 48 }"#,
             build: rational,
+            memory: None,
         },
         BlockType {
             name: "arb_resampler",
@@ -296,6 +300,7 @@ name = "to_44k1"
 type = "arb_resampler"
 params = { ratio = 0.91875 }"#,
             build: arb,
+            memory: None,
         },
         BlockType {
             name: "channelizer",
@@ -315,6 +320,7 @@ name = "bank"
 type = "channelizer"
 params = { channels = 512, oversample = 2, outputs = [1, 2, 511], layout = "vectors" }"#,
             build: channelizer,
+            memory: None,
         },
     ]
 }

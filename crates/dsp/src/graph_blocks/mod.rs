@@ -14,7 +14,9 @@ use crate::blocks::{
     Waveform,
 };
 use num_complex::Complex32;
-use sluice_graph::{BlockType, FileAccess, FileParam, ParamDoc, ParamError, Params, Registry};
+use sluice_graph::{
+    BlockType, FileAccess, FileParam, Memory, ParamDoc, ParamError, Params, Registry,
+};
 use sluice_runtime::{Item, Node, NodeError, Ports, Rated, TagPolicy, Work, WorkIo};
 use std::path::Path;
 
@@ -40,6 +42,20 @@ const VLEN: ParamDoc = ParamDoc {
 const MAX_VLEN: u64 = 1 << 24;
 
 /// The `vlen` parameter (default 1), checked.
+/// The memory of a block whose output item `j` is computed from input item `j` alone
+/// (verified bit for bit in `tests/memory.rs`).
+pub(super) fn stateless(_: &mut Params) -> Result<Memory, ParamError> {
+    Ok(Memory::Finite {
+        decimation: 1,
+        history: 0,
+    })
+}
+
+/// The memory of a block whose state depends on the whole past.
+pub(super) fn infinite(_: &mut Params) -> Result<Memory, ParamError> {
+    Ok(Memory::Infinite)
+}
+
 fn vlen(p: &mut Params) -> Result<usize, ParamError> {
     let vlen = p.u64_or("vlen", 1)?;
     if !(1..=MAX_VLEN).contains(&vlen) {
@@ -572,7 +588,7 @@ name = "volume"
 type = "multiply_const"
 params = { item = "f32", gain = 0.5 }"#,
             build: |p| with_sample(p, &MultiplyConstB),
-            memory: None,
+            memory: Some(stateless),
         },
         BlockType {
             name: "signal_source",

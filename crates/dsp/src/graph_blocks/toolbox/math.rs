@@ -1,6 +1,6 @@
 //! Math and type conversion: two-stream arithmetic, constants, complex parts, integer IQ.
 
-use super::{node_err, sample_item};
+use super::{node_err, sample_item, stateless};
 use crate::blocks::{AddConst, Binary, ComplexToIq, FloatToComplex, IqToComplex, Map};
 use crate::kernels::{BinaryOp, IqFormat};
 use num_complex::Complex32;
@@ -81,7 +81,7 @@ macro_rules! part {
             settable: &[],
             example: concat!("[[node]]\nname = \"", $name, "\"\ntype = \"", $name, "\""),
             build: |_| Ok(Box::new(Rated::new($make))),
-            memory: None,
+            memory: Some(stateless),
         }
     };
 }
@@ -123,7 +123,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"offset\"\ntype = \"add_const\"\nparams = { item = \"f32\", value = -0.5 }",
             build: add_const,
-            memory: None,
+            memory: Some(stateless),
         },
         part!("conjugate", "Complex conjugate of every sample.", "in: c32 -> out: c32", Map::conjugate()),
         part!("magnitude", "|x| of every complex sample.", "in: c32 -> out: f32", Map::magnitude()),

@@ -130,6 +130,7 @@ name = "speakers"
 type = "jack_sink"
 params = { channels = 2, connect = "system:playback_1,system:playback_2" }"#,
             build: build_sink,
+            memory: None,
         },
         BlockType {
             name: "jack_source",
@@ -143,6 +144,7 @@ name = "mics"
 type = "jack_source"
 params = { channels = 2, connect = "system:capture_1,system:capture_2" }"#,
             build: build_source,
+            memory: None,
         },
     ];
     for t in types {

@@ -56,6 +56,7 @@
 //!             build: |p: &mut Params| -> Result<Box<dyn Node>, ParamError> {
 //!                 Ok(Box::new(Zeros { left: p.u64("count")? }))
 //!             },
+//!             memory: None,
 //!         }
 //!     }
 //! }
@@ -70,6 +71,7 @@
 //!             settable: &[],
 //!             example: "[[node]]\nname = \"d\"\ntype = \"drain\"",
 //!             build: |_| Ok(Box::new(Drain)),
+//!             memory: None,
 //!         }
 //!     }
 //! }
@@ -114,7 +116,8 @@ pub use load::{
 };
 pub use params::{ParamError, Params};
 pub use registry::{
-    Block, BlockType, BuildFn, DuplicateBlock, FileAccess, FileParam, ParamDoc, Registry,
+    chain_memory, Block, BlockType, BuildFn, DuplicateBlock, FileAccess, FileParam, Memory,
+    MemoryFn, ParamDoc, Registry,
 };
 
 use sluice_runtime::Graph;

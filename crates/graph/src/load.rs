@@ -972,6 +972,7 @@ mod tests {
                     })),
                 }
             },
+            memory: None,
         })
         .unwrap();
         r.add(BlockType {
@@ -993,6 +994,7 @@ mod tests {
                 let _ = p.opt_str("path")?;
                 Ok(Box::new(Drain::<f32>(Default::default())))
             },
+            memory: None,
         })
         .unwrap();
         r

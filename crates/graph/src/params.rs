@@ -25,7 +25,7 @@ impl ParamError {
 }
 
 /// The parameters of one node.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Params {
     values: BTreeMap<String, Spanned<Value>>,
     used: BTreeSet<String>,

@@ -345,6 +345,7 @@ name = "uplink"
 type = "tcp_sink"
 params = { item = "c32", url = "tcp://10.0.0.2:5000" }"#,
             build: |p| with_item(p, true),
+            memory: None,
         },
         BlockType {
             name: "tcp_source",
@@ -358,6 +359,7 @@ name = "downlink"
 type = "tcp_source"
 params = { item = "c32", url = "tcp-listen://0.0.0.0:5000" }"#,
             build: |p| with_item(p, false),
+            memory: None,
         },
         BlockType {
             name: "shm_sink",
@@ -371,6 +373,7 @@ name = "to_demod"
 type = "shm_sink"
 params = { item = "c32", url = "unix-listen:@sluice-demo" }"#,
             build: |p| shm_with_item(p, true),
+            memory: None,
         },
         BlockType {
             name: "shm_source",
@@ -384,6 +387,7 @@ name = "from_tuner"
 type = "shm_source"
 params = { item = "c32", url = "unix:@sluice-demo" }"#,
             build: |p| shm_with_item(p, false),
+            memory: None,
         },
     ];
     for t in types {

@@ -195,6 +195,7 @@ name = "to_gnuradio"
 type = "zmq_push_sink"
 params = { item = "c32", address = "tcp://*:5555", pass_tags = true }"#,
             build: |p| with_item(p, SocketType::Push, true),
+            memory: None,
         },
         BlockType {
             name: "zmq_pull_source",
@@ -208,6 +209,7 @@ name = "from_gnuradio"
 type = "zmq_pull_source"
 params = { item = "c32", address = "tcp://127.0.0.1:5555", pass_tags = true }"#,
             build: |p| with_item(p, SocketType::Pull, false),
+            memory: None,
         },
         BlockType {
             name: "zmq_pub_sink",
@@ -221,6 +223,7 @@ name = "publish"
 type = "zmq_pub_sink"
 params = { item = "f32", address = "tcp://*:5556", key = "audio" }"#,
             build: |p| with_item(p, SocketType::Pub, true),
+            memory: None,
         },
         BlockType {
             name: "zmq_sub_source",
@@ -234,6 +237,7 @@ name = "subscribe"
 type = "zmq_sub_source"
 params = { item = "f32", address = "tcp://127.0.0.1:5556", key = "audio" }"#,
             build: |p| with_item(p, SocketType::Sub, false),
+            memory: None,
         },
         BlockType {
             name: "zmq_rep_sink",
@@ -247,6 +251,7 @@ name = "serve"
 type = "zmq_rep_sink"
 params = { item = "c32", address = "tcp://*:5557" }"#,
             build: |p| with_item(p, SocketType::Rep, true),
+            memory: None,
         },
         BlockType {
             name: "zmq_req_source",
@@ -260,6 +265,7 @@ name = "ask"
 type = "zmq_req_source"
 params = { item = "c32", address = "tcp://127.0.0.1:5557" }"#,
             build: |p| with_item(p, SocketType::Req, false),
+            memory: None,
         },
     ];
     for t in types {

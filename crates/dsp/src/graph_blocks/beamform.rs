@@ -193,6 +193,7 @@ name = "ula"
 type = "array_source"
 params = { elements = 4, carrier = 2.4e9, sample_rate = 1e6, angles = [20.0, -40.0], signals = "tone,fm", offsets = [10000.0, -50000.0], noise = 0.3, items = 100000 }"#,
         build: array_source,
+        memory: None,
     },
     BlockType {
         name: "beam_pattern",
@@ -215,6 +216,7 @@ name = "pattern"
 type = "beam_pattern"
 params = { elements = 4, path = "pattern.png", marks = [20.0] }"#,
         build: beam_pattern,
+        memory: None,
     },
     BlockType {
         name: "beamformer",
@@ -238,6 +240,7 @@ name = "beams"
 type = "beamformer"
 params = { antennas = 2, first = 2, elements = 6, angles = [-20.0, 30.0], taper = "hamming" }"#,
         build: beamformer,
+        memory: None,
     }]
 }
 

@@ -8,7 +8,7 @@ use crate::kernels::{
 };
 use num_complex::Complex32;
 use sluice_graph::memory::ensure_fits;
-use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
+use sluice_graph::{BlockType, Memory, ParamDoc, ParamError, Params};
 use sluice_runtime::{Node, Rated};
 use std::path::Path;
 
@@ -166,24 +166,7 @@ fn fir(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let node_err = |param: &'static str| {
         move |e: sluice_runtime::NodeError| ParamError::new(param, e.to_string())
     };
-    let use_fft = match method.as_str() {
-        "auto" => item == "c32" && decimation == 1 && prefer_overlap_save(taps.len()),
-        "direct" => false,
-        "fft" if item == "c32" && decimation == 1 => true,
-        "fft" => {
-            return Err(ParamError::new(
-                "method",
-                "fft needs item = \"c32\" and decimation = 1",
-            ))
-        }
-        other => {
-            return Err(ParamError::new(
-                "method",
-                format!("unknown method '{other}' (use auto, direct or fft)"),
-            ))
-        }
-    };
-    if use_fft {
+    if overlap_save(&item, &method, decimation, taps.len())? {
         let n = fft_size.unwrap_or_else(|| fft_size_for_taps(taps.len()));
         ensure_overlap_save_fits(n, fft_size.is_some())?;
         return Ok(Box::new(
@@ -221,6 +204,57 @@ fn fir(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
             format!("unknown item type '{other}' (use c32 or f32)"),
         )),
     }
+}
+
+/// Whether a one-channel `fir` filters by overlap-save (else direct form).
+fn overlap_save(
+    item: &str,
+    method: &str,
+    decimation: usize,
+    taps: usize,
+) -> Result<bool, ParamError> {
+    match method {
+        "auto" => Ok(item == "c32" && decimation == 1 && prefer_overlap_save(taps)),
+        "direct" => Ok(false),
+        "fft" if item == "c32" && decimation == 1 => Ok(true),
+        "fft" => Err(ParamError::new(
+            "method",
+            "fft needs item = \"c32\" and decimation = 1",
+        )),
+        other => Err(ParamError::new(
+            "method",
+            format!("unknown method '{other}' (use auto, direct or fft)"),
+        )),
+    }
+}
+
+/// What a `fir` node remembers. Direct form: output `j` is `Σ h[k]·x[j·D − k]`, each computed
+/// alike wherever the window lies, so `taps − 1` items of history (with `channels` > 1 the
+/// windows of `taps` frames are not zero-padded: output `j` reads frames `j·D ..= j·D + taps − 1`,
+/// no history). Overlap-save's outputs depend on where the FFT blocks fall: infinite.
+fn fir_memory(p: &mut Params) -> Result<Memory, ParamError> {
+    let item = p.opt_str("item")?.unwrap_or_else(|| "c32".to_string());
+    let decimation = p.u64_or("decimation", 1)?;
+    let channels = p.u64_or("channels", 1)?;
+    let method = p.opt_str("method")?.unwrap_or_else(|| "auto".to_string());
+    p.opt_u64("fft_size")?;
+    let taps = taps_from(p)?.len() as u64;
+    if decimation == 0 {
+        return Err(ParamError::new("decimation", "must be at least 1"));
+    }
+    if channels > 1 {
+        return Ok(Memory::Finite {
+            decimation,
+            history: 0,
+        });
+    }
+    if overlap_save(&item, &method, decimation as usize, taps as usize)? {
+        return Ok(Memory::Infinite);
+    }
+    Ok(Memory::Finite {
+        decimation,
+        history: taps.saturating_sub(1),
+    })
 }
 
 /// `fir` with `channels` > 1: one direct-form filter per channel over vector items.
@@ -355,6 +389,7 @@ name = "lowpass"
 type = "fir"
 params = { item = "c32", design = "lowpass", num_taps = 127, cutoff = 0.1, decimation = 4 }"#,
             build: fir,
+            memory: Some(fir_memory),
         },
         BlockType {
             name: "fft_filter",
@@ -368,6 +403,8 @@ name = "channel"
 type = "fft_filter"
 params = { design = "complex_bandpass", num_taps = 1023, low = 0.05, high = 0.15 }"#,
             build: fft_filter,
+            // Overlap-save: outputs depend on where the FFT blocks fall.
+            memory: Some(|_| Ok(Memory::Infinite)),
         },
     ]
 }

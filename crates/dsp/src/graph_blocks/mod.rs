@@ -14,7 +14,9 @@ use crate::blocks::{
     Waveform,
 };
 use num_complex::Complex32;
-use sluice_graph::{BlockType, FileAccess, FileParam, ParamDoc, ParamError, Params, Registry};
+use sluice_graph::{
+    BlockType, FileAccess, FileParam, Memory, ParamDoc, ParamError, Params, Registry,
+};
 use sluice_runtime::{Item, Node, NodeError, Ports, Rated, TagPolicy, Work, WorkIo};
 use std::path::Path;
 
@@ -40,6 +42,20 @@ const VLEN: ParamDoc = ParamDoc {
 const MAX_VLEN: u64 = 1 << 24;
 
 /// The `vlen` parameter (default 1), checked.
+/// The memory of a block whose output item `j` is computed from input item `j` alone
+/// (verified bit for bit in `tests/memory.rs`).
+pub(super) fn stateless(_: &mut Params) -> Result<Memory, ParamError> {
+    Ok(Memory::Finite {
+        decimation: 1,
+        history: 0,
+    })
+}
+
+/// The memory of a block whose state depends on the whole past.
+pub(super) fn infinite(_: &mut Params) -> Result<Memory, ParamError> {
+    Ok(Memory::Infinite)
+}
+
 fn vlen(p: &mut Params) -> Result<usize, ParamError> {
     let vlen = p.u64_or("vlen", 1)?;
     if !(1..=MAX_VLEN).contains(&vlen) {
@@ -371,6 +387,7 @@ name = "zeros"
 type = "null_source"
 params = { item = "f32" }"#,
             build: |p| with_item(p, &NullSourceB),
+            memory: None,
         },
         BlockType {
             name: "null_sink",
@@ -384,6 +401,7 @@ name = "discard"
 type = "null_sink"
 params = { item = "f32" }"#,
             build: |p| with_item(p, &NullSinkB),
+            memory: None,
         },
         BlockType {
             name: "head",
@@ -404,6 +422,7 @@ name = "first_second"
 type = "head"
 params = { item = "f32", items = 48000 }"#,
             build: |p| with_item(p, &HeadB),
+            memory: None,
         },
         BlockType {
             name: "copy",
@@ -417,6 +436,7 @@ name = "copy"
 type = "copy"
 params = { item = "c32" }"#,
             build: |p| with_item(p, &CopyB),
+            memory: None,
         },
         BlockType {
             name: "throttle",
@@ -437,6 +457,7 @@ name = "pace"
 type = "throttle"
 params = { item = "f32", rate = 48000.0 }"#,
             build: |p| with_item(p, &ThrottleB),
+            memory: None,
         },
         BlockType {
             name: "keep_one_in_n",
@@ -457,6 +478,7 @@ name = "decimate"
 type = "keep_one_in_n"
 params = { item = "c32", n = 4 }"#,
             build: |p| with_item(p, &KeepB),
+            memory: None,
         },
         BlockType {
             name: "corner_turn",
@@ -482,6 +504,7 @@ name = "transpose"
 type = "corner_turn"
 params = { item = "c32", rows = 64, cols = 1024 }"#,
             build: |p| with_item(p, &CornerTurnB),
+            memory: None,
         },
         BlockType {
             name: "stream_to_vector",
@@ -495,6 +518,7 @@ name = "frames"
 type = "stream_to_vector"
 params = { item = "c32", vlen = 1024 }"#,
             build: |p| with_item(p, &StreamToVectorB),
+            memory: None,
         },
         BlockType {
             name: "vector_to_stream",
@@ -508,6 +532,7 @@ name = "samples"
 type = "vector_to_stream"
 params = { item = "c32", vlen = 1024 }"#,
             build: |p| with_item(p, &VectorToStreamB),
+            memory: None,
         },
         BlockType {
             name: "add",
@@ -521,6 +546,7 @@ name = "mix"
 type = "add"
 params = { item = "f32" }"#,
             build: |p| sum_block(p, true),
+            memory: None,
         },
         BlockType {
             name: "sum",
@@ -541,6 +567,7 @@ name = "beam"
 type = "sum"
 params = { item = "c32", inputs = 4 }"#,
             build: |p| sum_block(p, false),
+            memory: None,
         },
         BlockType {
             name: "multiply_const",
@@ -561,6 +588,7 @@ name = "volume"
 type = "multiply_const"
 params = { item = "f32", gain = 0.5 }"#,
             build: |p| with_sample(p, &MultiplyConstB),
+            memory: Some(stateless),
         },
         BlockType {
             name: "signal_source",
@@ -601,6 +629,7 @@ name = "tone"
 type = "signal_source"
 params = { item = "f32", frequency = 440.0, amplitude = 0.5, sample_rate = 48000 }"#,
             build: |p| with_sample(p, &SignalB),
+            memory: None,
         },
         BlockType {
             name: "probe",
@@ -621,6 +650,7 @@ name = "level"
 type = "probe"
 params = { item = "f32", label = "output" }"#,
             build: |p| with_sample(p, &ProbeB),
+            memory: None,
         },
         BlockType {
             name: "checksum",
@@ -641,6 +671,7 @@ name = "received"
 type = "checksum"
 params = { item = "c32", label = "received" }"#,
             build: |p| with_item(p, &ChecksumB),
+            memory: None,
         },
         BlockType {
             name: "file_source",
@@ -667,6 +698,7 @@ name = "iq"
 type = "file_source"
 params = { item = "c32", path = "capture.c32" }"#,
             build: |p| with_item(p, &FileSourceB),
+            memory: None,
         },
         BlockType {
             name: "file_sink",
@@ -688,6 +720,7 @@ name = "save"
 type = "file_sink"
 params = { item = "c32", path = "out.c32" }"#,
             build: |p| with_item(p, &FileSinkB),
+            memory: None,
         },
         BlockType {
             name: "wav_source",
@@ -706,6 +739,7 @@ name = "speech"
 type = "wav_source"
 params = { path = "speech.wav" }"#,
             build: wav_source,
+            memory: None,
         },
         BlockType {
             name: "wav_sink",
@@ -740,6 +774,7 @@ name = "save"
 type = "wav_sink"
 params = { path = "out.wav", channels = 2, sample_rate = 44100, format = "i16" }"#,
             build: wav_sink,
+            memory: None,
         },
     ];
     for t in types

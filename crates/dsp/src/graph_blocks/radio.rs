@@ -8,7 +8,7 @@ use crate::blocks::{
 };
 use crate::kernels::{lowpass, Channelizer, Taps, Window};
 use sluice_graph::memory::ensure_fits;
-use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
+use sluice_graph::{BlockType, Memory, ParamDoc, ParamError, Params};
 use sluice_runtime::{Node, NodeError, Rated};
 
 const SAMPLE_RATE: ParamDoc = ParamDoc {
@@ -79,6 +79,14 @@ fn fm_demod(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     };
     let block = FmDemodulator::new(gain as f32, channels).map_err(node_err("gain"))?;
     Ok(Box::new(Rated::new(block)))
+}
+
+/// `fm_demod` compares each sample (vector) with the one before it: one item of history.
+fn fm_demod_memory(_: &mut Params) -> Result<Memory, ParamError> {
+    Ok(Memory::Finite {
+        decimation: 1,
+        history: 1,
+    })
 }
 
 fn xlating(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
@@ -171,6 +179,25 @@ fn channelizer(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     Ok(Box::new(ChannelizerBlock::new(kernel, layout)))
 }
 
+/// What a `channelizer` remembers. Critically sampled (`D = M`): frame `n` reads the `P·M`
+/// samples ending at `n·M`, and its phase factors repeat every frame, so `P·M − 1` samples of
+/// history. Oversampled (`D = M/2`): the factors of frame `n` depend on `n` mod 2, which a
+/// fresh instance started at an odd multiple of `D` gets wrong: infinite.
+fn channelizer_memory(p: &mut Params) -> Result<Memory, ParamError> {
+    let m = count(p, "channels", None, 1 << 16)? as u64;
+    let oversample = count(p, "oversample", Some(1), 2)?;
+    let per_branch = count(p, "taps_per_branch", Some(18), 1 << 10)? as u64;
+    p.opt_str("layout")?;
+    p.opt_f64_list("outputs")?;
+    if oversample != 1 {
+        return Ok(Memory::Infinite);
+    }
+    Ok(Memory::Finite {
+        decimation: m,
+        history: m * per_branch - 1,
+    })
+}
+
 const XLATING_PARAMS: [ParamDoc; 12] = [
     ParamDoc {
         name: "decimation",
@@ -239,6 +266,8 @@ name = "tune"
 type = "rotator"
 params = { frequency = -125000.0, sample_rate = 1000000.0 }"#,
             build: rotator,
+            // A phase accumulator: the phase of sample `n` depends on every sample before.
+            memory: Some(|_| Ok(Memory::Infinite)),
         },
         BlockType {
             name: "fm_demod",
@@ -257,6 +286,7 @@ name = "fm"
 type = "fm_demod"
 params = { deviation = 12000.0, sample_rate = 60000.0 }"#,
             build: fm_demod,
+            memory: Some(fm_demod_memory),
         },
         BlockType {
             name: "xlating_fir",
@@ -270,6 +300,7 @@ name = "select"
 type = "xlating_fir"
 params = { decimation = 100, center = 250000.0, sample_rate = 20000000.0, design = "lowpass", num_taps = 256, cutoff = 0.004 }"#,
             build: xlating,
+            memory: None,
         },
         BlockType {
             name: "rational_resampler",
@@ -283,6 +314,7 @@ name = "to_48k"
 type = "rational_resampler"
 params = { interpolation = 3, decimation = 2, taps_per_phase = 48 }"#,
             build: rational,
+            memory: None,
         },
         BlockType {
             name: "arb_resampler",
@@ -296,6 +328,7 @@ name = "to_44k1"
 type = "arb_resampler"
 params = { ratio = 0.91875 }"#,
             build: arb,
+            memory: None,
         },
         BlockType {
             name: "channelizer",
@@ -315,6 +348,7 @@ name = "bank"
 type = "channelizer"
 params = { channels = 512, oversample = 2, outputs = [1, 2, 511], layout = "vectors" }"#,
             build: channelizer,
+            memory: Some(channelizer_memory),
         },
     ]
 }

@@ -92,5 +92,6 @@ name = "save"
 type = "wav_files"
 params = { path = "amps_ch{}.wav", channels = 3, labels = [1, 2, 333], sample_rate = 12000 }"#,
         build,
+        memory: None,
     }]
 }

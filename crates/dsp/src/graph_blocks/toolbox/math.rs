@@ -1,6 +1,6 @@
 //! Math and type conversion: two-stream arithmetic, constants, complex parts, integer IQ.
 
-use super::{node_err, sample_item};
+use super::{node_err, sample_item, stateless};
 use crate::blocks::{AddConst, Binary, ComplexToIq, FloatToComplex, IqToComplex, Map};
 use crate::kernels::{BinaryOp, IqFormat};
 use num_complex::Complex32;
@@ -81,6 +81,7 @@ macro_rules! part {
             settable: &[],
             example: concat!("[[node]]\nname = \"", $name, "\"\ntype = \"", $name, "\""),
             build: |_| Ok(Box::new(Rated::new($make))),
+            memory: Some(stateless),
         }
     };
 }
@@ -96,6 +97,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"difference\"\ntype = \"subtract\"\nparams = { item = \"f32\" }",
             build: |p| binary(p, BinaryOp::Subtract),
+            memory: None,
         },
         BlockType {
             name: "multiply",
@@ -106,6 +108,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"mix\"\ntype = \"multiply\"\nparams = { item = \"c32\" }",
             build: |p| binary(p, BinaryOp::Multiply),
+            memory: None,
         },
         BlockType {
             name: "add_const",
@@ -120,6 +123,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"offset\"\ntype = \"add_const\"\nparams = { item = \"f32\", value = -0.5 }",
             build: add_const,
+            memory: Some(stateless),
         },
         part!("conjugate", "Complex conjugate of every sample.", "in: c32 -> out: c32", Map::conjugate()),
         part!("magnitude", "|x| of every complex sample.", "in: c32 -> out: f32", Map::magnitude()),
@@ -135,6 +139,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"iq\"\ntype = \"float_to_complex\"",
             build: |_| Ok(Box::new(Rated::new(FloatToComplex))),
+            memory: None,
         },
         BlockType {
             name: "iq_to_c32",
@@ -145,6 +150,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"to_c32\"\ntype = \"iq_to_c32\"\nparams = { format = \"cu8\" }",
             build: iq_to_c32,
+            memory: None,
         },
         BlockType {
             name: "c32_to_iq",
@@ -155,6 +161,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"to_ci16\"\ntype = \"c32_to_iq\"\nparams = { format = \"ci16\" }",
             build: c32_to_iq,
+            memory: None,
         },
     ]
 }

@@ -7,6 +7,7 @@ mod plumbing;
 mod radio;
 mod recording;
 
+use super::{infinite, stateless};
 use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
 
 /// The toolbox's block types, in the order `sluice blocks` lists them.

@@ -119,6 +119,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"late\"\ntype = \"delay\"\nparams = { item = \"f32\", items = 480 }",
             build: |p| with_item(p, &DelayB),
+            memory: None,
         },
         BlockType {
             name: "skip_head",
@@ -129,6 +130,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"settle\"\ntype = \"skip_head\"\nparams = { item = \"c32\", items = 2048 }",
             build: |p| with_item(p, &SkipB),
+            memory: None,
         },
         BlockType {
             name: "interleave",
@@ -139,6 +141,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"frames\"\ntype = \"interleave\"\nparams = { item = \"f32\", streams = 2 }",
             build: |p| with_item(p, &InterleaveB),
+            memory: None,
         },
         BlockType {
             name: "deinterleave",
@@ -149,6 +152,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"split\"\ntype = \"deinterleave\"\nparams = { item = \"f32\", streams = 2 }",
             build: |p| with_item(p, &DeinterleaveB),
+            memory: None,
         },
         BlockType {
             name: "stdin_source",
@@ -167,6 +171,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"rtl\"\ntype = \"stdin_source\"\nparams = { item = \"u8\", vlen = 2, realtime = true }",
             build: |p| with_item(p, &StdinB),
+            memory: None,
         },
         BlockType {
             name: "stdout_sink",
@@ -177,6 +182,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"out\"\ntype = \"stdout_sink\"\nparams = { item = \"f32\" }",
             build: |p| with_item(p, &StdoutB),
+            memory: None,
         },
         BlockType {
             name: "rt_throttle",
@@ -192,6 +198,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"radio\"\ntype = \"rt_throttle\"\nparams = { item = \"c32\", rate = 2.048e6, mode = \"source\" }",
             build: |p| with_item(p, &RtB),
+            memory: None,
         },
     ]
 }

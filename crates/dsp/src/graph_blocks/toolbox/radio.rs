@@ -1,7 +1,7 @@
 //! Receiver blocks, each on `channels` channels: IIR (biquad cascade), FM de-emphasis, DC
 //! blocker, AGC and AM demodulator.
 
-use super::{channels, dsp_err, node_err, positive, sample_item, CHANNELS};
+use super::{channels, dsp_err, infinite, node_err, positive, sample_item, CHANNELS};
 use crate::blocks::{AgcBlock, AmDemodBlock, IirFilter, PowerSquelch};
 use crate::kernels::{butterworth, dc_blocker, deemphasis, AgcSettings, Biquad, Butterworth};
 use num_complex::Complex32;
@@ -162,6 +162,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"audio\"\ntype = \"iir\"\nparams = { item = \"f32\", design = \"lowpass\", order = 6, cutoff = 0.1, channels = 333 }",
             build: iir,
+            memory: Some(infinite),
         },
         BlockType {
             name: "deemphasis",
@@ -177,6 +178,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"deemph\"\ntype = \"deemphasis\"\nparams = { tau = 75e-6, sample_rate = 48000, channels = 333 }",
             build: deemph,
+            memory: Some(infinite),
         },
         BlockType {
             name: "squelch",
@@ -191,6 +193,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"squelch\"\ntype = \"squelch\"\nparams = { channels = 333, threshold_db = -60.0 }",
             build: squelch,
+            memory: Some(infinite),
         },
         BlockType {
             name: "dc_blocker",
@@ -205,6 +208,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"no_dc\"\ntype = \"dc_blocker\"\nparams = { item = \"c32\", pole = 0.9995 }",
             build: dc,
+            memory: Some(infinite),
         },
         BlockType {
             name: "agc",
@@ -222,6 +226,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"level\"\ntype = \"agc\"\nparams = { item = \"f32\", reference = 0.3, attack = 0.01, decay = 0.0005, channels = 333 }",
             build: agc,
+            memory: Some(infinite),
         },
         BlockType {
             name: "am_demod",
@@ -235,6 +240,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"am\"\ntype = \"am_demod\"\nparams = { dc_pole = 0.999 }",
             build: am,
+            memory: Some(infinite),
         },
     ]
 }

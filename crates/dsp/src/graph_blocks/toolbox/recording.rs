@@ -249,6 +249,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"psd\"\ntype = \"spectrum\"\nparams = { fft_size = 1024, window = \"hann\", averages = 16 }",
             build: spectrum,
+            memory: None,
         },
         BlockType {
             name: "spectrum_png",
@@ -270,6 +271,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"picture\"\ntype = \"spectrum_png\"\nparams = { path = \"waterfall.png\", fft_size = 1024, picture = \"waterfall\" }",
             build: spectrum_png,
+            memory: None,
         },
         BlockType {
             name: "convolve",
@@ -289,6 +291,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"reverb\"\ntype = \"convolve\"\nparams = { ir = \"hall.wav\", inputs = 2, block = 512 }",
             build: convolve,
+            memory: None,
         },
         BlockType {
             name: "sigmf_source",
@@ -299,6 +302,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"capture\"\ntype = \"sigmf_source\"\nparams = { path = \"fm_band.sigmf-meta\" }",
             build: sigmf_source,
+            memory: None,
         },
         BlockType {
             name: "sigmf_sink",
@@ -315,6 +319,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             settable: &[],
             example: "[[node]]\nname = \"record\"\ntype = \"sigmf_sink\"\nparams = { path = \"capture\", datatype = \"ci16_le\" }",
             build: sigmf_sink,
+            memory: None,
         },
     ]
 }

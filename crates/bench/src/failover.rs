@@ -218,19 +218,19 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
     }
 
     let (graph, origin, stem) = if args.warm {
-        (FAILOVER_WARM, "examples/failover_warm.toml", "failover_warm")
+        (
+            FAILOVER_WARM,
+            "examples/failover_warm.toml",
+            "failover_warm",
+        )
     } else {
         (FAILOVER, "examples/failover.toml", "failover")
     };
     // The reference: the same file on one machine (placement ignored).
     let items = (args.seconds * 1e6).round() as u64;
     let reference = out.join(format!("{stem}_reference.f32"));
-    let loaded = sluice_graph::load_with(
-        graph,
-        origin,
-        &registry(),
-        &overrides(items, &reference)?,
-    )?;
+    let loaded =
+        sluice_graph::load_with(graph, origin, &registry(), &overrides(items, &reference)?)?;
     loaded.graph.run(&RunOptions::default())?;
     let expected = std::fs::read(&reference)?;
 
@@ -280,6 +280,10 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
                 m.items,
                 if identical { "bit-identical" } else { "DIFFERS" }
             ),
+        }
+        // A warm standby says where it started afresh.
+        if let Some(w) = warnings.iter().find(|w| w.contains("warm start:")) {
+            println!("    {w}");
         }
         if !identical {
             anyhow::bail!(

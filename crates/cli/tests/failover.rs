@@ -81,7 +81,15 @@ fn a_warm_standby_takes_over_re_primed_and_the_output_is_bit_identical() {
     let out = dir.path().join("bench");
     let seed = std::process::id() % 1000;
     let run = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(["bench", "failover", "--warm", "--faults", "4", "--seconds", "2"])
+        .args([
+            "bench",
+            "failover",
+            "--warm",
+            "--faults",
+            "4",
+            "--seconds",
+            "2",
+        ])
         .args(["--kinds", "kill,link,stop,standby"])
         .args(["--seed", &seed.to_string()])
         .arg("--out")

@@ -308,10 +308,12 @@ fn campaign(
                 return Ok(Attempt::Finished);
             }
             let since = *absent_since.get_or_insert_with(Instant::now);
-            Ok(match PartitionLease::try_acquire(etcd, key, holder, ttl_s)? {
-                Some(lease) => Attempt::Won(lease, since),
-                None => Attempt::Held,
-            })
+            Ok(
+                match PartitionLease::try_acquire(etcd, key, holder, ttl_s)? {
+                    Some(lease) => Attempt::Won(lease, since),
+                    None => Attempt::Held,
+                },
+            )
         });
         match attempt {
             Ok(Attempt::Finished) => {

@@ -632,7 +632,7 @@ fn warm_chain(
             Some(Memory::Finite { .. }) => {}
             Some(Memory::Infinite) => {
                 return Err(format!(
-                    "node '{name}' ({kind}) on line {}: {why}, which starts the partition afresh from resent input, but a {kind} keeps state from the whole past (infinite memory): use standby_mode = \"hot\", or place it on another host",
+                    "node '{name}' ({kind}) on line {}: {why}, which starts the partition afresh from resent input, but with these parameters its output depends on the whole past or on block boundaries counted from the stream's start (it declares infinite memory; an FIR by FFT does, method = \"direct\" does not): use standby_mode = \"hot\", or place it on another host",
                     source.node_lines.get(*name).copied().unwrap_or(0)
                 ))
             }
@@ -665,14 +665,24 @@ fn warm_chain(
             ));
         }
     }
-    if input.from_host != host && source.hosts.get(&input.from_host).is_some_and(|d| d.standby.is_some()) {
+    if input.from_host != host
+        && source
+            .hosts
+            .get(&input.from_host)
+            .is_some_and(|d| d.standby.is_some())
+    {
         return Err(format!(
             "{why}: its input comes from host {}, which has a standby too; a warm partition's producer must not be replicated",
             input.from_host
         ));
     }
-    let to_pair = |h: &str| source.hosts.get(h).is_some_and(|d| d.standby.is_some())
-        || source.hosts.values().any(|d| d.standby.as_deref() == Some(h));
+    let to_pair = |h: &str| {
+        source.hosts.get(h).is_some_and(|d| d.standby.is_some())
+            || source
+                .hosts
+                .values()
+                .any(|d| d.standby.as_deref() == Some(h))
+    };
     if to_pair(&output.to_host) {
         return Err(format!(
             "{why}: its output goes to host {}, which is one of a primary/standby pair too; a warm partition's consumer must not be replicated",
@@ -683,7 +693,11 @@ fn warm_chain(
     // producer: each node feeds exactly the next.
     let edges: Vec<(&str, &str)> = host_edges
         .get(host)
-        .map(|e| e.iter().map(|e| (str_of(e, "from"), str_of(e, "to"))).collect())
+        .map(|e| {
+            e.iter()
+                .map(|e| (str_of(e, "from"), str_of(e, "to")))
+                .collect()
+        })
         .unwrap_or_default();
     let node_of = |port: &str| port.rsplit_once('.').map_or(port, |(n, _)| n).to_string();
     let mut chain = vec![input.to[0].0.clone()];
@@ -708,14 +722,19 @@ fn warm_chain(
         }
     }
     if chain.len() != mine.len() {
-        let off: Vec<&str> = mine.iter().copied().filter(|n| !chain.iter().any(|c| c == n)).collect();
+        let off: Vec<&str> = mine
+            .iter()
+            .copied()
+            .filter(|n| !chain.iter().any(|c| c == n))
+            .collect();
         return Err(format!(
             "{why}: its partition must be one chain from the input stream to the output stream, but {} not on it",
             off.join(", ")
         ));
     }
     let memory: Vec<Memory> = chain.iter().map(|n| source.node_memory[n]).collect();
-    sluice_graph::chain_memory(&memory).ok_or_else(|| format!("{why}: a node of its chain keeps infinite memory"))
+    sluice_graph::chain_memory(&memory)
+        .ok_or_else(|| format!("{why}: a node of its chain keeps infinite memory"))
 }
 
 fn stream_node(
@@ -949,6 +968,86 @@ to = "sink.in"
         assert!(err.contains("host b") && err.contains("standby s"), "{err}");
         assert!(
             err.contains("place file sinks on a host without a standby"),
+            "{err}"
+        );
+    }
+
+    fn warm(text: &str) -> String {
+        text.replace(
+            "standby = \"s\"\n",
+            "standby = \"s\"\nstandby_mode = \"warm\"\n",
+        )
+    }
+
+    #[test]
+    fn a_warm_standby_connects_to_its_primarys_listening_sender() {
+        let plan = split(&warm(&graph(None, ""))).unwrap();
+        // No copy of the input for s: a→b (its sender listens on a), b→c.
+        let routes: Vec<(&str, &str, bool)> = plan
+            .streams
+            .iter()
+            .map(|s| (s.from_host.as_str(), s.to_host.as_str(), s.into_warm))
+            .collect();
+        assert_eq!(routes, [("a", "b", true), ("b", "c", false)]);
+        let (to_b, to_c) = (&plan.streams[0], &plan.streams[1]);
+        let tx = params(&plan, "a", &to_b.sender);
+        assert_eq!(
+            tx["url"],
+            Value::String("tcp-listen://10.0.0.1:7400".into())
+        );
+        assert_eq!(tx["resume_timeout"], Value::Float(WARM_RESUME_TIMEOUT_S));
+        assert!(!tx.contains_key("replica"));
+        // FIR of 15 taps: decimation 1, lag 14.
+        for host in ["b", "s"] {
+            let part = plan.partition(host).unwrap();
+            assert!(part.warm, "{host}");
+            let rx = params(&plan, host, &to_b.receiver);
+            assert_eq!(rx["url"], Value::String("tcp://10.0.0.1:7400".into()));
+            assert_eq!(rx["warm"], Value::String("b".into()));
+            assert_eq!(rx["history"], Value::Integer(14));
+            let tx = params(&plan, host, &to_c.sender);
+            assert_eq!(tx["fence"], Value::String("b".into()));
+            assert_eq!(tx["warm_decimation"], Value::Integer(1));
+            assert_eq!(tx["warm_lag"], Value::Integer(14));
+        }
+        assert!(plan
+            .partition("s")
+            .unwrap()
+            .text
+            .contains("Warm standby of host b"));
+        assert_eq!(
+            params(&plan, "c", &to_c.receiver)["fenced"],
+            Value::Boolean(true)
+        );
+    }
+
+    #[test]
+    fn a_warm_partition_must_be_a_chain_of_finite_memory() {
+        let iir = "[[node]]\nname = \"smooth\"\ntype = \"iir\"\nhost = \"b\"\nparams = { item = \"c32\", design = \"lowpass\", order = 2, cutoff = 0.1 }\n";
+        let text = warm(&graph(None, iir))
+            .replace("from = \"lowpass.out\"\nto = \"sink.in\"", "from = \"lowpass.out\"\nto = \"smooth.in\"\n[[edge]]\nfrom = \"smooth.out\"\nto = \"sink.in\"");
+        let err = split(&text).unwrap_err().to_string();
+        assert!(
+            err.contains("node 'smooth' (iir) on line")
+                && err.contains("host b has a warm standby (s)")
+                && err.contains("infinite memory")
+                && err.contains("standby_mode = \"hot\""),
+            "{err}"
+        );
+        // A node whose block declares nothing (a null sink) on a branch.
+        let branch = "[[node]]\nname = \"twice\"\ntype = \"fir\"\nhost = \"b\"\nparams = { item = \"c32\", taps = [1.0] }\n[[edge]]\nfrom = \"lowpass.out\"\nto = \"twice.in\"\n[[node]]\nname = \"drop\"\ntype = \"null_sink\"\nhost = \"b\"\nparams = { item = \"c32\" }\n[[edge]]\nfrom = \"twice.out\"\nto = \"drop.in\"\n";
+        let err = split(&warm(&graph(None, branch))).unwrap_err().to_string();
+        assert!(err.contains("host b has a warm standby (s)"), "{err}");
+        assert!(
+            err.contains("node 'drop' (null_sink)") && err.contains("declares no bound"),
+            "{err}"
+        );
+        // Two outputs: not a chain.
+        let two = "[[node]]\nname = \"sink2\"\ntype = \"null_sink\"\nhost = \"c\"\nparams = { item = \"c32\" }\n[[edge]]\nfrom = \"src.out\"\nto = \"lowpass2.in\"\n[[node]]\nname = \"lowpass2\"\ntype = \"fir\"\nhost = \"b\"\nparams = { item = \"c32\", taps = [1.0] }\n[[edge]]\nfrom = \"lowpass2.out\"\nto = \"sink2.in\"\n";
+        let err = split(&warm(&graph(None, two))).unwrap_err().to_string();
+        assert!(
+            err.contains("must be a chain from one input stream")
+                && err.contains("2 output streams"),
             "{err}"
         );
     }

@@ -216,8 +216,29 @@ fn wait_won(rx: &mpsc::Receiver<CampaignEvent>, since: Instant, bound: Duration)
     match rx.recv_timeout(bound.saturating_sub(since.elapsed())) {
         Ok(CampaignEvent::Won { revision, .. }) => revision,
         Ok(CampaignEvent::Error(e)) => panic!("campaign: {e}"),
+        Ok(CampaignEvent::Finished) => panic!("the campaign saw the primary finished"),
         Err(_) => panic!("the standby did not win within {bound:?}"),
     }
+}
+
+#[test]
+fn a_standby_does_not_take_over_a_finished_partition() {
+    let etcd = TestEtcd::start("plfinish");
+    let c = etcd.client();
+    let key = "/sluice/t/runs/r/primary/h2";
+    let primary = PartitionLease::try_acquire(&c, key, "h2", 1)
+        .unwrap()
+        .unwrap();
+    let (campaign, rx) = campaign(&c, key);
+    std::thread::sleep(Duration::from_millis(300));
+    primary.finish().unwrap();
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(2)).unwrap(),
+        CampaignEvent::Finished
+    );
+    assert!(campaign.primary_finished() && !campaign.has_won());
+    assert_eq!(c.get(key).unwrap(), None, "nobody holds the key");
+    assert!(campaign.stop().is_none());
 }
 
 #[test]

@@ -165,11 +165,16 @@ fn a_warm_standby_runs_nothing_until_it_wins_and_nothing_when_the_primary_finish
 
     // The primary finishes normally: the warm standby ends without running its partition.
     let key = "/sluice/t/runs/r1/primary/h2";
-    let primary = PartitionLease::try_acquire(&c, key, "h2", 1).unwrap().unwrap();
+    let primary = PartitionLease::try_acquire(&c, key, "h2", 1)
+        .unwrap()
+        .unwrap();
     let (mut control, answer) = worker.load(warm_spec(&c, key, fence));
     assert_eq!(answer, FromWorker::Loaded);
     control.send(&ToWorker::Go);
-    assert!(running_nodes(&mut control).is_empty(), "a warm standby runs nothing");
+    assert!(
+        running_nodes(&mut control).is_empty(),
+        "a warm standby runs nothing"
+    );
     std::thread::sleep(Duration::from_millis(500));
     primary.finish().unwrap();
     match control.end() {
@@ -177,7 +182,10 @@ fn a_warm_standby_runs_nothing_until_it_wins_and_nothing_when_the_primary_finish
             nodes, warnings, ..
         } => {
             assert!(nodes.is_empty(), "{nodes:?}");
-            assert!(warnings.concat().contains("the primary finished"), "{warnings:?}");
+            assert!(
+                warnings.concat().contains("the primary finished"),
+                "{warnings:?}"
+            );
         }
         other => panic!("{other:?}"),
     }

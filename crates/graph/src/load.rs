@@ -185,6 +185,9 @@ pub struct GraphSource {
     pub hosts: BTreeMap<String, HostDecl>,
     /// Each node's host (`host = "…"`), when the file declares hosts.
     pub node_hosts: BTreeMap<String, String>,
+    /// What each node remembers of its input ([`Memory`](crate::Memory)), for the nodes whose
+    /// block type declares it.
+    pub node_memory: BTreeMap<String, crate::Memory>,
 }
 
 /// A host a graph file declares: `[hosts.NAME]` with the address its worker is reached at.
@@ -351,6 +354,7 @@ pub fn load_with(
     apply_overrides(&mut nodes, overrides).map_err(|m| error(None, None, m))?;
     let mut node_lines = BTreeMap::new();
     let mut node_types = BTreeMap::new();
+    let mut node_memory = BTreeMap::new();
     for node in &nodes {
         let node = node.get_ref();
         let name = node.name.get_ref();
@@ -389,6 +393,12 @@ pub fn load_with(
         let kind = node.kind.get_ref();
         let block = registry.find(kind).expect("checked above");
         let mut params = Params::new(node.params);
+        // (On a copy: the memory function reads parameters the build may not.)
+        if let Some(memory) = block.memory {
+            if let Ok(m) = memory(&mut params.clone()) {
+                node_memory.insert(name.clone(), m);
+            }
+        }
         let built = (block.build)(&mut params).map_err(|mut e| {
             // A required parameter that is missing because it was misspelt: say so.
             if let Some(typo) = params
@@ -513,6 +523,7 @@ pub fn load_with(
             edges,
             hosts,
             node_hosts,
+            node_memory,
         },
     })
 }
@@ -1157,7 +1168,7 @@ to = "sink.in"
         let warm = with_hosts(
             "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"warm\"\n[hosts.b]\n[hosts.s]\n",
         );
-        let loaded = load_str(&warm, "g.toml", &registry()).unwrap();
+        let loaded = load_with(&warm, "g.toml", &registry(), &[]).unwrap();
         assert_eq!(loaded.source.hosts["a"].standby_mode, StandbyMode::Warm);
 
         let cases = [

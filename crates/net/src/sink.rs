@@ -120,8 +120,8 @@ pub struct TcpSink<T> {
     /// The stream offset of its input's first item: 0, but for a warm partition's sender,
     /// whose fresh nodes start where its first WELCOME says (see [`fence`](crate::fence)).
     origin: u64,
-    /// A warm partition's sender has learnt its origin.
-    origin_known: bool,
+    /// A warm partition's sender has learnt its origin: the offset its receiver stood at.
+    warm_resume: Option<u64>,
     _items: PhantomData<T>,
 }
 
@@ -154,7 +154,7 @@ impl<T: Item> TcpSink<T> {
             abandoned: None,
             was_primary: false,
             origin: 0,
-            origin_known: false,
+            warm_resume: None,
             _items: PhantomData,
         })
     }
@@ -355,12 +355,12 @@ impl<T: Item> TcpSink<T> {
                             ),
                         });
                     }
-                    if let (Some(map), false) = (self.opts.warm, self.origin_known) {
+                    if let (Some(map), None) = (self.opts.warm, self.warm_resume) {
                         // A warm partition starts its input far enough back that its fresh
                         // nodes are exact again at `resume`, and drops the outputs before.
                         let (input, output) = map.start_for(w.resume);
                         self.origin = output;
-                        self.origin_known = true;
+                        self.warm_resume = Some(w.resume);
                         if let Some(fence) = &self.opts.fence {
                             fence.set_start(input);
                         }
@@ -923,6 +923,16 @@ impl<T: Item> Node for TcpSink<T> {
                 "gave its receiver {} up at offset {offset} ({why}): it is one replica of a primary/standby pair, and the other carries the stream",
                 self.endpoint.describe()
             ));
+        }
+        if let (Some(map), Some(start)) = (self.opts.warm, self.warm_resume) {
+            if start > 0 {
+                warnings.push(format!(
+                    "warm start: the receiver stood at offset {start}, so the partition started afresh at input offset {} and its first {} outputs (offsets {}..{start}, the fresh blocks' warm-up) were released unsent",
+                    self.origin * map.decimation,
+                    start - self.origin,
+                    self.origin
+                ));
+            }
         }
         if self.dropped == 0 {
             return warnings;

@@ -176,7 +176,8 @@ fn a_warm_standby_re_primes_from_kept_input_and_resumes_exactly() {
         let standby = Fence::named(&format!("warm-standby-{round}"));
         standby.promote(6);
         let s = spawn(partition(up_addr, down_addr, &standby, None));
-        s.join()
+        let report = s
+            .join()
             .unwrap()
             .expect("the promoted standby ends the stream");
         upstream
@@ -199,6 +200,13 @@ fn a_warm_standby_re_primes_from_kept_input_and_resumes_exactly() {
             assert!(
                 start > 0,
                 "round {round}: the standby re-primed from offset 0"
+            );
+            let said: Vec<&String> = report.nodes.iter().flat_map(|n| &n.warnings).collect();
+            assert!(
+                said.iter()
+                    .any(|w| w.contains("warm start")
+                        && w.contains(&format!("at input offset {start}"))),
+                "round {round}: {said:?}"
             );
         }
     }

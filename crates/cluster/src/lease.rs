@@ -123,15 +123,7 @@ impl PartitionLease {
         let revoked = self.revoke();
         marked.and(revoked)
     }
-}
 
-/// The key a primary sets when its partition ended normally: the partition's key with
-/// `/finished` appended.
-pub fn finished_key(key: &str) -> String {
-    format!("{key}/finished")
-}
-
-impl PartitionLease {
     fn revoke(&mut self) -> Result<(), EtcdError> {
         self.keep_alive.take();
         if std::mem::replace(&mut self.released, true) {
@@ -143,6 +135,12 @@ impl PartitionLease {
             Err(e) => Err(e),
         }
     }
+}
+
+/// The key a primary sets when its partition ended normally: the partition's key with
+/// `/finished` appended.
+pub fn finished_key(key: &str) -> String {
+    format!("{key}/finished")
 }
 
 impl Drop for PartitionLease {

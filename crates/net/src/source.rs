@@ -320,6 +320,8 @@ impl<T: Item> TcpSource<T> {
             return true;
         }
         let Some(start) = fence.start() else {
+            // (Not long: the partition's sender connects within milliseconds.)
+            std::thread::sleep(Duration::from_millis(1));
             return false;
         };
         (self.acked, self.credited, self.skipped) = (start, start, start);

@@ -72,17 +72,6 @@ fn replica(count: u64, fail_at: Option<u64>, url: &str, opts: TcpOptions) -> Gra
     g
 }
 
-fn fast() -> TcpOptions {
-    TcpOptions {
-        heartbeat: Duration::from_millis(50),
-        peer_timeout: Duration::from_millis(300),
-        resume_timeout: Duration::from_secs(20),
-        frame_bytes: 16 << 10,
-        retention_bytes: 2 << 20,
-        ..TcpOptions::default()
-    }
-}
-
 fn fenced_receiver(opts: TcpOptions) -> (Graph, SocketAddr, Arc<std::sync::Mutex<Seen>>) {
     receiver::<u64>(
         make,

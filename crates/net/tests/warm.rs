@@ -92,14 +92,11 @@ impl Node for WindowSum {
     }
 }
 
+/// Quick loss detection, and retention for the pipeline's unacknowledged input.
 fn fast() -> TcpOptions {
     TcpOptions {
-        heartbeat: Duration::from_millis(50),
-        peer_timeout: Duration::from_millis(300),
-        resume_timeout: Duration::from_secs(20),
-        frame_bytes: 16 << 10,
         retention_bytes: 4 << 20,
-        ..TcpOptions::default()
+        ..common::fast()
     }
 }
 

@@ -253,3 +253,16 @@ pub fn cutting_relay(
     });
     (addr, cut_count)
 }
+
+/// Stream settings for failover tests: a silent peer is noticed within 300 ms, a lost one is
+/// waited for 20 s, small frames.
+pub fn fast() -> TcpOptions {
+    TcpOptions {
+        heartbeat: std::time::Duration::from_millis(50),
+        peer_timeout: std::time::Duration::from_millis(300),
+        resume_timeout: std::time::Duration::from_secs(20),
+        frame_bytes: 16 << 10,
+        retention_bytes: 2 << 20,
+        ..TcpOptions::default()
+    }
+}

@@ -665,11 +665,10 @@ fn warm_chain(
             ));
         }
     }
-    if input.from_host != host
-        && source
-            .hosts
-            .get(&input.from_host)
-            .is_some_and(|d| d.standby.is_some())
+    if source
+        .hosts
+        .get(&input.from_host)
+        .is_some_and(|d| d.standby.is_some())
     {
         return Err(format!(
             "{why}: its input comes from host {}, which has a standby too; a warm partition's producer must not be replicated",

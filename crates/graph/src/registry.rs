@@ -244,6 +244,11 @@ impl Registry {
                 b.settable.join(", ")
             );
         }
+        let memory = match b.memory {
+            Some(_) => "its memory is declared from its parameters: a partition with a warm standby (standby_mode = \"warm\") takes it where that memory is finite",
+            None => "its memory is not declared: a partition with a warm standby refuses it (a hot standby takes any block)",
+        };
+        let _ = writeln!(out, "\n{memory}");
         for f in b.files {
             let verb = match f.access {
                 FileAccess::Read => "reads",

@@ -823,6 +823,9 @@ mod tests {
             text.contains("while running, change gain with `sluice ctl"),
             "{text}"
         );
+        assert!(text.contains("its memory is declared"), "{text}");
+        let sink = registry.describe_one("file_sink").unwrap();
+        assert!(sink.contains("its memory is not declared"), "{sink}");
     }
 
     #[test]

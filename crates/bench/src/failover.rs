@@ -188,6 +188,10 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     anyhow::ensure!(args.faults > 0, "--faults must be at least 1");
     anyhow::ensure!(
+        !(args.warm && args.amps),
+        "--warm runs examples/failover_warm.toml and --amps the AMPS cluster (with a hot standby): give one of them"
+    );
+    anyhow::ensure!(
         args.seconds >= 1.5,
         "--seconds must be at least 1.5 (the fault falls between 0.3 s and the end less 1 s)"
     );

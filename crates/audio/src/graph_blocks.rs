@@ -1,73 +1,32 @@
 //! `jack_source` and `jack_sink` as graph-file block types; [`register`] adds them to a
 //! [`Registry`].
 
-use sluice_graph::{BlockType, ParamDoc, ParamError, Params, Registry};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, ParamError, Params, Registry};
 use sluice_runtime::Node;
 
 use crate::{JackPorts, JackSink, JackSource};
 
-const SINK_PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "client",
-        default: "sluice-out",
-        help: "JACK client name",
-    },
-    ParamDoc {
-        name: "server",
-        default: "the default server",
-        help: "JACK server name",
-    },
-    ParamDoc {
-        name: "channels",
-        default: "2",
-        help: "number of inputs (in0, in1, …) and JACK ports (out_1, …)",
-    },
-    ParamDoc {
-        name: "connect",
-        default: "none",
-        help: "JACK ports to connect to, comma-separated, one per channel (e.g. system:playback_1,system:playback_2)",
-    },
-    ParamDoc {
-        name: "buffer",
-        default: "16384",
-        help: "frames buffered per channel between the graph and the JACK callback",
-    },
-    ParamDoc {
-        name: "prefill",
-        default: "2048",
-        help: "frames buffered before playback starts",
-    },
-];
+fn sink_params() -> Vec<ParamDecl> {
+    vec![
+        Param::text("client", "JACK client name").derived("sluice-out"),
+        Param::text("server", "JACK server name").derived("the default server"),
+        Param::integer("channels", "number of inputs (in0, in1, …) and JACK ports (out_1, …)").derived("2"),
+        Param::text("connect", "JACK ports to connect to, comma-separated, one per channel (e.g. system:playback_1,system:playback_2)").derived("none"),
+        Param::integer("buffer", "frames buffered per channel between the graph and the JACK callback").default(16384),
+        Param::integer("prefill", "frames buffered before playback starts").default(2048),
+    ]
+}
 
-const SOURCE_PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "client",
-        default: "sluice-in",
-        help: "JACK client name",
-    },
-    SINK_PARAMS[1],
-    ParamDoc {
-        name: "channels",
-        default: "2",
-        help: "number of JACK ports (in_1, …) and outputs (out0, out1, …)",
-    },
-    ParamDoc {
-        name: "connect",
-        default: "none",
-        help:
-            "JACK ports to connect from, comma-separated, one per channel (e.g. system:capture_1)",
-    },
-    ParamDoc {
-        name: "buffer",
-        default: "65536",
-        help: "frames buffered per channel between the JACK callback and the graph",
-    },
-    ParamDoc {
-        name: "frames",
-        default: "until stopped",
-        help: "end after this many frames",
-    },
-];
+fn source_params() -> Vec<ParamDecl> {
+    [vec![
+        Param::text("client", "JACK client name").derived("sluice-in"),
+    ], sink_params()[1..=1].to_vec(), vec![
+        Param::integer("channels", "number of JACK ports (in_1, …) and outputs (out0, out1, …)").derived("2"),
+        Param::text("connect", "JACK ports to connect from, comma-separated, one per channel (e.g. system:capture_1)").derived("none"),
+        Param::integer("buffer", "frames buffered per channel between the JACK callback and the graph").default(65536),
+        Param::integer("frames", "end after this many frames").derived("until stopped"),
+    ]].concat()
+}
 
 fn ports(p: &mut Params, client: &str, buffer: u64) -> Result<JackPorts, ParamError> {
     let channels = p.u64_or("channels", 2)?;
@@ -118,34 +77,16 @@ fn build_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 /// Adds `jack_sink` and `jack_source` to `registry`.
 pub fn register(registry: &mut Registry) {
     let types = [
-        BlockType {
-            name: "jack_sink",
-            help: "Plays its f32 streams on JACK output ports; the callback never waits: it takes what is there, plays silence for the rest and counts underruns.",
-            ports: "in0, in1, …: f32",
-            params: SINK_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "speakers"
-type = "jack_sink"
-params = { channels = 2, connect = "system:playback_1,system:playback_2" }"#,
-            build: build_sink,
-            memory: None,
-        },
-        BlockType {
-            name: "jack_source",
-            help: "Records JACK input ports into f32 streams tagged with the server's sample rate; a period the graph has no room for is dropped, counted and tagged as a gap.",
-            ports: "out0, out1, …: f32",
-            params: SOURCE_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "mics"
-type = "jack_source"
-params = { channels = 2, connect = "system:capture_1,system:capture_2" }"#,
-            build: build_source,
-            memory: None,
-        },
+        BlockType::new("jack_sink", Family::Audio, "Plays its f32 streams on JACK output ports; the callback never waits: it takes what is there, plays silence for the rest and counts underruns.")
+            .port(PortDecl::input("in", ItemDecl::fixed("f32")).counted("channels"))
+            .params(sink_params())
+            .example(r#"channels = 2, connect = "system:playback_1,system:playback_2""#)
+            .build(build_sink),
+        BlockType::new("jack_source", Family::Audio, "Records JACK input ports into f32 streams tagged with the server's sample rate; a period the graph has no room for is dropped, counted and tagged as a gap.")
+            .port(PortDecl::output("out", ItemDecl::fixed("f32")).counted("channels"))
+            .params(source_params())
+            .example(r#"channels = 2, connect = "system:capture_1,system:capture_2""#)
+            .build(build_source),
     ];
     for t in types {
         registry
@@ -180,8 +121,8 @@ mod tests {
         let mut registry = Registry::new();
         register(&mut registry);
         for b in registry.types() {
-            let mut params = params_of(b.example);
-            (b.build)(&mut params).unwrap_or_else(|e| panic!("{}: {e:?}", b.name));
+            let mut params = b.example_params().unwrap();
+            b.instantiate(&mut params).unwrap_or_else(|e| panic!("{}: {e:?}", b.name));
             assert!(
                 params.unused().is_empty(),
                 "{}: {:?}",
@@ -190,14 +131,14 @@ mod tests {
             );
         }
         let sink = registry.find("jack_sink").unwrap();
-        let e = (sink.build)(&mut params_of(
+        let e = sink.instantiate(&mut params_of(
             "[[node]]\nname = \"s\"\ntype = \"jack_sink\"\nparams = { channels = 1, connect = \"a:b,c:d\" }",
         ))
         .err()
         .unwrap();
         assert_eq!(e.param, "connect");
         assert!(e.message.contains("2 ports for 1 channels"), "{e:?}");
-        let e = (sink.build)(&mut params_of(
+        let e = sink.instantiate(&mut params_of(
             "[[node]]\nname = \"s\"\ntype = \"jack_sink\"\nparams = { channels = 0 }",
         ))
         .err()

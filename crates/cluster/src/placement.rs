@@ -317,14 +317,13 @@ pub fn plan(
             continue;
         };
         let writes = registry.find(kind).and_then(|b| {
-            b.files
-                .iter()
-                .find(|f| f.access == sluice_graph::FileAccess::Write)
+            b.files()
+                .find(|(_, access)| *access == sluice_graph::FileAccess::Write)
         });
-        if let Some(file) = writes {
+        if let Some((param, _)) = writes {
             return Err(split_err(format!(
                 "node '{name}' ({kind}) writes a file (parameter {}) on host {host}, whose partition has the standby {s}: both replicas would write it; place file sinks on a host without a standby",
-                file.param
+                param
             )));
         }
     }

@@ -41,10 +41,10 @@ fn memory(registry: &Registry, (kind, text): Stage) -> Memory {
     let block = registry
         .find(kind)
         .unwrap_or_else(|| panic!("no block {kind}"));
-    let declare = block
-        .memory
-        .unwrap_or_else(|| panic!("{kind} declares no memory"));
-    declare(&mut params(text)).unwrap_or_else(|e| panic!("{kind}: {e:?}"))
+    block
+        .memory_of(&params(text))
+        .unwrap_or_else(|| panic!("{kind} declares no memory"))
+        .unwrap_or_else(|e| panic!("{kind}: {e:?}"))
 }
 
 /// How a run is chunked and scheduled.
@@ -82,7 +82,7 @@ fn run<I: Bits, O: Bits>(
     let (mut prev, mut port) = (src, "out");
     for (i, &(kind, text)) in stages.iter().enumerate() {
         let block = registry.find(kind).unwrap();
-        let node = (block.build)(&mut params(text)).unwrap_or_else(|e| panic!("{kind}: {e:?}"));
+        let node = block.instantiate(&mut params(text)).unwrap_or_else(|e| panic!("{kind}: {e:?}"));
         let id = g.add_boxed(&format!("n{i}"), node).unwrap();
         g.connect(prev, port, id, "in").unwrap();
         // A channelizer's first stream is `out0`.

@@ -1,12 +1,14 @@
 //! Graph files for sluice: TOML that names nodes (a block type and its parameters) and the edges
 //! between their ports, loaded into a [`sluice_runtime::Graph`] ready to run.
 //!
-//! The block types come from a [`Registry`] that any crate can extend: the standard blocks are
-//! registered by `sluice_dsp::graph_blocks::register`, and a user's own with
-//! [`Registry::register`]:
+//! The block types come from a [`Registry`] that any crate can extend. Each is declared once, as
+//! a [`BlockType`] (ports, parameters with kinds, defaults, ranges and units, help, which
+//! parameters can change while running, which name files): the loader validates a node's
+//! parameters against it before the block sees them, and `sluice blocks` documents it. A user's
+//! own block:
 //!
 //! ```
-//! use sluice_graph::{Block, BlockType, GraphFileExt, Params, ParamError, Registry};
+//! use sluice_graph::{Block, BlockType, Family, GraphFileExt, ItemDecl, Param, Registry};
 //! use sluice_runtime::{Graph, Node, NodeError, Ports, Work, WorkIo};
 //!
 //! /// Produces `count` zeros.
@@ -45,34 +47,18 @@
 //!
 //! impl Block for Zeros {
 //!     fn block_type() -> BlockType {
-//!         BlockType {
-//!             name: "zeros",
-//!             help: "Produces `count` zeros.",
-//!             ports: "out: f32",
-//!             params: &[sluice_graph::ParamDoc { name: "count", default: "required", help: "how many" }],
-//!             files: &[],
-//!             settable: &[],
-//!             example: "[[node]]\nname = \"z\"\ntype = \"zeros\"\nparams = { count = 10 }",
-//!             build: |p: &mut Params| -> Result<Box<dyn Node>, ParamError> {
-//!                 Ok(Box::new(Zeros { left: p.u64("count")? }))
-//!             },
-//!             memory: None,
-//!         }
+//!         BlockType::new("zeros", Family::Sources, "Produces `count` zeros.")
+//!             .output("out", ItemDecl::fixed("f32"))
+//!             .param(Param::integer("count", "how many"))
+//!             .example("count = 10")
+//!             .build(|p| Ok(Box::new(Zeros { left: p.u64("count")? })))
 //!     }
 //! }
 //! impl Block for Drain {
 //!     fn block_type() -> BlockType {
-//!         BlockType {
-//!             name: "drain",
-//!             help: "Consumes everything.",
-//!             ports: "in: f32",
-//!             params: &[],
-//!             files: &[],
-//!             settable: &[],
-//!             example: "[[node]]\nname = \"d\"\ntype = \"drain\"",
-//!             build: |_| Ok(Box::new(Drain)),
-//!             memory: None,
-//!         }
+//!         BlockType::new("drain", Family::Sinks, "Consumes everything.")
+//!             .input("in", ItemDecl::fixed("f32"))
+//!             .build(|_| Ok(Box::new(Drain)))
 //!     }
 //! }
 //!
@@ -96,15 +82,17 @@
 //! let report = Graph::from_str(text, "example.toml", &registry).unwrap().run_stepped().unwrap();
 //! assert_eq!(report.node("d").unwrap().items_in, 1000);
 //!
-//! // Errors name the file, line and column, and what was expected.
+//! // Errors name the file, line and column, and what was expected: every mistake in the file.
 //! let bad = text.replace("count = 1000", "cout = 1000");
 //! let err = Graph::from_str(&bad, "example.toml", &registry).err().unwrap();
 //! assert_eq!(
 //!     err.to_string(),
-//!     "example.toml:2:1: node 'z': parameter 'count' is required (the node gives 'cout': a misspelling?)"
+//!     "example.toml:5:19: node 'z': unknown parameter 'cout' for zeros (did you mean 'count'?)\n\
+//!      example.toml:2:1: node 'z': parameter 'count' is required (the node gives 'cout': a misspelling?)"
 //! );
 //! ```
 
+pub mod decl;
 mod load;
 pub mod memory;
 mod params;
@@ -115,10 +103,11 @@ pub use load::{
     LoadedGraph, Override, StandbyMode,
 };
 pub use params::{ParamError, Params};
-pub use registry::{
-    chain_memory, Block, BlockType, BuildFn, DuplicateBlock, FileAccess, FileParam, Memory,
-    MemoryFn, ParamDoc, Registry,
-};
+pub use decl::memory::{chain_memory, Memory};
+pub use decl::param::{Default, FileAccess, Param, ParamDecl, ParamKind};
+pub use decl::port::{Count, Direction, ItemDecl, PortDecl, ResolvedPort, Vlen};
+pub use decl::{Block, BlockType, BuildFn, Family, MemoryFn, Text};
+pub use registry::{DuplicateBlock, Registry};
 
 use sluice_runtime::Graph;
 use std::path::Path;

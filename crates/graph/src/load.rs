@@ -25,8 +25,9 @@
 //! cycles are found when the graph is built) before any output file is opened: sinks write
 //! beside their destination and rename at the end, so a refused graph changes nothing.
 
-use crate::params::Params;
-use crate::registry::{FileAccess, Registry};
+use crate::params::{ParamError, Params};
+use crate::registry::Registry;
+use crate::FileAccess;
 use serde::Deserialize;
 use sluice_runtime::{Flavor, Graph, QueueOptions, RuntimeError};
 use std::collections::BTreeMap;
@@ -37,6 +38,8 @@ use toml::{Spanned, Value};
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileDoc {
+    #[serde(default)]
+    sluice: Option<Spanned<i64>>,
     #[serde(default)]
     options: Option<OptionsDoc>,
     #[serde(default)]
@@ -86,10 +89,11 @@ struct EdgeDoc {
     capacity: Option<Spanned<u64>>,
 }
 
-/// A graph file that could not be loaded. Displays as one line, `FILE:LINE:COLUMN: message`,
-/// the message naming the node and port concerned.
+/// A graph file that could not be loaded. Displays as one line per mistake,
+/// `FILE:LINE:COLUMN: message`, the message naming the node, port or parameter concerned: the
+/// first mistake here, the others found in the same file in [`GraphFileError::more`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{}", location(.origin, *.line, *.column), .message)]
+#[error("{}{}{}", location(.origin, *.line, *.column), .message, more_lines(.more))]
 pub struct GraphFileError {
     /// Where the text came from (a path, or a description such as "built-in default graph").
     pub origin: String,
@@ -101,6 +105,19 @@ pub struct GraphFileError {
     pub node: Option<String>,
     /// What is wrong.
     pub message: String,
+    /// The other mistakes found in the same file (at most [`MAX_ERRORS`] in all).
+    pub more: Vec<GraphFileError>,
+}
+
+/// The most mistakes one load reports.
+pub const MAX_ERRORS: usize = 20;
+
+/// The graph-file format this sluice reads: a file may say which it was written for
+/// (`sluice = 1`), and a newer one is refused with a clear error rather than misread.
+pub const FORMAT_VERSION: i64 = 1;
+
+fn more_lines(more: &[GraphFileError]) -> String {
+    more.iter().map(|e| format!("\n{e}")).collect()
 }
 
 fn location(origin: &str, line: Option<usize>, column: Option<usize>) -> String {
@@ -293,72 +310,97 @@ pub fn read(path: &Path) -> Result<String, GraphFileError> {
         column: None,
         node: None,
         message: format!("cannot read the graph file: {e}"),
+        more: Vec::new(),
     })
 }
 
-/// Loads a graph file with command-line overrides, keeping where each node was declared.
+/// Loads a graph file with command-line overrides, keeping where each node was declared. Every
+/// mistake found is reported (up to [`MAX_ERRORS`]), not just the first.
 pub fn load_with(
     text: &str,
     origin: &str,
     registry: &Registry,
     overrides: &[Override],
 ) -> Result<LoadedGraph, GraphFileError> {
-    let error = |span: Option<Range<usize>>, node: Option<&str>, message: String| {
-        let (line, column) = span.map(|s| line_column(text, s.start)).unzip();
-        GraphFileError {
-            origin: origin.to_string(),
-            line,
-            column,
-            node: node.map(str::to_string),
-            message,
+    let mut errors = Errors {
+        text,
+        origin,
+        list: Vec::new(),
+    };
+    let doc: FileDoc = match toml::from_str(text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            // One line: the parser's "expected …" continuation joins the message.
+            let msg = e.message().trim_end().replace('\n', "; ");
+            errors.add(e.span(), None, msg);
+            return Err(errors.finish());
         }
     };
-    let doc: FileDoc = toml::from_str(text).map_err(|e| {
-        // One line: the parser's "expected …" continuation joins the message.
-        let msg = e.message().trim_end().replace('\n', "; ");
-        error(e.span(), None, msg)
-    })?;
+    if let Some(version) = &doc.sluice {
+        if !(1..=FORMAT_VERSION).contains(version.get_ref()) {
+            errors.add(
+                Some(version.span()),
+                None,
+                format!(
+                    "the file is written for graph format {}, and this sluice reads format 1 to {FORMAT_VERSION}{}",
+                    version.get_ref(),
+                    if *version.get_ref() > FORMAT_VERSION { ": install a newer sluice" } else { "" }
+                ),
+            );
+            return Err(errors.finish());
+        }
+    }
     let mut graph = Graph::new();
     if let Some(opts) = &doc.options {
         if let Some(bytes) = &opts.queue_bytes {
             graph.set_default_queue_bytes(*bytes.get_ref() as usize);
         }
         if let Some(flavor) = &opts.flavor {
-            let flavor_value = match flavor.get_ref().as_str() {
-                "mirrored" => Flavor::Mirrored,
-                "copying" => Flavor::Copying,
-                other => {
-                    return Err(error(
-                        Some(flavor.span()),
-                        None,
-                        format!(
-                            "options: unknown queue flavor '{other}' (use mirrored or copying)"
-                        ),
-                    ))
-                }
-            };
-            graph.set_queue_options(QueueOptions {
-                flavor: flavor_value,
-                ..QueueOptions::default()
-            });
+            match flavor.get_ref().as_str() {
+                "mirrored" | "copying" => graph.set_queue_options(QueueOptions {
+                    flavor: if flavor.get_ref() == "mirrored" {
+                        Flavor::Mirrored
+                    } else {
+                        Flavor::Copying
+                    },
+                    ..QueueOptions::default()
+                }),
+                other => errors.add(
+                    Some(flavor.span()),
+                    None,
+                    format!("options: unknown queue flavor '{other}' (use mirrored or copying)"),
+                ),
+            }
         }
     }
     if doc.node.is_empty() {
-        return Err(error(
-            None,
-            None,
-            "the graph has no [[node]] entries".to_string(),
-        ));
+        errors.add(None, None, "the graph has no [[node]] entries".to_string());
+        return Err(errors.finish());
     }
     let mut nodes: Vec<Spanned<NodeDoc>> = doc.node;
-    apply_overrides(&mut nodes, overrides).map_err(|m| error(None, None, m))?;
+    if let Err(m) = apply_overrides(&mut nodes, overrides) {
+        errors.add(None, None, m);
+        return Err(errors.finish());
+    }
     let mut node_lines = BTreeMap::new();
     let mut node_types = BTreeMap::new();
     let mut node_memory = BTreeMap::new();
-    for node in &nodes {
+    // Nodes that cannot be built: a second node of one name.
+    let mut duplicate = vec![false; nodes.len()];
+    for (i, node) in nodes.iter().enumerate() {
         let node = node.get_ref();
         let name = node.name.get_ref();
         let kind = node.kind.get_ref();
+        if let Some(previous) = node_lines.get(name) {
+            errors.add(
+                Some(node.name.span()),
+                Some(name),
+                format!("node '{name}': a node of that name is already declared on line {previous}; names must be unique"),
+            );
+            duplicate[i] = true;
+            continue;
+        }
+        node_lines.insert(name.clone(), line_column(text, node.name.span().start).0);
         let Some(block) = registry.find(kind) else {
             let similar = registry.similar(kind);
             let hint = if similar.is_empty() {
@@ -366,154 +408,104 @@ pub fn load_with(
             } else {
                 format!("did you mean {}?", similar.join(" or "))
             };
-            return Err(error(
+            errors.add(
                 Some(node.kind.span()),
                 Some(name),
                 format!("node '{name}': unknown block type '{kind}' ({hint})"),
-            ));
+            );
+            continue;
         };
-        if let Some(previous) = node_lines.get(name) {
-            return Err(error(
-                Some(node.name.span()),
-                Some(name),
-                format!("node '{name}': a node of that name is already declared on line {previous}; names must be unique"),
-            ));
-        }
-        node_lines.insert(name.clone(), line_column(text, node.name.span().start).0);
         node_types.insert(name.clone(), block.name.to_string());
     }
-    let (hosts, node_hosts) = check_placement(&doc.hosts, &nodes, text)
-        .map_err(|(span, node, msg)| error(Some(span), node.as_deref(), msg))?;
-    check_file_collisions(&nodes, registry)
-        .map_err(|(span, node, msg)| error(Some(span), Some(&node), msg))?;
-    for node in nodes {
+    let (hosts, node_hosts) = match check_placement(&doc.hosts, &nodes, text) {
+        Ok(placed) => placed,
+        Err((span, node, msg)) => {
+            errors.add(Some(span), node.as_deref(), msg);
+            Default::default()
+        }
+    };
+    if let Err((span, node, msg)) = check_file_collisions(&nodes, registry) {
+        errors.add(Some(span), Some(&node), msg);
+    }
+    for (node, duplicate) in nodes.into_iter().zip(duplicate) {
+        if duplicate {
+            continue;
+        }
         let span = node.span();
         let node = node.into_inner();
         let name = node.name.get_ref().clone();
-        let kind = node.kind.get_ref();
-        let block = registry.find(kind).expect("checked above");
+        let Some(block) = registry.find(node.kind.get_ref()) else {
+            continue;
+        };
         let mut params = Params::new(node.params);
-        // (On a copy: the memory function reads parameters the build may not.)
-        if let Some(memory) = block.memory {
-            if let Ok(m) = memory(&mut params.clone()) {
-                node_memory.insert(name.clone(), m);
-            }
-        }
-        let built = (block.build)(&mut params).map_err(|mut e| {
-            // A required parameter that is missing because it was misspelt: say so.
-            if let Some(typo) = params
-                .unused()
-                .into_iter()
-                .find(|u| !e.param.is_empty() && crate::registry::close_enough(u, &e.param))
-            {
-                e.message = format!("{} (the node gives '{typo}': a misspelling?)", e.message);
-            }
+        let param_error = |errors: &mut Errors, params: &Params, e: ParamError| {
             let at = params.span(&e.param).unwrap_or(span.clone());
-            if e.param.is_empty() {
-                error(
-                    Some(at),
-                    Some(&name),
-                    format!("node '{name}': {}", e.message),
-                )
+            let message = if e.param.is_empty() {
+                format!("node '{name}': {}", e.message)
+            } else if e.unknown {
+                format!("node '{name}': unknown parameter '{}' {}", e.param, e.message.trim_start_matches("is unknown "))
             } else {
-                error(
-                    Some(at),
-                    Some(&name),
-                    format!(
-                        "node '{name}': parameter '{}'{}",
-                        e.param,
-                        joined(&e.message)
-                    ),
-                )
-            }
-        })?;
-        if let Some(unknown) = params.unused().first() {
-            let known: Vec<&str> = block.params.iter().map(|p| p.name).collect();
-            // Only parameters the node does not give already can be what was meant.
-            let close: Vec<&str> = known
-                .iter()
-                .copied()
-                .filter(|k| params.span(k).is_none() && crate::registry::close_enough(unknown, k))
-                .collect();
-            let hint = match (close.first(), known.is_empty()) {
-                (Some(k), _) => format!("did you mean '{k}'?"),
-                (None, true) => format!("{kind} takes no parameters"),
-                (None, false) => format!("{kind} takes: {}", known.join(", ")),
+                format!("node '{name}': parameter '{}'{}", e.param, joined(&e.message))
             };
-            return Err(error(
-                params.span(unknown).or(Some(span)),
-                Some(&name),
-                format!("node '{name}': unknown parameter '{unknown}' for {kind} ({hint})"),
-            ));
+            errors.add(Some(at), Some(&name), message);
+        };
+        // The declaration first: unknown, mistyped, out-of-range and missing parameters are
+        // named before the block's own checks run.
+        let mistakes = block.check(&params);
+        if !mistakes.is_empty() {
+            let misspelt: Vec<String> = mistakes
+                .iter()
+                .filter(|e| e.unknown)
+                .map(|e| e.param.clone())
+                .collect();
+            for mut e in mistakes {
+                // A required parameter that is missing because it was misspelt: say so.
+                if let Some(typo) = misspelt
+                    .iter()
+                    .find(|u| !e.unknown && crate::registry::close_enough(u, &e.param))
+                {
+                    e.message = format!("{} (the node gives '{typo}': a misspelling?)", e.message);
+                }
+                param_error(&mut errors, &params, e);
+            }
+            continue;
         }
-        graph
-            .add_boxed(&name, built)
-            .map_err(|e| error(Some(node.name.span()), Some(&name), e.to_string()))?;
+        if let Some(Ok(m)) = block.memory_of(&params) {
+            node_memory.insert(name.clone(), m);
+        }
+        match block.instantiate(&mut params) {
+            Ok(built) => {
+                if let Err(e) = graph.add_boxed(&name, built) {
+                    errors.add(Some(node.name.span()), Some(&name), e.to_string());
+                }
+            }
+            Err(e) => param_error(&mut errors, &params, e),
+        }
     }
     let mut edges = Vec::new();
     for edge in doc.edge {
         let edge = edge.into_inner();
-        let (from_node, from_port) =
-            split_end(&edge.from).map_err(|m| error(Some(edge.from.span()), None, m))?;
-        let (to_node, to_port) =
-            split_end(&edge.to).map_err(|m| error(Some(edge.to.span()), None, m))?;
-        let label = format!("edge {} -> {}", edge.from.get_ref(), edge.to.get_ref());
-        let from = graph.node_id(from_node).ok_or_else(|| {
-            error(
-                Some(edge.from.span()),
-                None,
-                format!("{label}: no node named '{from_node}'"),
-            )
-        })?;
-        let to = graph.node_id(to_node).ok_or_else(|| {
-            error(
-                Some(edge.to.span()),
-                None,
-                format!("{label}: no node named '{to_node}'"),
-            )
-        })?;
-        let capacity = match &edge.capacity {
-            Some(c) if *c.get_ref() == 0 => {
-                return Err(error(
-                    Some(c.span()),
-                    None,
-                    format!("{label}: capacity must be at least 1 item, not 0"),
-                ))
+        match connect(&mut graph, &edge) {
+            Ok(ends) => edges.push(ends),
+            Err((span, message)) => {
+                // An edge to a node that failed to load says nothing new.
+                if !message.contains("no node named") || errors.list.is_empty() {
+                    errors.add(Some(span), None, message);
+                }
             }
-            Some(c) => Some(*c.get_ref() as usize),
-            None => None,
-        };
-        // An input port's error concerns the `to` end, anything else the `from` end.
-        let blame = |e: &RuntimeError| match e {
-            RuntimeError::NoSuchPort { kind: "input", .. } | RuntimeError::InputTaken { .. } => {
-                edge.to.span()
-            }
-            _ => edge.from.span(),
-        };
-        graph
-            .connect_with(from, from_port, to, to_port, capacity)
-            .map_err(|e| error(Some(blame(&e)), None, format!("{label}: {e}")))?;
-        edges.push((
-            from_node.to_string(),
-            from_port.to_string(),
-            to_node.to_string(),
-            to_port.to_string(),
-        ));
+        }
     }
-    check_cycles(&node_lines, &edges).map_err(|(node, line, msg)| GraphFileError {
-        origin: origin.to_string(),
-        line: Some(line),
-        column: None,
-        node: Some(node),
-        message: msg,
-    })?;
-    check_unconnected(&graph, &node_lines, &edges).map_err(|(node, line, msg)| GraphFileError {
-        origin: origin.to_string(),
-        line: Some(line),
-        column: None,
-        node: Some(node),
-        message: msg,
-    })?;
+    if errors.list.is_empty() {
+        if let Err((node, line, msg)) = check_cycles(&node_lines, &edges) {
+            errors.add_line(line, node, msg);
+        }
+        for (node, line, msg) in check_unconnected(&graph, &node_lines, &edges) {
+            errors.add_line(line, node, msg);
+        }
+    }
+    if !errors.list.is_empty() {
+        return Err(errors.finish());
+    }
     Ok(LoadedGraph {
         graph,
         source: GraphSource {
@@ -526,6 +518,86 @@ pub fn load_with(
             node_memory,
         },
     })
+}
+
+/// The mistakes found in one file, in the order found.
+struct Errors<'a> {
+    text: &'a str,
+    origin: &'a str,
+    list: Vec<GraphFileError>,
+}
+
+impl Errors<'_> {
+    fn add(&mut self, span: Option<Range<usize>>, node: Option<&str>, message: String) {
+        let (line, column) = span.map(|s| line_column(self.text, s.start)).unzip();
+        self.push(line, column, node.map(str::to_string), message);
+    }
+
+    fn add_line(&mut self, line: usize, node: String, message: String) {
+        self.push(Some(line), None, Some(node), message);
+    }
+
+    fn push(&mut self, line: Option<usize>, column: Option<usize>, node: Option<String>, message: String) {
+        if self.list.len() < MAX_ERRORS {
+            self.list.push(GraphFileError {
+                origin: self.origin.to_string(),
+                line,
+                column,
+                node,
+                message,
+                more: Vec::new(),
+            });
+        }
+    }
+
+    /// The first mistake, carrying the others.
+    fn finish(mut self) -> GraphFileError {
+        let mut first = self.list.remove(0);
+        first.more = self.list;
+        first
+    }
+}
+
+/// Connects one `[[edge]]`, returning its ends, or the place and words of what is wrong.
+fn connect(
+    graph: &mut Graph,
+    edge: &EdgeDoc,
+) -> Result<(String, String, String, String), (Range<usize>, String)> {
+    let (from_node, from_port) = split_end(&edge.from).map_err(|m| (edge.from.span(), m))?;
+    let (to_node, to_port) = split_end(&edge.to).map_err(|m| (edge.to.span(), m))?;
+    let label = format!("edge {} -> {}", edge.from.get_ref(), edge.to.get_ref());
+    let from = graph
+        .node_id(from_node)
+        .ok_or_else(|| (edge.from.span(), format!("{label}: no node named '{from_node}'")))?;
+    let to = graph
+        .node_id(to_node)
+        .ok_or_else(|| (edge.to.span(), format!("{label}: no node named '{to_node}'")))?;
+    let capacity = match &edge.capacity {
+        Some(c) if *c.get_ref() == 0 => {
+            return Err((
+                c.span(),
+                format!("{label}: capacity must be at least 1 item, not 0"),
+            ))
+        }
+        Some(c) => Some(*c.get_ref() as usize),
+        None => None,
+    };
+    // An input port's error concerns the `to` end, anything else the `from` end.
+    let blame = |e: &RuntimeError| match e {
+        RuntimeError::NoSuchPort { kind: "input", .. } | RuntimeError::InputTaken { .. } => {
+            edge.to.span()
+        }
+        _ => edge.from.span(),
+    };
+    graph
+        .connect_with(from, from_port, to, to_port, capacity)
+        .map_err(|e| (blame(&e), format!("{label}: {e}")))?;
+    Ok((
+        from_node.to_string(),
+        from_port.to_string(),
+        to_node.to_string(),
+        to_port.to_string(),
+    ))
 }
 
 /// A host's address names a machine: no scheme, no port, no spaces.
@@ -774,7 +846,8 @@ fn check_unconnected(
     graph: &Graph,
     node_lines: &BTreeMap<String, usize>,
     edges: &[(String, String, String, String)],
-) -> Result<(), (String, usize, String)> {
+) -> Vec<(String, usize, String)> {
+    let mut found = Vec::new();
     for (name, &line) in node_lines {
         let Some(ports) = graph.node_id(name).and_then(|id| graph.ports(id)) else {
             continue;
@@ -786,7 +859,7 @@ fn check_unconnected(
                     _ => a == name && ap == &port.name,
                 });
                 if !connected {
-                    return Err((
+                    found.push((
                         name.clone(),
                         line,
                         format!(
@@ -799,7 +872,7 @@ fn check_unconnected(
             }
         }
     }
-    Ok(())
+    found
 }
 
 /// Refuses, before any node is built (and so before any file is opened), a graph in which a
@@ -814,9 +887,9 @@ fn check_file_collisions(
         let Some(block) = registry.find(node.kind.get_ref()) else {
             continue;
         };
-        for f in block.files {
-            if let Some(path) = node.params.get(f.param) {
-                files.push((node, path, f.access));
+        for (param, access) in block.files() {
+            if let Some(path) = node.params.get(param) {
+                files.push((node, path, access));
             }
         }
     }
@@ -895,7 +968,7 @@ fn split_end(end: &Spanned<String>) -> Result<(&str, &str), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::{BlockType, FileParam, ParamDoc};
+    use crate::{BlockType, Family, ItemDecl, Param};
     use num_complex_free::*;
     use sluice_runtime::{Item, Node, NodeError, Ports, Work, WorkIo};
 
@@ -951,62 +1024,33 @@ mod tests {
 
     fn registry() -> Registry {
         let mut r = Registry::new();
-        r.add(BlockType {
-            name: "count",
-            help: "zeros",
-            ports: "out: f32 or u8",
-            params: &[
-                ParamDoc {
-                    name: "items",
-                    default: "required",
-                    help: "how many",
-                },
-                ParamDoc {
-                    name: "item",
-                    default: "f32",
-                    help: "f32 or u8",
-                },
-            ],
-            files: &[],
-            settable: &[],
-            example: "",
-            build: |p| {
-                let left = p.u64("items")?;
-                match p.opt_str("item")?.as_deref().unwrap_or("f32") {
-                    "f32" => Ok(Box::new(Count::<f32> {
-                        left,
-                        _t: Default::default(),
-                    })),
-                    _ => Ok(Box::new(Count::<u8> {
-                        left,
-                        _t: Default::default(),
-                    })),
-                }
-            },
-            memory: None,
-        })
+        let item = || ItemDecl::Param("item".into());
+        r.add(
+            BlockType::new("count", Family::Sources, "zeros")
+                .output("out", item())
+                .param(Param::integer("items", "how many"))
+                .param(Param::choice("item", &["f32", "u8"], "f32 or u8").default("f32"))
+                .build(|p| {
+                    let left = p.u64("items")?;
+                    match p.str("item")?.as_str() {
+                        "f32" => Ok(Box::new(Count::<f32> {
+                            left,
+                            _t: Default::default(),
+                        })),
+                        _ => Ok(Box::new(Count::<u8> {
+                            left,
+                            _t: Default::default(),
+                        })),
+                    }
+                }),
+        )
         .unwrap();
-        r.add(BlockType {
-            name: "drain",
-            help: "consumes",
-            ports: "in: f32",
-            params: &[ParamDoc {
-                name: "path",
-                default: "-",
-                help: "a file it would write",
-            }],
-            files: &[FileParam {
-                param: "path",
-                access: FileAccess::Write,
-            }],
-            settable: &[],
-            example: "",
-            build: |p| {
-                let _ = p.opt_str("path")?;
-                Ok(Box::new(Drain::<f32>(Default::default())))
-            },
-            memory: None,
-        })
+        r.add(
+            BlockType::new("drain", Family::Sinks, "consumes")
+                .input("in", ItemDecl::fixed("f32"))
+                .param(Param::writes("path", "a file it would write").derived("-"))
+                .build(|_| Ok(Box::new(Drain::<f32>(Default::default())))),
+        )
         .unwrap();
         r
     }
@@ -1066,7 +1110,45 @@ to = "sink.in"
         let text = GOOD.replace("items = 1000", "items = -3");
         assert_eq!(
             error_of(&text),
-            "g.toml:5:20: node 'src': parameter 'items' must not be negative (-3)"
+            "g.toml:5:20: node 'src': parameter 'items' must be at least 0, not -3"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_parameter_is_named_before_the_block_checks_anything() {
+        // `items` is required: the block would say so, but the misspelling is the mistake.
+        let text = GOOD.replace("items = 1000", "itme = 1000");
+        assert_eq!(
+            error_of(&text),
+            "g.toml:5:19: node 'src': unknown parameter 'itme' for count (did you mean 'items'?)\n\
+             g.toml:2:1: node 'src': parameter 'items' is required (the node gives 'itme': a misspelling?)"
+        );
+    }
+
+    #[test]
+    fn every_mistake_of_a_file_is_reported() {
+        let text = GOOD
+            .replace("items = 1000", "items = 1000, colour = 1, item = \"f64\"")
+            .replace("type = \"drain\"", "type = \"drian\"");
+        let err = error_of(&text);
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "g.toml:9:8: node 'sink': unknown block type 'drian' (did you mean drain?)",
+                "g.toml:5:35: node 'src': unknown parameter 'colour' for count (count takes: items, item)",
+                "g.toml:5:45: node 'src': parameter 'item' must be one of f32, u8, not 'f64'",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_for_a_newer_format_is_refused_clearly() {
+        let ok = format!("sluice = 1\n{GOOD}");
+        assert!(load_str(&ok, "g.toml", &registry()).is_ok());
+        assert_eq!(
+            error_of(&format!("sluice = 2\n{GOOD}")),
+            "g.toml:1:10: the file is written for graph format 2, and this sluice reads format 1 to 1: install a newer sluice"
         );
     }
 
@@ -1107,7 +1189,8 @@ to = "sink.in"
         let text = GOOD.replace("[[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n", "");
         assert_eq!(
             error_of(&text),
-            "g.toml:8: node 'sink': input port 'in' is not connected (add an [[edge]] to it)"
+            "g.toml:8: node 'sink': input port 'in' is not connected (add an [[edge]] to it)\n\
+             g.toml:3: node 'src': output port 'out' is not connected (add an [[edge]] from it)"
         );
         let text = GOOD.replace("name = \"sink\"", "name = \"src\"");
         assert_eq!(

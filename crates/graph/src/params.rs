@@ -1,6 +1,7 @@
 //! Block parameters from a graph file: typed getters that remember what was used, so that an
 //! unknown (misspelt) parameter is an error instead of being silently ignored.
 
+use crate::decl::param::kind_of as kind;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use toml::{Spanned, Value};
@@ -10,8 +11,11 @@ use toml::{Spanned, Value};
 pub struct ParamError {
     /// The parameter's name (empty when the error concerns the block as a whole).
     pub param: String,
-    /// What is wrong.
+    /// What is wrong, in words that read on from "parameter 'x'" where they can ("must be …",
+    /// "is required").
     pub message: String,
+    /// The block declares no parameter of this name.
+    pub unknown: bool,
 }
 
 impl ParamError {
@@ -20,14 +24,25 @@ impl ParamError {
         ParamError {
             param: param.to_string(),
             message: message.into(),
+            unknown: false,
+        }
+    }
+
+    /// `param` is not a parameter of the block.
+    pub fn unknown(param: &str, message: impl Into<String>) -> Self {
+        ParamError {
+            unknown: true,
+            ..ParamError::new(param, message)
         }
     }
 }
 
-/// The parameters of one node.
+/// The parameters of one node: those its graph file gives, and the defaults its block type
+/// declares (see [`Params::declare`]).
 #[derive(Debug, Default, Clone)]
 pub struct Params {
     values: BTreeMap<String, Spanned<Value>>,
+    defaults: BTreeMap<String, Value>,
     used: BTreeSet<String>,
 }
 
@@ -36,8 +51,63 @@ impl Params {
     pub fn new(values: BTreeMap<String, Spanned<Value>>) -> Self {
         Params {
             values,
+            defaults: BTreeMap::new(),
             used: BTreeSet::new(),
         }
+    }
+
+    /// Parameters from `(name, value)` pairs, without places in a file (for blocks built in
+    /// code, e.g. from Python).
+    pub fn from_values(values: impl IntoIterator<Item = (String, Value)>) -> Self {
+        Params::new(
+            values
+                .into_iter()
+                .map(|(k, v)| (k, Spanned::new(0..0, v)))
+                .collect(),
+        )
+    }
+
+    /// Takes the declared parameters' defaults: a getter then returns the default of a
+    /// parameter the node leaves out, and every declared name counts as known.
+    pub fn declare(&mut self, decls: &[crate::ParamDecl]) {
+        for decl in decls {
+            self.used.insert(decl.name.to_string());
+            if let crate::decl::param::Default::Value(v) = &decl.default {
+                self.defaults.insert(decl.name.to_string(), v.clone());
+            }
+        }
+    }
+
+    /// The value the graph file gives for `param`.
+    pub fn given(&self, param: &str) -> Option<&Value> {
+        self.values.get(param).map(|v| v.get_ref())
+    }
+
+    /// A block that passes its own default to a getter must pass the declared one: the
+    /// declaration is what users read (checked in tests, where debug assertions are on).
+    fn agrees(&self, name: &str, default: &Value) {
+        if let Some(declared) = self.defaults.get(name) {
+            let same = match (declared, default) {
+                (Value::Integer(a), Value::Float(b)) | (Value::Float(b), Value::Integer(a)) => {
+                    *a as f64 == *b
+                }
+                (a, b) => a == b,
+            };
+            debug_assert!(
+                same,
+                "parameter '{name}': the block's default {default} differs from the declared {declared}"
+            );
+        }
+    }
+
+    /// The names of the parameters the graph file gives.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.values.keys().map(String::as_str)
+    }
+
+    /// The value given for `param`, or its declared default.
+    pub fn value(&self, param: &str) -> Option<&Value> {
+        self.given(param).or_else(|| self.defaults.get(param))
     }
 
     /// Byte range of `param` in the file, if it was given.
@@ -47,10 +117,10 @@ impl Params {
 
     fn get(&mut self, name: &str) -> Option<&Value> {
         self.used.insert(name.to_string());
-        self.values.get(name).map(|v| v.get_ref())
+        self.value(name)
     }
 
-    /// Names given but never asked for: unknown parameters.
+    /// Names given but neither declared nor asked for: unknown parameters.
     pub fn unused(&self) -> Vec<&str> {
         self.values
             .keys()
@@ -61,6 +131,7 @@ impl Params {
 
     /// A number (integers are accepted too), or `default` when absent.
     pub fn f64_or(&mut self, name: &str, default: f64) -> Result<f64, ParamError> {
+        self.agrees(name, &Value::Float(default));
         Ok(self.opt_f64(name)?.unwrap_or(default))
     }
 
@@ -75,6 +146,11 @@ impl Params {
                 format!("must be a number, not {}", kind(other)),
             )),
         }
+    }
+
+    /// A number (given or declared default) as f32.
+    pub fn f32(&mut self, name: &str) -> Result<f32, ParamError> {
+        Ok(self.f64(name)? as f32)
     }
 
     /// A required number.
@@ -104,6 +180,7 @@ impl Params {
 
     /// A non-negative integer, or `default` when absent.
     pub fn u64_or(&mut self, name: &str, default: u64) -> Result<u64, ParamError> {
+        self.agrees(name, &Value::Integer(default as i64));
         Ok(self.opt_u64(name)?.unwrap_or(default))
     }
 
@@ -133,6 +210,7 @@ impl Params {
 
     /// A flag, or `default` when absent.
     pub fn bool_or(&mut self, name: &str, default: bool) -> Result<bool, ParamError> {
+        self.agrees(name, &Value::Boolean(default));
         match self.get(name) {
             None => Ok(default),
             Some(Value::Boolean(b)) => Ok(*b),
@@ -168,14 +246,4 @@ impl Params {
     }
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::String(_) => "a string",
-        Value::Integer(_) => "an integer",
-        Value::Float(_) => "a number",
-        Value::Boolean(_) => "a boolean",
-        Value::Datetime(_) => "a date",
-        Value::Array(_) => "a list",
-        Value::Table(_) => "a table",
-    }
-}
+

@@ -3,156 +3,62 @@
 
 use crate::{RetentionFull, ShmOptions, ShmSink, ShmSource, TcpOptions, TcpSink, TcpSource};
 use num_complex::Complex32;
-use sluice_graph::{BlockType, ParamDoc, ParamError, Params, Registry};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params, Registry};
 use sluice_runtime::{Item, Node};
 use std::time::Duration;
 
-const COMMON: &[ParamDoc] = &[
-    ParamDoc {
-        name: "url",
-        default: "required",
-        help: "tcp://host:port to connect, tcp-listen://host:port to listen",
-    },
-    ParamDoc {
-        name: "item",
-        default: "c32",
-        help: "item type: c32 (complex f32), f32, i16, u8",
-    },
-    ParamDoc {
-        name: "frame_bytes",
-        default: "1048576",
-        help: "payload bytes per DATA frame (sender); sizes the receiver's queue",
-    },
-    ParamDoc {
-        name: "heartbeat",
-        default: "1.0",
-        help: "seconds of silence after which a HEARTBEAT goes out",
-    },
-    ParamDoc {
-        name: "peer_timeout",
-        default: "10.0",
-        help: "seconds without a byte from the peer before it is declared silent",
-    },
-    ParamDoc {
-        name: "timeout",
-        default: "60.0",
-        help: "seconds to wait for the first connection before failing",
-    },
-    ParamDoc {
-        name: "resume_timeout",
-        default: "60.0",
-        help: "seconds to wait for a new connection after a loss (0: fail at once, no resume)",
-    },
-];
+fn common() -> Vec<ParamDecl> {
+    vec![
+        Param::text("url", "tcp://host:port to connect, tcp-listen://host:port to listen"),
+        Param::choice("item", &["c32", "f32", "i16", "u8"], "item type: c32 (complex f32), f32, i16, u8").default("c32"),
+        Param::integer("frame_bytes", "payload bytes per DATA frame (sender); sizes the receiver's queue").default(1048576),
+        Param::number("heartbeat", "seconds of silence after which a HEARTBEAT goes out").default(1.0),
+        Param::number("peer_timeout", "seconds without a byte from the peer before it is declared silent").default(10.0),
+        Param::number("timeout", "seconds to wait for the first connection before failing").derived("60.0"),
+        Param::number("resume_timeout", "seconds to wait for a new connection after a loss (0: fail at once, no resume)").default(60.0),
+    ]
+}
 
-const VLEN: ParamDoc = ParamDoc {
-    name: "vlen",
-    default: "1",
-    help: "items per vector: the stream carries vectors of this many items (e.g. one sample of each of vlen channels); both ends must agree",
-};
+fn param_vlen() -> ParamDecl {
+    Param::integer("vlen", "items per vector: the stream carries vectors of this many items (e.g. one sample of each of vlen channels); both ends must agree").default(1)
+}
 
-const KEY_FILE: ParamDoc = ParamDoc {
-    name: "key_file",
-    default: "none",
-    help: "cluster key file (64 hex characters, mode 600): every connection authenticates with it (HMAC-SHA256 challenge-response) before the stream starts; peers without the key are refused and logged",
-};
+fn param_key_file() -> ParamDecl {
+    Param::text("key_file", "cluster key file (64 hex characters, mode 600): every connection authenticates with it (HMAC-SHA256 challenge-response) before the stream starts; peers without the key are refused and logged").derived("none")
+}
 
-const AUTH_TIMEOUT: ParamDoc = ParamDoc {
-    name: "auth_timeout",
-    default: "5.0",
-    help: "seconds one connection's authentication may take (with key_file)",
-};
+fn param_auth_timeout() -> ParamDecl {
+    Param::number("auth_timeout", "seconds one connection's authentication may take (with key_file)").default(5.0)
+}
 
-const SINK_PARAMS: &[ParamDoc] = &[
-    COMMON[0],
-    COMMON[1],
-    COMMON[2],
-    COMMON[3],
-    COMMON[4],
-    COMMON[5],
-    COMMON[6],
-    VLEN,
-    KEY_FILE,
-    AUTH_TIMEOUT,
-    ParamDoc {
-        name: "crc",
-        default: "false",
-        help: "append a CRC32C to every DATA frame",
-    },
-    ParamDoc {
-        name: "retention_bytes",
-        default: "8388608",
-        help: "un-acknowledged bytes kept for resending after a reconnect",
-    },
-    ParamDoc {
-        name: "retention_full",
-        default: "block",
-        help: "when retention is full while the peer is away: block (upstream waits) or drop_oldest (for real-time sources: drop, count, and mark the gap with a 'gap' tag)",
-    },
-    ParamDoc {
-        name: "fence",
-        default: "none",
-        help: "name of the process's fence (a cluster partition with a hot standby): standby until the worker wins the partition's lease, then primary with the lease's revision in every HELLO",
-    },
-    ParamDoc {
-        name: "replica",
-        default: "false",
-        help: "the receiver is one replica of a primary/standby pair: when its connection is lost, give it up at once with a warning (the other replica carries the stream)",
-    },
-    ParamDoc {
-        name: "warm_decimation",
-        default: "none",
-        help: "with fence: the partition has a warm standby and this is its output; its input items per output item (the cluster sets it from the blocks' declared memory)",
-    },
-    ParamDoc {
-        name: "warm_lag",
-        default: "0",
-        help: "with warm_decimation: outputs after which a fresh start of the partition is exact again",
-    },
-    ParamDoc {
-        name: "flush_us",
-        default: "50",
-        help: "microseconds committed items may wait to batch into a larger frame (0: none)",
-    },
-];
+fn sink_params() -> Vec<ParamDecl> {
+    [common(), vec![
+        param_vlen(),
+        param_key_file(),
+        param_auth_timeout(),
+        Param::bool("crc", "append a CRC32C to every DATA frame").default(false),
+        Param::integer("retention_bytes", "un-acknowledged bytes kept for resending after a reconnect").default(8388608),
+        Param::text("retention_full", "when retention is full while the peer is away: block (upstream waits) or drop_oldest (for real-time sources: drop, count, and mark the gap with a 'gap' tag)").derived("block"),
+        Param::text("fence", "name of the process's fence (a cluster partition with a hot standby): standby until the worker wins the partition's lease, then primary with the lease's revision in every HELLO").derived("none"),
+        Param::bool("replica", "the receiver is one replica of a primary/standby pair: when its connection is lost, give it up at once with a warning (the other replica carries the stream)").default(false),
+        Param::integer("warm_decimation", "with fence: the partition has a warm standby and this is its output; its input items per output item (the cluster sets it from the blocks' declared memory)").derived("none"),
+        Param::integer("warm_lag", "with warm_decimation: outputs after which a fresh start of the partition is exact again").default(0),
+        Param::number("flush_us", "microseconds committed items may wait to batch into a larger frame (0: none)").default(50.0),
+    ]].concat()
+}
 
-const SOURCE_PARAMS: &[ParamDoc] = &[
-    COMMON[0],
-    COMMON[1],
-    COMMON[2],
-    COMMON[3],
-    COMMON[4],
-    COMMON[5],
-    COMMON[6],
-    VLEN,
-    KEY_FILE,
-    AUTH_TIMEOUT,
-    ParamDoc {
-        name: "max_frame",
-        default: "67108864",
-        help: "frames longer than this many bytes are refused",
-    },
-    ParamDoc {
-        name: "history",
-        default: "0",
-        help: "items before its resume offset that the consumer needs to prime its state (an FIR's taps − 1); the sender keeps that many acknowledged items",
-    },
-    ParamDoc {
-        name: "fenced",
-        default: "false",
-        help: "accept a primary and hot standbys (fenced senders): a newer lease revision displaces the primary, an older one is refused",
-    },
-    ParamDoc {
-        name: "warm",
-        default: "none",
-        help: "name of the process's fence when this is the input of a partition with a warm standby: connect once the partition's output says where to start, start there, and acknowledge upstream only what the outputs' receiver acknowledged (the cluster sets it)",
-    },
-    ParamDoc {
-        name: "spin_us",
-        default: "0",
-        help: "microseconds to busy-poll the socket after a frame before sleeping (0: no spin)",
-    },
-];
+fn source_params() -> Vec<ParamDecl> {
+    [common(), vec![
+        param_vlen(),
+        param_key_file(),
+        param_auth_timeout(),
+        Param::integer("max_frame", "frames longer than this many bytes are refused").default(67108864),
+        Param::integer("history", "items before its resume offset that the consumer needs to prime its state (an FIR's taps − 1); the sender keeps that many acknowledged items").default(0),
+        Param::bool("fenced", "accept a primary and hot standbys (fenced senders): a newer lease revision displaces the primary, an older one is refused").default(false),
+        Param::text("warm", "name of the process's fence when this is the input of a partition with a warm standby: connect once the partition's output says where to start, start there, and acknowledge upstream only what the outputs' receiver acknowledged (the cluster sets it)").derived("none"),
+        Param::number("spin_us", "microseconds to busy-poll the socket after a frame before sleeping (0: no spin)").default(0.0),
+    ]].concat()
+}
 
 fn seconds(p: &mut Params, name: &str, default: f64) -> Result<Duration, ParamError> {
     let s = p.f64_or(name, default)?;
@@ -264,20 +170,13 @@ fn build<T: Item>(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamErro
     })
 }
 
-const SHM_PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "url",
-        default: "required",
-        help: "unix:PATH to connect, unix-listen:PATH to listen (@name: abstract socket, no file)",
-    },
-    COMMON[1],
-    ParamDoc {
-        name: "ring_bytes",
-        default: "8388608",
-        help: "bytes of shared ring the sink creates (rounded up to whole pages and items)",
-    },
-    COMMON[5],
-];
+fn shm_params() -> Vec<ParamDecl> {
+    [vec![
+        Param::text("url", "unix:PATH to connect, unix-listen:PATH to listen (@name: abstract socket, no file)"),
+    ], common()[1..=1].to_vec(), vec![
+        Param::integer("ring_bytes", "bytes of shared ring the sink creates (rounded up to whole pages and items)").default(8388608),
+    ], common()[5..=5].to_vec()].concat()
+}
 
 fn build_shm<T: Item>(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamError> {
     let url = p.str("url")?;
@@ -333,62 +232,26 @@ fn with_item_of(p: &mut Params, sink: bool, shm: bool) -> Result<Box<dyn Node>, 
 /// Adds `tcp_sink`, `tcp_source`, `shm_sink` and `shm_source` to `registry`.
 pub fn register(registry: &mut Registry) {
     let types = [
-        BlockType {
-            name: "tcp_sink",
-            help: "Sends its stream over TCP (sluice-net wire, docs/net/wire.md) with tags, resuming by offset after a reconnect.",
-            ports: "in: item[vlen]",
-            params: SINK_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "uplink"
-type = "tcp_sink"
-params = { item = "c32", url = "tcp://10.0.0.2:5000" }"#,
-            build: |p| with_item(p, true),
-            memory: None,
-        },
-        BlockType {
-            name: "tcp_source",
-            help: "Receives a stream over TCP (sluice-net wire, docs/net/wire.md) straight into its output queue, with tags.",
-            ports: "out: item[vlen]",
-            params: SOURCE_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "downlink"
-type = "tcp_source"
-params = { item = "c32", url = "tcp-listen://0.0.0.0:5000" }"#,
-            build: |p| with_item(p, false),
-            memory: None,
-        },
-        BlockType {
-            name: "shm_sink",
-            help: "Sends its stream to a shm_source in another process on this machine through a ring in shared memory (docs/net/shm.md), with tags.",
-            ports: "in: item",
-            params: SHM_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "to_demod"
-type = "shm_sink"
-params = { item = "c32", url = "unix-listen:@sluice-demo" }"#,
-            build: |p| shm_with_item(p, true),
-            memory: None,
-        },
-        BlockType {
-            name: "shm_source",
-            help: "Receives a stream from a shm_sink in another process on this machine through a ring in shared memory (docs/net/shm.md), with tags.",
-            ports: "out: item",
-            params: SHM_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "from_tuner"
-type = "shm_source"
-params = { item = "c32", url = "unix:@sluice-demo" }"#,
-            build: |p| shm_with_item(p, false),
-            memory: None,
-        },
+        BlockType::new("tcp_sink", Family::Network, "Sends its stream over TCP (sluice-net wire, docs/net/wire.md) with tags, resuming by offset after a reconnect.")
+            .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
+            .params(sink_params())
+            .example(r#"item = "c32", url = "tcp://10.0.0.2:5000""#)
+            .build(|p| with_item(p, true)),
+        BlockType::new("tcp_source", Family::Network, "Receives a stream over TCP (sluice-net wire, docs/net/wire.md) straight into its output queue, with tags.")
+            .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
+            .params(source_params())
+            .example(r#"item = "c32", url = "tcp-listen://0.0.0.0:5000""#)
+            .build(|p| with_item(p, false)),
+        BlockType::new("shm_sink", Family::Network, "Sends its stream to a shm_source in another process on this machine through a ring in shared memory (docs/net/shm.md), with tags.")
+            .port(PortDecl::input("in", ItemDecl::item()))
+            .params(shm_params())
+            .example(r#"item = "c32", url = "unix-listen:@sluice-demo""#)
+            .build(|p| shm_with_item(p, true)),
+        BlockType::new("shm_source", Family::Network, "Receives a stream from a shm_sink in another process on this machine through a ring in shared memory (docs/net/shm.md), with tags.")
+            .port(PortDecl::output("out", ItemDecl::item()))
+            .params(shm_params())
+            .example(r#"item = "c32", url = "unix:@sluice-demo""#)
+            .build(|p| shm_with_item(p, false)),
     ];
     for t in types {
         registry

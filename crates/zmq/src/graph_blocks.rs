@@ -5,121 +5,111 @@
 
 use crate::{SocketType, ZmqOptions, ZmqSink, ZmqSource};
 use num_complex::Complex32;
-use sluice_graph::{BlockType, ParamDoc, ParamError, Params, Registry};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, ParamError, Params, Registry};
 use sluice_runtime::{Item, Node};
 use std::time::Duration;
 
-const ADDRESS: ParamDoc = ParamDoc {
-    name: "address",
-    default: "required",
-    help: "tcp://host:port (tcp://*:port binds every interface); only tcp:// is supported",
-};
-const ITEM: ParamDoc = ParamDoc {
-    name: "item",
-    default: "c32",
-    help: "item type: c32 (gr_complex), f32 (float), i32 (int), i16 (short), u8 (byte); vlen is 1",
-};
-const PASS_TAGS: ParamDoc = ParamDoc {
-    name: "pass_tags",
-    default: "false",
-    help: "messages carry gr-zeromq's tag header (both ends must agree)",
-};
-const TIMEOUT: ParamDoc = ParamDoc {
-    name: "timeout",
-    default: "100",
-    help: "milliseconds one work call may wait on the socket",
-};
-const HWM: ParamDoc = ParamDoc {
-    name: "hwm",
-    default: "-1",
-    help: "accepted for gr-zeromq compatibility; sluice queues no messages of its own (the block's input queue and the kernel's socket buffer hold them)",
-};
-const KEY: ParamDoc = ParamDoc {
-    name: "key",
-    default: "\"\"",
-    help: "PUB: a topic frame sent before each message; SUB: the topic subscribed to (its frame is dropped)",
-};
-const DROP: ParamDoc = ParamDoc {
-    name: "drop_on_hwm",
-    default: "true",
-    help: "PUB: a subscriber whose socket is full misses the message (counted and reported) instead of holding the graph back",
-};
-const MAX_FRAME: ParamDoc = ParamDoc {
-    name: "max_frame",
-    default: "268435456",
-    help: "frames longer than this many bytes are refused",
-};
-const MAX_ITEMS: ParamDoc = ParamDoc {
-    name: "max_items",
-    default: "0",
-    help: "the most items per message (0: as many as the input holds, as gr-zeromq does)",
-};
-
-const fn bind(sink: bool) -> ParamDoc {
-    ParamDoc {
-        name: "bind",
-        default: if sink { "true" } else { "false" },
-        help: "bind (listen) instead of connecting",
-    }
+fn param_address() -> ParamDecl {
+    Param::text("address", "tcp://host:port (tcp://*:port binds every interface); only tcp:// is supported")
+}
+fn param_item() -> ParamDecl {
+    Param::choice("item", &["c32", "f32", "i32", "i16", "u8"], "item type: c32 (gr_complex), f32 (float), i32 (int), i16 (short), u8 (byte); vlen is 1").default("c32")
+}
+fn param_pass_tags() -> ParamDecl {
+    Param::bool("pass_tags", "messages carry gr-zeromq's tag header (both ends must agree)").default(false)
+}
+fn param_timeout() -> ParamDecl {
+    Param::number("timeout", "milliseconds one work call may wait on the socket").default(100.0)
+}
+fn param_hwm() -> ParamDecl {
+    Param::number("hwm", "accepted for gr-zeromq compatibility; sluice queues no messages of its own (the block's input queue and the kernel's socket buffer hold them)").default(-1.0)
+}
+fn param_key() -> ParamDecl {
+    Param::text("key", "PUB: a topic frame sent before each message; SUB: the topic subscribed to (its frame is dropped)").derived("\"\"")
+}
+fn param_drop() -> ParamDecl {
+    Param::bool("drop_on_hwm", "PUB: a subscriber whose socket is full misses the message (counted and reported) instead of holding the graph back").default(true)
+}
+fn param_max_frame() -> ParamDecl {
+    Param::integer("max_frame", "frames longer than this many bytes are refused").default(268435456)
+}
+fn param_max_items() -> ParamDecl {
+    Param::integer("max_items", "the most items per message (0: as many as the input holds, as gr-zeromq does)").default(0)
 }
 
-const PUSH_PARAMS: &[ParamDoc] = &[
-    ADDRESS,
-    ITEM,
-    bind(true),
-    PASS_TAGS,
-    TIMEOUT,
-    HWM,
-    MAX_ITEMS,
-];
-const PUB_PARAMS: &[ParamDoc] = &[
-    ADDRESS,
-    ITEM,
-    bind(true),
-    PASS_TAGS,
-    TIMEOUT,
-    HWM,
-    KEY,
-    DROP,
-    MAX_ITEMS,
-];
-const REP_PARAMS: &[ParamDoc] = &[
-    ADDRESS,
-    ITEM,
-    bind(true),
-    PASS_TAGS,
-    TIMEOUT,
-    HWM,
-    MAX_ITEMS,
-];
-const PULL_PARAMS: &[ParamDoc] = &[
-    ADDRESS,
-    ITEM,
-    bind(false),
-    PASS_TAGS,
-    TIMEOUT,
-    HWM,
-    MAX_FRAME,
-];
-const SUB_PARAMS: &[ParamDoc] = &[
-    ADDRESS,
-    ITEM,
-    bind(false),
-    PASS_TAGS,
-    TIMEOUT,
-    HWM,
-    KEY,
-    MAX_FRAME,
-];
-const REQ_PARAMS: &[ParamDoc] = &[
-    ADDRESS,
-    ITEM,
-    bind(false),
-    PASS_TAGS,
-    TIMEOUT,
-    HWM,
-    MAX_FRAME,
-];
+fn param_bind(sink: bool) -> ParamDecl {
+    Param::bool("bind", "bind (listen) instead of connecting").default(sink)
+}
+
+fn push_params() -> Vec<ParamDecl> {
+    vec![
+        param_address(),
+        param_item(),
+        param_bind(true),
+        param_pass_tags(),
+        param_timeout(),
+        param_hwm(),
+        param_max_items(),
+    ]
+}
+fn pub_params() -> Vec<ParamDecl> {
+    vec![
+        param_address(),
+        param_item(),
+        param_bind(true),
+        param_pass_tags(),
+        param_timeout(),
+        param_hwm(),
+        param_key(),
+        param_drop(),
+        param_max_items(),
+    ]
+}
+fn rep_params() -> Vec<ParamDecl> {
+    vec![
+        param_address(),
+        param_item(),
+        param_bind(true),
+        param_pass_tags(),
+        param_timeout(),
+        param_hwm(),
+        param_max_items(),
+    ]
+}
+fn pull_params() -> Vec<ParamDecl> {
+    vec![
+        param_address(),
+        param_item(),
+        param_bind(false),
+        param_pass_tags(),
+        param_timeout(),
+        param_hwm(),
+        param_max_frame(),
+    ]
+}
+fn sub_params() -> Vec<ParamDecl> {
+    vec![
+        param_address(),
+        param_item(),
+        param_bind(false),
+        param_pass_tags(),
+        param_timeout(),
+        param_hwm(),
+        param_key(),
+        param_max_frame(),
+    ]
+}
+fn req_params() -> Vec<ParamDecl> {
+    vec![
+        param_address(),
+        param_item(),
+        param_bind(false),
+        param_pass_tags(),
+        param_timeout(),
+        param_hwm(),
+        param_max_frame(),
+    ]
+}
 
 fn options(p: &mut Params, kind: SocketType, sink: bool) -> Result<ZmqOptions, ParamError> {
     let address = p.str("address")?;
@@ -183,90 +173,36 @@ fn with_item(p: &mut Params, kind: SocketType, sink: bool) -> Result<Box<dyn Nod
 /// `zmq_rep_sink` and `zmq_req_source` to `registry`.
 pub fn register(registry: &mut Registry) {
     let types = [
-        BlockType {
-            name: "zmq_push_sink",
-            help: "gr-zeromq push_sink: sends its stream as ZeroMQ PUSH messages (one frame per message, tag header when pass_tags), straight from the input queue.",
-            ports: "in: item",
-            params: PUSH_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "to_gnuradio"
-type = "zmq_push_sink"
-params = { item = "c32", address = "tcp://*:5555", pass_tags = true }"#,
-            build: |p| with_item(p, SocketType::Push, true),
-            memory: None,
-        },
-        BlockType {
-            name: "zmq_pull_source",
-            help: "gr-zeromq pull_source: receives ZeroMQ PULL messages straight into its output queue (tags from the header when pass_tags).",
-            ports: "out: item",
-            params: PULL_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "from_gnuradio"
-type = "zmq_pull_source"
-params = { item = "c32", address = "tcp://127.0.0.1:5555", pass_tags = true }"#,
-            build: |p| with_item(p, SocketType::Pull, false),
-            memory: None,
-        },
-        BlockType {
-            name: "zmq_pub_sink",
-            help: "gr-zeromq pub_sink: publishes its stream to every subscriber (optional key frame); drops for full subscribers are counted.",
-            ports: "in: item",
-            params: PUB_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "publish"
-type = "zmq_pub_sink"
-params = { item = "f32", address = "tcp://*:5556", key = "audio" }"#,
-            build: |p| with_item(p, SocketType::Pub, true),
-            memory: None,
-        },
-        BlockType {
-            name: "zmq_sub_source",
-            help: "gr-zeromq sub_source: subscribes to a publisher (optional key) and receives straight into its output queue; items missed between messages are tagged 'gap'.",
-            ports: "out: item",
-            params: SUB_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "subscribe"
-type = "zmq_sub_source"
-params = { item = "f32", address = "tcp://127.0.0.1:5556", key = "audio" }"#,
-            build: |p| with_item(p, SocketType::Sub, false),
-            memory: None,
-        },
-        BlockType {
-            name: "zmq_rep_sink",
-            help: "gr-zeromq rep_sink: answers each request (a u32 item count) with up to that many items.",
-            ports: "in: item",
-            params: REP_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "serve"
-type = "zmq_rep_sink"
-params = { item = "c32", address = "tcp://*:5557" }"#,
-            build: |p| with_item(p, SocketType::Rep, true),
-            memory: None,
-        },
-        BlockType {
-            name: "zmq_req_source",
-            help: "gr-zeromq req_source: asks for as many items as its output has room for and receives the reply straight into the queue.",
-            ports: "out: item",
-            params: REQ_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "ask"
-type = "zmq_req_source"
-params = { item = "c32", address = "tcp://127.0.0.1:5557" }"#,
-            build: |p| with_item(p, SocketType::Req, false),
-            memory: None,
-        },
+        BlockType::new("zmq_push_sink", Family::Network, "gr-zeromq push_sink: sends its stream as ZeroMQ PUSH messages (one frame per message, tag header when pass_tags), straight from the input queue.")
+            .port(PortDecl::input("in", ItemDecl::item()))
+            .params(push_params())
+            .example(r#"item = "c32", address = "tcp://*:5555", pass_tags = true"#)
+            .build(|p| with_item(p, SocketType::Push, true)),
+        BlockType::new("zmq_pull_source", Family::Network, "gr-zeromq pull_source: receives ZeroMQ PULL messages straight into its output queue (tags from the header when pass_tags).")
+            .port(PortDecl::output("out", ItemDecl::item()))
+            .params(pull_params())
+            .example(r#"item = "c32", address = "tcp://127.0.0.1:5555", pass_tags = true"#)
+            .build(|p| with_item(p, SocketType::Pull, false)),
+        BlockType::new("zmq_pub_sink", Family::Network, "gr-zeromq pub_sink: publishes its stream to every subscriber (optional key frame); drops for full subscribers are counted.")
+            .port(PortDecl::input("in", ItemDecl::item()))
+            .params(pub_params())
+            .example(r#"item = "f32", address = "tcp://*:5556", key = "audio""#)
+            .build(|p| with_item(p, SocketType::Pub, true)),
+        BlockType::new("zmq_sub_source", Family::Network, "gr-zeromq sub_source: subscribes to a publisher (optional key) and receives straight into its output queue; items missed between messages are tagged 'gap'.")
+            .port(PortDecl::output("out", ItemDecl::item()))
+            .params(sub_params())
+            .example(r#"item = "f32", address = "tcp://127.0.0.1:5556", key = "audio""#)
+            .build(|p| with_item(p, SocketType::Sub, false)),
+        BlockType::new("zmq_rep_sink", Family::Network, "gr-zeromq rep_sink: answers each request (a u32 item count) with up to that many items.")
+            .port(PortDecl::input("in", ItemDecl::item()))
+            .params(rep_params())
+            .example(r#"item = "c32", address = "tcp://*:5557""#)
+            .build(|p| with_item(p, SocketType::Rep, true)),
+        BlockType::new("zmq_req_source", Family::Network, "gr-zeromq req_source: asks for as many items as its output has room for and receives the reply straight into the queue.")
+            .port(PortDecl::output("out", ItemDecl::item()))
+            .params(req_params())
+            .example(r#"item = "c32", address = "tcp://127.0.0.1:5557""#)
+            .build(|p| with_item(p, SocketType::Req, false)),
     ];
     for t in types {
         registry.add(t).expect("the zmq blocks are registered once");

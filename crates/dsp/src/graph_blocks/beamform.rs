@@ -3,7 +3,7 @@
 use crate::blocks::beamform::parse_taper;
 use crate::blocks::{ArraySource, BeamPattern, Beamformer, SteeringMode};
 use crate::kernels::{ArrayGenerator, Emission, PlaneWave, Steering};
-use sluice_graph::{BlockType, FileAccess, FileParam, ParamDoc, ParamError, Params};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, PortDecl, ParamError, Params};
 use sluice_runtime::{Node, NodeError};
 
 fn node_err(param: &'static str) -> impl Fn(NodeError) -> ParamError {
@@ -168,80 +168,48 @@ fn beam_pattern(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 
 /// The beamforming blocks.
 pub(super) fn block_types() -> Vec<BlockType> {
-    vec![BlockType {
-        name: "array_source",
-        help: "A uniform linear array receiving plane waves (tones, noise or FM at chosen angles) plus independent noise per antenna, at complex baseband: one output per antenna.",
-        ports: "out0, out1, ...: c32",
-        params: &[
-            ParamDoc { name: "elements", default: "required", help: "antennas (outputs)" },
-            ParamDoc { name: "spacing", default: "0.5", help: "element spacing in wavelengths at the carrier" },
-            ParamDoc { name: "carrier", default: "required", help: "carrier frequency, Hz" },
-            ParamDoc { name: "sample_rate", default: "required", help: "Hz" },
-            ParamDoc { name: "angles", default: "[]", help: "one arrival angle per source, degrees from broadside" },
-            ParamDoc { name: "signals", default: "tone,...", help: "comma-separated kind per source: tone, noise or fm (tones and FM are true-time-delayed, noise narrowband)" },
-            ParamDoc { name: "offsets", default: "0", help: "per source: frequency offset from the carrier, Hz" },
-            ParamDoc { name: "amplitudes", default: "1", help: "per source: amplitude (RMS for noise)" },
-            ParamDoc { name: "deviation", default: "5000", help: "FM peak deviation, Hz (1 kHz modulating tone)" },
-            ParamDoc { name: "noise", default: "0.1", help: "RMS of the independent noise of each antenna" },
-            ParamDoc { name: "seed", default: "1", help: "noise seed" },
-            ParamDoc { name: "items", default: "endless", help: "samples per antenna" },
-        ],
-        files: &[],
-        settable: &[],
-        example: r#"[[node]]
-name = "ula"
-type = "array_source"
-params = { elements = 4, carrier = 2.4e9, sample_rate = 1e6, angles = [20.0, -40.0], signals = "tone,fm", offsets = [10000.0, -50000.0], noise = 0.3, items = 100000 }"#,
-        build: array_source,
-        memory: None,
-    },
-    BlockType {
-        name: "beam_pattern",
-        help: "Sink: scans beams over a range of steering angles on every antenna's stream and draws the power against angle as a PNG when the streams end.",
-        ports: "in0, in1, ...: c32",
-        params: &[
-            ParamDoc { name: "elements", default: "required", help: "antennas (inputs), the whole array" },
-            ParamDoc { name: "path", default: "required", help: "PNG file to write" },
-            ParamDoc { name: "spacing", default: "0.5", help: "element spacing in wavelengths" },
-            ParamDoc { name: "taper", default: "rect", help: "rect, hamming, blackman or kaiser:<beta>" },
-            ParamDoc { name: "from", default: "-90", help: "first angle, degrees" },
-            ParamDoc { name: "to", default: "90", help: "last angle, degrees" },
-            ParamDoc { name: "step", default: "0.5", help: "angle step, degrees" },
-            ParamDoc { name: "marks", default: "[]", help: "angles to mark with a vertical line (the beams, the sources)" },
-        ],
-        files: &[FileParam { param: "path", access: FileAccess::Write }],
-        settable: &[],
-        example: r#"[[node]]
-name = "pattern"
-type = "beam_pattern"
-params = { elements = 4, path = "pattern.png", marks = [20.0] }"#,
-        build: beam_pattern,
-        memory: None,
-    },
-    BlockType {
-        name: "beamformer",
-        help: "Delay-and-sum beams of a uniform linear array: phase steering (narrowband) or true time delay (wideband, 16-tap fractional delays); a partial-sum instance covers elements first..first+antennas and its beams add up with other instances' (sum blocks) to the full beams.",
-        ports: "in0, in1, ...: c32 -> beam0, beam1, ...: c32",
-        params: &[
-            ParamDoc { name: "antennas", default: "required", help: "inputs of this node (1-64): elements first..first+antennas" },
-            ParamDoc { name: "angles", default: "required", help: "steering angles in degrees from broadside, one per beam (1-32; settable while running as \"a, b, ...\")" },
-            ParamDoc { name: "elements", default: "first+antennas", help: "elements of the full array (weights and delays come from it)" },
-            ParamDoc { name: "first", default: "0", help: "index of this node's first element in the full array" },
-            ParamDoc { name: "spacing", default: "0.5", help: "element spacing in wavelengths at the carrier" },
-            ParamDoc { name: "taper", default: "rect", help: "rect, hamming, blackman or kaiser:<beta> over the full array (settable while running)" },
-            ParamDoc { name: "mode", default: "phase", help: "phase (complex weights) or delay (true time delay, then the weights)" },
-            ParamDoc { name: "sample_rate", default: "-", help: "Hz (mode = delay)" },
-            ParamDoc { name: "carrier", default: "-", help: "carrier frequency in Hz (mode = delay)" },
-        ],
-        files: &[],
-        settable: &["angles", "taper"],
-        example: r#"[[node]]
-name = "beams"
-type = "beamformer"
-params = { antennas = 2, first = 2, elements = 6, angles = [-20.0, 30.0], taper = "hamming" }"#,
-        build: beamformer,
-        memory: None,
-    }]
+    vec![BlockType::new("array_source", Family::Beamforming, "A uniform linear array receiving plane waves (tones, noise or FM at chosen angles) plus independent noise per antenna, at complex baseband: one output per antenna.")
+        .port(PortDecl::output("out", ItemDecl::fixed("c32")).counted("elements"))
+        .param(Param::integer("elements", "antennas (outputs)").derived("required"))
+        .param(Param::number("spacing", "element spacing in wavelengths at the carrier").default(0.5))
+        .param(Param::number("carrier", "carrier frequency, Hz"))
+        .param(Param::number("sample_rate", "Hz"))
+        .param(Param::numbers("angles", "one arrival angle per source, degrees from broadside").derived("[]"))
+        .param(Param::text("signals", "comma-separated kind per source: tone, noise or fm (tones and FM are true-time-delayed, noise narrowband)").derived("tone,..."))
+        .param(Param::numbers("offsets", "per source: frequency offset from the carrier, Hz").derived("0"))
+        .param(Param::numbers("amplitudes", "per source: amplitude (RMS for noise)").derived("1"))
+        .param(Param::number("deviation", "FM peak deviation, Hz (1 kHz modulating tone)").default(5000.0))
+        .param(Param::number("noise", "RMS of the independent noise of each antenna").default(0.1))
+        .param(Param::integer("seed", "noise seed").default(1))
+        .param(Param::integer("items", "samples per antenna").derived("endless"))
+        .example(r#"elements = 4, carrier = 2.4e9, sample_rate = 1e6, angles = [20.0, -40.0], signals = "tone,fm", offsets = [10000.0, -50000.0], noise = 0.3, items = 100000"#)
+        .build(array_source),
+    BlockType::new("beam_pattern", Family::Beamforming, "Sink: scans beams over a range of steering angles on every antenna's stream and draws the power against angle as a PNG when the streams end.")
+        .port(PortDecl::input("in", ItemDecl::fixed("c32")).counted("elements"))
+        .param(Param::integer("elements", "antennas (inputs), the whole array").derived("required"))
+        .param(Param::writes("path", "PNG file to write"))
+        .param(Param::number("spacing", "element spacing in wavelengths").default(0.5))
+        .param(Param::text("taper", "rect, hamming, blackman or kaiser:<beta>").derived("rect"))
+        .param(Param::number("from", "first angle, degrees").default(-90.0))
+        .param(Param::number("to", "last angle, degrees").default(90.0))
+        .param(Param::number("step", "angle step, degrees").default(0.5))
+        .param(Param::numbers("marks", "angles to mark with a vertical line (the beams, the sources)").derived("[]"))
+        .example(r#"elements = 4, path = "pattern.png", marks = [20.0]"#)
+        .build(beam_pattern),
+    BlockType::new("beamformer", Family::Beamforming, "Delay-and-sum beams of a uniform linear array: phase steering (narrowband) or true time delay (wideband, 16-tap fractional delays); a partial-sum instance covers elements first..first+antennas and its beams add up with other instances' (sum blocks) to the full beams.")
+        .port(PortDecl::input("in", ItemDecl::fixed("c32")).counted("antennas"))
+        .port(PortDecl::output("beam", ItemDecl::fixed("c32")).counted("antennas"))
+        .param(Param::text("antennas", "inputs of this node (1-64): elements first..first+antennas").derived("required"))
+        .param(Param::numbers("angles", "steering angles in degrees from broadside, one per beam (1-32; settable while running as \"a, b, ...\")").derived("required").settable())
+        .param(Param::integer("elements", "elements of the full array (weights and delays come from it)").derived("first+antennas"))
+        .param(Param::integer("first", "index of this node's first element in the full array").default(0))
+        .param(Param::number("spacing", "element spacing in wavelengths at the carrier").default(0.5))
+        .param(Param::text("taper", "rect, hamming, blackman or kaiser:<beta> over the full array (settable while running)").derived("rect").settable())
+        .param(Param::text("mode", "phase (complex weights) or delay (true time delay, then the weights)").derived("phase"))
+        .param(Param::number("sample_rate", "Hz (mode = delay)").derived("-"))
+        .param(Param::number("carrier", "carrier frequency in Hz (mode = delay)").derived("-"))
+        .example(r#"antennas = 2, first = 2, elements = 6, angles = [-20.0, 30.0], taper = "hamming""#)
+        .build(beamformer)]
 }
 
 #[cfg(test)]

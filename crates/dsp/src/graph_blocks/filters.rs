@@ -8,57 +8,27 @@ use crate::kernels::{
 };
 use num_complex::Complex32;
 use sluice_graph::memory::ensure_fits;
-use sluice_graph::{BlockType, Memory, ParamDoc, ParamError, Params};
+use sluice_graph::{BlockType, Memory, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params};
 use sluice_runtime::{Node, Rated};
 use std::path::Path;
 
-pub(super) const TAPS_PARAMS: [ParamDoc; 9] = [
-    ParamDoc {
-        name: "taps",
-        default: "-",
-        help: "real taps as a list of numbers",
-    },
-    ParamDoc {
-        name: "taps_file",
-        default: "-",
-        help: "taps file: one value per line (\"re im\" for complex) or raw f32 (.f32/.raw)",
-    },
-    ParamDoc {
-        name: "design",
-        default: "-",
-        help: "lowpass, bandpass or complex_bandpass",
-    },
-    ParamDoc {
-        name: "num_taps",
-        default: "101",
-        help: "taps of the design",
-    },
-    ParamDoc {
-        name: "cutoff",
-        default: "-",
-        help: "lowpass cutoff, cycles/sample (0..0.5)",
-    },
-    ParamDoc {
-        name: "low",
-        default: "-",
-        help: "band-pass lower edge, cycles/sample",
-    },
-    ParamDoc {
-        name: "high",
-        default: "-",
-        help: "band-pass upper edge, cycles/sample",
-    },
-    ParamDoc {
-        name: "window",
-        default: "hamming",
-        help: "hamming, blackman or kaiser",
-    },
-    ParamDoc {
-        name: "beta",
-        default: "8.6",
-        help: "Kaiser window shape",
-    },
-];
+pub(super) fn taps_params() -> Vec<ParamDecl> {
+    vec![
+        Param::numbers("taps", "real taps as a list of numbers").derived("-"),
+        Param::text(
+            "taps_file",
+            "taps file: one value per line (\"re im\" for complex) or raw f32 (.f32/.raw)",
+        )
+        .derived("-"),
+        Param::text("design", "lowpass, bandpass or complex_bandpass").derived("-"),
+        Param::integer("num_taps", "taps of the design").default(101),
+        Param::number("cutoff", "lowpass cutoff, cycles/sample (0..0.5)").derived("-"),
+        Param::number("low", "band-pass lower edge, cycles/sample").derived("-"),
+        Param::number("high", "band-pass upper edge, cycles/sample").derived("-"),
+        Param::text("window", "hamming, blackman or kaiser").derived("hamming"),
+        Param::number("beta", "Kaiser window shape").default(8.6),
+    ]
+}
 
 /// A DSP error as an error of the parameter it is about: the one the design error names, the
 /// tap count for a filter without taps, else `param`.
@@ -320,91 +290,42 @@ fn ensure_overlap_save_fits(n: usize, size_given: bool) -> Result<(), ParamError
     )
 }
 
-const FIR_PARAMS: [ParamDoc; 14] = [
-    ParamDoc {
-        name: "item",
-        default: "c32",
-        help: "c32 or f32",
-    },
-    ParamDoc {
-        name: "decimation",
-        default: "1",
-        help: "keep one output in this many",
-    },
-    ParamDoc {
-        name: "channels",
-        default: "1",
-        help: "channels in one node: vector items of this many samples, each channel filtered alone (direct form, real taps)",
-    },
-    ParamDoc {
-        name: "method",
-        default: "auto",
-        help: "auto (overlap-save from the measured crossover on), direct or fft",
-    },
-    ParamDoc {
-        name: "fft_size",
-        default: "auto",
-        help: "FFT size when overlap-save is used",
-    },
-    TAPS_PARAMS[0],
-    TAPS_PARAMS[1],
-    TAPS_PARAMS[2],
-    TAPS_PARAMS[3],
-    TAPS_PARAMS[4],
-    TAPS_PARAMS[5],
-    TAPS_PARAMS[6],
-    TAPS_PARAMS[7],
-    TAPS_PARAMS[8],
-];
+fn fir_params() -> Vec<ParamDecl> {
+    [vec![
+        Param::text("item", "c32 or f32").derived("c32"),
+        Param::integer("decimation", "keep one output in this many").default(1),
+        Param::integer("channels", "channels in one node: vector items of this many samples, each channel filtered alone (direct form, real taps)").default(1),
+        Param::text("method", "auto (overlap-save from the measured crossover on), direct or fft").derived("auto"),
+        Param::integer("fft_size", "FFT size when overlap-save is used").derived("auto"),
+    ], taps_params()].concat()
+}
 
-const FFT_PARAMS: [ParamDoc; 10] = [
-    ParamDoc {
-        name: "fft_size",
-        default: "auto",
-        help: "FFT size (power of two, at least the taps)",
-    },
-    TAPS_PARAMS[0],
-    TAPS_PARAMS[1],
-    TAPS_PARAMS[2],
-    TAPS_PARAMS[3],
-    TAPS_PARAMS[4],
-    TAPS_PARAMS[5],
-    TAPS_PARAMS[6],
-    TAPS_PARAMS[7],
-    TAPS_PARAMS[8],
-];
+fn fft_params() -> Vec<ParamDecl> {
+    [
+        vec![
+            Param::integer("fft_size", "FFT size (power of two, at least the taps)")
+                .derived("auto"),
+        ],
+        taps_params(),
+    ]
+    .concat()
+}
 
 /// The filter blocks.
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
-        BlockType {
-            name: "fir",
-            help: "FIR filter (optionally decimating, optionally many channels in one node); direct form or overlap-save by length.",
-            ports: "in: item[channels] -> out: item[channels]",
-            params: &FIR_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "lowpass"
-type = "fir"
-params = { item = "c32", design = "lowpass", num_taps = 127, cutoff = 0.1, decimation = 4 }"#,
-            build: fir,
-            memory: Some(fir_memory),
-        },
-        BlockType {
-            name: "fft_filter",
-            help: "Overlap-save FFT filter on complex items, windows read in place from the queue.",
-            ports: "in: c32 -> out: c32",
-            params: &FFT_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "channel"
-type = "fft_filter"
-params = { design = "complex_bandpass", num_taps = 1023, low = 0.05, high = 0.15 }"#,
-            build: fft_filter,
-            // Overlap-save: outputs depend on where the FFT blocks fall.
-            memory: Some(|_| Ok(Memory::Infinite)),
-        },
+        BlockType::new("fir", Family::Filters, "FIR filter (optionally decimating, optionally many channels in one node); direct form or overlap-save by length.")
+            .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
+            .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
+            .params(fir_params())
+            .example(r#"item = "c32", design = "lowpass", num_taps = 127, cutoff = 0.1, decimation = 4"#)
+            .memory(fir_memory)
+            .build(fir),
+        BlockType::new("fft_filter", Family::Filters, "Overlap-save FFT filter on complex items, windows read in place from the queue.")
+            .port(PortDecl::input("in", ItemDecl::fixed("c32")))
+            .port(PortDecl::output("out", ItemDecl::fixed("c32")))
+            .params(fft_params())
+            .example(r#"design = "complex_bandpass", num_taps = 1023, low = 0.05, high = 0.15"#)
+            .build(fft_filter),
     ]
 }

@@ -1,21 +1,19 @@
 //! Registry entries of the radio blocks: frequency shift, FM demodulator, frequency-translating
 //! FIR, rational and arbitrary-ratio resamplers, polyphase channelizer.
 
-use super::filters::{taps_from, TAPS_PARAMS};
+use super::filters::{taps_from, taps_params};
 use crate::blocks::{
     ArbResamplerBlock, ChannelOutputs, ChannelizerBlock, FmDemodulator, FreqXlatingFir,
     FrequencyShift, RationalResamplerBlock,
 };
 use crate::kernels::{lowpass, Channelizer, Taps, Window};
 use sluice_graph::memory::ensure_fits;
-use sluice_graph::{BlockType, Memory, ParamDoc, ParamError, Params};
+use sluice_graph::{BlockType, Memory, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params};
 use sluice_runtime::{Node, NodeError, Rated};
 
-const SAMPLE_RATE: ParamDoc = ParamDoc {
-    name: "sample_rate",
-    default: "required",
-    help: "input sample rate in Hz",
-};
+fn param_sample_rate() -> ParamDecl {
+    Param::number("sample_rate", "input sample rate in Hz")
+}
 
 fn node_err(param: &'static str) -> impl Fn(NodeError) -> ParamError {
     move |e| ParamError::new(param, e.to_string())
@@ -198,158 +196,88 @@ fn channelizer_memory(p: &mut Params) -> Result<Memory, ParamError> {
     })
 }
 
-const XLATING_PARAMS: [ParamDoc; 12] = [
-    ParamDoc {
-        name: "decimation",
-        default: "required",
-        help: "keep one output in this many",
-    },
-    ParamDoc {
-        name: "center",
-        default: "0",
-        help: "frequency moved to 0 Hz, in Hz (settable while running)",
-    },
-    SAMPLE_RATE,
-    TAPS_PARAMS[0],
-    TAPS_PARAMS[1],
-    TAPS_PARAMS[2],
-    TAPS_PARAMS[3],
-    TAPS_PARAMS[4],
-    TAPS_PARAMS[5],
-    TAPS_PARAMS[6],
-    TAPS_PARAMS[7],
-    TAPS_PARAMS[8],
-];
+fn xlating_params() -> Vec<ParamDecl> {
+    [
+        vec![
+            Param::integer("decimation", "keep one output in this many").derived("required"),
+            Param::number(
+                "center",
+                "frequency moved to 0 Hz, in Hz (settable while running)",
+            )
+            .default(0.0),
+            param_sample_rate(),
+        ],
+        taps_params(),
+    ]
+    .concat()
+}
 
-const RATIONAL_PARAMS: [ParamDoc; 12] = [
-    ParamDoc {
-        name: "interpolation",
-        default: "required",
-        help: "I: output samples per D input samples",
-    },
-    ParamDoc {
-        name: "decimation",
-        default: "required",
-        help: "D",
-    },
-    ParamDoc {
-        name: "taps_per_phase",
-        default: "24",
-        help: "without taps: design I x this many taps (Kaiser low-pass at 0.4/max(I, D), gain I)",
-    },
-    TAPS_PARAMS[0],
-    TAPS_PARAMS[1],
-    TAPS_PARAMS[2],
-    TAPS_PARAMS[3],
-    TAPS_PARAMS[4],
-    TAPS_PARAMS[5],
-    TAPS_PARAMS[6],
-    TAPS_PARAMS[7],
-    TAPS_PARAMS[8],
-];
+fn rational_params() -> Vec<ParamDecl> {
+    [vec![
+        Param::text("interpolation", "I: output samples per D input samples").derived("required"),
+        Param::integer("decimation", "D").derived("required"),
+        Param::number("taps_per_phase", "without taps: design I x this many taps (Kaiser low-pass at 0.4/max(I, D), gain I)").default(24.0),
+    ], taps_params()].concat()
+}
 
 /// The radio blocks.
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
-        BlockType {
-            name: "rotator",
-            help: "Frequency shift of a complex stream by `frequency` Hz, retunable while running (phase-continuous).",
-            ports: "in: c32 -> out: c32",
-            params: &[
-                ParamDoc { name: "frequency", default: "0", help: "shift in Hz, negative shifts down (settable while running)" },
-                SAMPLE_RATE,
-            ],
-            files: &[],
-            settable: &["frequency"],
-            example: r#"[[node]]
-name = "tune"
-type = "rotator"
-params = { frequency = -125000.0, sample_rate = 1000000.0 }"#,
-            build: rotator,
-            // A phase accumulator: the phase of sample `n` depends on every sample before.
-            memory: Some(|_| Ok(Memory::Infinite)),
-        },
-        BlockType {
-            name: "fm_demod",
-            help: "FM quadrature demodulator: gain x phase step per sample; `channels` > 1 demodulates vectors of that many channels in one node.",
-            ports: "in: c32[channels] -> out: f32[channels]",
-            params: &[
-                ParamDoc { name: "channels", default: "1", help: "channels per vector item" },
-                ParamDoc { name: "gain", default: "1.0", help: "output per radian of phase step" },
-                ParamDoc { name: "deviation", default: "-", help: "peak deviation in Hz: sets gain = sample_rate / (2 pi deviation), so it maps to +-1" },
-                ParamDoc { name: "sample_rate", default: "-", help: "sample rate in Hz (with deviation)" },
-            ],
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "fm"
-type = "fm_demod"
-params = { deviation = 12000.0, sample_rate = 60000.0 }"#,
-            build: fm_demod,
-            memory: Some(fm_demod_memory),
-        },
-        BlockType {
-            name: "xlating_fir",
-            help: "Frequency-translating decimating FIR: moves `center` Hz to 0, low-passes with real taps, keeps one in `decimation`.",
-            ports: "in: c32 -> out: c32",
-            params: &XLATING_PARAMS,
-            files: &[],
-            settable: &["center"],
-            example: r#"[[node]]
-name = "select"
-type = "xlating_fir"
-params = { decimation = 100, center = 250000.0, sample_rate = 20000000.0, design = "lowpass", num_taps = 256, cutoff = 0.004 }"#,
-            build: xlating,
-            memory: None,
-        },
-        BlockType {
-            name: "rational_resampler",
-            help: "Polyphase rational resampler: interpolation/decimation times the input rate.",
-            ports: "in: c32 -> out: c32",
-            params: &RATIONAL_PARAMS,
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "to_48k"
-type = "rational_resampler"
-params = { interpolation = 3, decimation = 2, taps_per_phase = 48 }"#,
-            build: rational,
-            memory: None,
-        },
-        BlockType {
-            name: "arb_resampler",
-            help: "Arbitrary-ratio resampler (windowed-sinc polyphase bank): output m is the input at time m / ratio.",
-            ports: "in: c32 -> out: c32",
-            params: &[ParamDoc { name: "ratio", default: "required", help: "output rate / input rate (0.001 to 1000)" }],
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "to_44k1"
-type = "arb_resampler"
-params = { ratio = 0.91875 }"#,
-            build: arb,
-            memory: None,
-        },
-        BlockType {
-            name: "channelizer",
-            help: "Polyphase filter-bank channelizer: `channels` channels at k x fs/channels, critically sampled or 2x oversampled, chosen channels out as streams or vectors.",
-            ports: "in: c32 -> out0, out1, ...: c32 (layout = streams) | out: c32[outputs] (layout = vectors)",
-            params: &[
-                ParamDoc { name: "channels", default: "required", help: "number of channels M (any, at least 2)" },
-                ParamDoc { name: "oversample", default: "1", help: "1: one frame per M samples; 2: per M/2 samples (M even)" },
-                ParamDoc { name: "taps_per_branch", default: "18", help: "prototype taps per branch (Kaiser low-pass cut at the channel edge)" },
-                ParamDoc { name: "outputs", default: "all", help: "channel indices to output, in port/vector order (channel k is centred on k x fs/M)" },
-                ParamDoc { name: "layout", default: "streams", help: "streams (one port per channel) or vectors (one port, one sample per channel per item)" },
-            ],
-            files: &[],
-            settable: &[],
-            example: r#"[[node]]
-name = "bank"
-type = "channelizer"
-params = { channels = 512, oversample = 2, outputs = [1, 2, 511], layout = "vectors" }"#,
-            build: channelizer,
-            memory: Some(channelizer_memory),
-        },
+        BlockType::new("rotator", Family::Radio, "Frequency shift of a complex stream by `frequency` Hz, retunable while running (phase-continuous).")
+            .port(PortDecl::input("in", ItemDecl::fixed("c32")))
+            .port(PortDecl::output("out", ItemDecl::fixed("c32")))
+            .param(Param::number("frequency", "shift in Hz, negative shifts down (settable while running)").derived("0").settable())
+            .param(param_sample_rate())
+            .example("frequency = -125000.0, sample_rate = 1000000.0")
+            .build(rotator),
+        BlockType::new("fm_demod", Family::Radio, "FM quadrature demodulator: gain x phase step per sample; `channels` > 1 demodulates vectors of that many channels in one node.")
+            .port(PortDecl::input("in", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))
+            .port(PortDecl::output("out", ItemDecl::fixed("f32")).vlen(Vlen::param("channels")))
+            .param(Param::integer("channels", "channels per vector item").default(1))
+            .param(Param::number("gain", "output per radian of phase step").default(1.0))
+            .param(Param::number("deviation", "peak deviation in Hz: sets gain = sample_rate / (2 pi deviation), so it maps to +-1").derived("-"))
+            .param(Param::number("sample_rate", "sample rate in Hz (with deviation)").derived("-"))
+            .example("deviation = 12000.0, sample_rate = 60000.0")
+            .memory(fm_demod_memory)
+            .build(fm_demod),
+        BlockType::new("xlating_fir", Family::Channelizers, "Frequency-translating decimating FIR: moves `center` Hz to 0, low-passes with real taps, keeps one in `decimation`.")
+            .port(PortDecl::input("in", ItemDecl::fixed("c32")))
+            .port(PortDecl::output("out", ItemDecl::fixed("c32")))
+            .params(xlating_params())
+            .example(r#"decimation = 100, center = 250000.0, sample_rate = 20000000.0, design = "lowpass", num_taps = 256, cutoff = 0.004"#)
+            .build(xlating),
+        BlockType::new("rational_resampler", Family::Resampling, "Polyphase rational resampler: interpolation/decimation times the input rate.")
+            .port(PortDecl::input("in", ItemDecl::fixed("c32")))
+            .port(PortDecl::output("out", ItemDecl::fixed("c32")))
+            .params(rational_params())
+            .example("interpolation = 3, decimation = 2, taps_per_phase = 48")
+            .build(rational),
+        BlockType::new("arb_resampler", Family::Resampling, "Arbitrary-ratio resampler (windowed-sinc polyphase bank): output m is the input at time m / ratio.")
+            .port(PortDecl::input("in", ItemDecl::fixed("c32")))
+            .port(PortDecl::output("out", ItemDecl::fixed("c32")))
+            .param(Param::number("ratio", "output rate / input rate (0.001 to 1000)"))
+            .example("ratio = 0.91875")
+            .build(arb),
+        BlockType::new("channelizer", Family::Channelizers, "Polyphase filter-bank channelizer: `channels` channels at k x fs/channels, critically sampled or 2x oversampled, chosen channels out as streams or vectors.")
+            .input("in", ItemDecl::fixed("c32"))
+            .port(
+                PortDecl::output("out", ItemDecl::fixed("c32"))
+                    .counted_when_built("one per channel in `outputs`")
+                    .when("layout", "streams"),
+            )
+            .port(
+                PortDecl::output("out", ItemDecl::fixed("c32"))
+                    .vlen(Vlen::param("outputs"))
+                    .when("layout", "vectors"),
+            )
+            .param(Param::integer("channels", "number of channels M (any, at least 2)").derived("required"))
+            .param(Param::number("oversample", "1: one frame per M samples; 2: per M/2 samples (M even)").default(1.0))
+            .param(Param::number("taps_per_branch", "prototype taps per branch (Kaiser low-pass cut at the channel edge)").default(18.0))
+            .param(Param::numbers("outputs", "channel indices to output, in port/vector order (channel k is centred on k x fs/M)").derived("all"))
+            .param(Param::text("layout", "streams (one port per channel) or vectors (one port, one sample per channel per item)").derived("streams"))
+            .example(r#"channels = 512, oversample = 2, outputs = [1, 2, 511], layout = "vectors""#)
+            .memory(channelizer_memory)
+            .build(channelizer),
     ]
 }
 

@@ -2,7 +2,7 @@
 
 use crate::blocks::wav::WavFormat;
 use crate::blocks::WavFiles;
-use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, PortDecl, Vlen, ParamError, Params};
 use sluice_runtime::Node;
 
 fn build(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
@@ -54,44 +54,23 @@ fn build(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 
 /// The block types of this module.
 pub(super) fn block_types() -> Vec<BlockType> {
-    vec![BlockType {
-        name: "wav_files",
-        help: "Writes each channel of a vector stream to a WAV file of its own (one node for all channels).",
-        ports: "in: f32[channels]",
-        params: &[
-            ParamDoc {
-                name: "path",
-                default: "required",
-                help: "file name pattern; its {} becomes the channel's label, zero-padded to 3 digits",
-            },
-            ParamDoc {
-                name: "channels",
-                default: "1",
-                help: "channels per vector item (one file each)",
-            },
-            ParamDoc {
-                name: "labels",
-                default: "0, 1, …",
-                help: "one whole number per channel, in vector order, for the file names",
-            },
-            ParamDoc {
-                name: "sample_rate",
-                default: "required",
-                help: "sample rate in Hz",
-            },
-            ParamDoc {
-                name: "format",
-                default: "f32",
-                help: "i16, i24, i32 or f32",
-            },
-        ],
-        files: &[],
-        settable: &[],
-        example: r#"[[node]]
-name = "save"
-type = "wav_files"
-params = { path = "amps_ch{}.wav", channels = 3, labels = [1, 2, 333], sample_rate = 12000 }"#,
-        build,
-        memory: None,
-    }]
+    vec![BlockType::new(
+        "wav_files",
+        Family::Files,
+        "Writes each channel of a vector stream to a WAV file of its own (one node for all channels).",
+    )
+    .port(PortDecl::input("in", ItemDecl::fixed("f32")).vlen(Vlen::param("channels")))
+    .param(Param::text(
+        "path",
+        "file name pattern; its {} becomes the channel's label, zero-padded to 3 digits",
+    ))
+    .param(Param::integer("channels", "channels per vector item (one file each)").default(1))
+    .param(
+        Param::integers("labels", "one whole number per channel, in vector order, for the file names")
+            .derived("0, 1, …"),
+    )
+    .param(Param::integer("sample_rate", "sample rate in Hz").unit("Hz"))
+    .param(Param::choice("format", &["i16", "i24", "i32", "f32"], "sample format of the files").default("f32"))
+    .example(r#"path = "amps_ch{}.wav", channels = 3, labels = [1, 2, 333], sample_rate = 12000"#)
+    .build(build)]
 }

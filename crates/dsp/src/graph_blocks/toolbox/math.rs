@@ -4,20 +4,16 @@ use super::{node_err, sample_item, stateless};
 use crate::blocks::{AddConst, Binary, ComplexToIq, FloatToComplex, IqToComplex, Map};
 use crate::kernels::{BinaryOp, IqFormat};
 use num_complex::Complex32;
-use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params};
 use sluice_runtime::{Node, Rated};
 
-const SAMPLE: ParamDoc = ParamDoc {
-    name: "item",
-    default: "c32",
-    help: "sample type: c32 (complex f32) or f32",
-};
+fn param_sample() -> ParamDecl {
+    Param::choice("item", &["c32", "f32"], "sample type: c32 (complex f32) or f32").default("c32")
+}
 
-const FORMAT: ParamDoc = ParamDoc {
-    name: "format",
-    default: "cu8",
-    help: "cu8 (RTL-SDR, offset 127.5), ci8 (HackRF) or ci16 (USRP sc16, SigMF ci16_le): u8[2] or i16[2] per sample",
-};
+fn param_format() -> ParamDecl {
+    Param::choice("format", &["cu8", "ci8", "ci16"], "cu8 (RTL-SDR, offset 127.5), ci8 (HackRF) or ci16 (USRP sc16, SigMF ci16_le): u8[2] or i16[2] per sample").default("cu8")
+}
 
 fn binary(p: &mut Params, op: BinaryOp) -> Result<Box<dyn Node>, ParamError> {
     match sample_item(p, "c32")?.as_str() {
@@ -69,99 +65,82 @@ fn c32_to_iq(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     }
 }
 
-/// A block of `map`'s kind with no parameters.
-macro_rules! part {
-    ($name:literal, $help:literal, $ports:literal, $make:expr) => {
-        BlockType {
-            name: $name,
-            help: $help,
-            ports: $ports,
-            params: &[],
-            files: &[],
-            settable: &[],
-            example: concat!("[[node]]\nname = \"", $name, "\"\ntype = \"", $name, "\""),
-            build: |_| Ok(Box::new(Rated::new($make))),
-            memory: Some(stateless),
-        }
-    };
+/// A block of `map`'s kind, from c32 to `out`, with no parameters.
+fn part(
+    name: &'static str,
+    help: &'static str,
+    out: &'static str,
+    make: fn() -> Box<dyn Node>,
+) -> BlockType {
+    BlockType::new(name, Family::Math, help)
+        .input("in", ItemDecl::fixed("c32"))
+        .output("out", ItemDecl::fixed(out))
+        .memory(stateless)
+        .build(move |_| Ok(make()))
+}
+
+/// The integer IQ item of a `format`: two u8 or two i16 per sample.
+fn iq_port(port: PortDecl) -> PortDecl {
+    port.vlen(Vlen::Fixed(2))
+}
+
+fn iq_item() -> ItemDecl {
+    ItemDecl::Mapped {
+        param: "format".into(),
+        cases: vec![
+            ("cu8".into(), "u8".into()),
+            ("ci8".into(), "u8".into()),
+            ("ci16".into(), "i16".into()),
+        ],
+    }
 }
 
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
-        BlockType {
-            name: "subtract",
-            help: "Subtracts stream b from stream a item by item, reading both windows in place (ends with the shorter).",
-            ports: "a, b: item -> out: item",
-            params: &[SAMPLE],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"difference\"\ntype = \"subtract\"\nparams = { item = \"f32\" }",
-            build: |p| binary(p, BinaryOp::Subtract),
-            memory: None,
-        },
-        BlockType {
-            name: "multiply",
-            help: "Multiplies two streams item by item (the complex product for c32), reading both windows in place.",
-            ports: "a, b: item -> out: item",
-            params: &[SAMPLE],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"mix\"\ntype = \"multiply\"\nparams = { item = \"c32\" }",
-            build: |p| binary(p, BinaryOp::Multiply),
-            memory: None,
-        },
-        BlockType {
-            name: "add_const",
-            help: "Adds a constant to every sample (multiply_const scales).",
-            ports: "in: item -> out: item",
-            params: &[
-                SAMPLE,
-                ParamDoc { name: "value", default: "0.0", help: "the constant (its real part for c32)" },
-                ParamDoc { name: "value_im", default: "0.0", help: "its imaginary part (c32 only)" },
-            ],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"offset\"\ntype = \"add_const\"\nparams = { item = \"f32\", value = -0.5 }",
-            build: add_const,
-            memory: Some(stateless),
-        },
-        part!("conjugate", "Complex conjugate of every sample.", "in: c32 -> out: c32", Map::conjugate()),
-        part!("magnitude", "|x| of every complex sample.", "in: c32 -> out: f32", Map::magnitude()),
-        part!("magnitude_squared", "|x|² (power) of every complex sample.", "in: c32 -> out: f32", Map::magnitude_squared()),
-        part!("complex_to_real", "The real part of every complex sample.", "in: c32 -> out: f32", Map::real_part()),
-        part!("complex_to_imag", "The imaginary part of every complex sample.", "in: c32 -> out: f32", Map::imag_part()),
-        BlockType {
-            name: "float_to_complex",
-            help: "A complex stream from a real part and an imaginary part (ends with the shorter).",
-            ports: "re, im: f32 -> out: c32",
-            params: &[],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"iq\"\ntype = \"float_to_complex\"",
-            build: |_| Ok(Box::new(Rated::new(FloatToComplex))),
-            memory: None,
-        },
-        BlockType {
-            name: "iq_to_c32",
-            help: "Interleaved integer IQ as SDR front ends give it (rtl_sdr, hackrf_transfer) to complex f32.",
-            ports: "in: u8[2] (cu8, ci8) or i16[2] (ci16) -> out: c32",
-            params: &[FORMAT],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"to_c32\"\ntype = \"iq_to_c32\"\nparams = { format = \"cu8\" }",
-            build: iq_to_c32,
-            memory: None,
-        },
-        BlockType {
-            name: "c32_to_iq",
-            help: "Complex f32 to interleaved integer IQ; values beyond the format's range are clipped and counted (a warning at the end).",
-            ports: "in: c32 -> out: u8[2] (cu8, ci8) or i16[2] (ci16)",
-            params: &[FORMAT],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"to_ci16\"\ntype = \"c32_to_iq\"\nparams = { format = \"ci16\" }",
-            build: c32_to_iq,
-            memory: None,
-        },
+        BlockType::new("subtract", Family::Math, "Subtracts stream b from stream a item by item, reading both windows in place (ends with the shorter).")
+            .port(PortDecl::input("a", ItemDecl::item()))
+            .port(PortDecl::input("b", ItemDecl::item()))
+            .port(PortDecl::output("out", ItemDecl::item()))
+            .param(param_sample())
+            .example(r#"item = "f32""#)
+            .build(|p| binary(p, BinaryOp::Subtract)),
+        BlockType::new("multiply", Family::Math, "Multiplies two streams item by item (the complex product for c32), reading both windows in place.")
+            .port(PortDecl::input("a", ItemDecl::item()))
+            .port(PortDecl::input("b", ItemDecl::item()))
+            .port(PortDecl::output("out", ItemDecl::item()))
+            .param(param_sample())
+            .example(r#"item = "c32""#)
+            .build(|p| binary(p, BinaryOp::Multiply)),
+        BlockType::new("add_const", Family::Math, "Adds a constant to every sample (multiply_const scales).")
+            .port(PortDecl::input("in", ItemDecl::item()))
+            .port(PortDecl::output("out", ItemDecl::item()))
+            .param(param_sample())
+            .param(Param::number("value", "the constant (its real part for c32)").default(0.0))
+            .param(Param::number("value_im", "its imaginary part (c32 only)").default(0.0))
+            .example(r#"item = "f32", value = -0.5"#)
+            .memory(stateless)
+            .build(add_const),
+        part("conjugate", "Complex conjugate of every sample.", "c32", || Box::new(Rated::new(Map::conjugate()))),
+        part("magnitude", "|x| of every complex sample.", "f32", || Box::new(Rated::new(Map::magnitude()))),
+        part("magnitude_squared", "|x|² (power) of every complex sample.", "f32", || Box::new(Rated::new(Map::magnitude_squared()))),
+        part("complex_to_real", "The real part of every complex sample.", "f32", || Box::new(Rated::new(Map::real_part()))),
+        part("complex_to_imag", "The imaginary part of every complex sample.", "f32", || Box::new(Rated::new(Map::imag_part()))),
+        BlockType::new("float_to_complex", Family::Math, "A complex stream from a real part and an imaginary part (ends with the shorter).")
+            .port(PortDecl::input("re", ItemDecl::fixed("f32")))
+            .port(PortDecl::input("im", ItemDecl::fixed("f32")))
+            .port(PortDecl::output("out", ItemDecl::fixed("c32")))
+            .build(|_| Ok(Box::new(Rated::new(FloatToComplex)))),
+        BlockType::new("iq_to_c32", Family::Math, "Interleaved integer IQ as SDR front ends give it (rtl_sdr, hackrf_transfer) to complex f32.")
+            .port(iq_port(PortDecl::input("in", iq_item())))
+            .output("out", ItemDecl::fixed("c32"))
+            .param(param_format())
+            .example(r#"format = "cu8""#)
+            .build(iq_to_c32),
+        BlockType::new("c32_to_iq", Family::Math, "Complex f32 to interleaved integer IQ; values beyond the format's range are clipped and counted (a warning at the end).")
+            .input("in", ItemDecl::fixed("c32"))
+            .port(iq_port(PortDecl::output("out", iq_item())))
+            .param(param_format())
+            .example(r#"format = "ci16""#)
+            .build(c32_to_iq),
     ]
 }

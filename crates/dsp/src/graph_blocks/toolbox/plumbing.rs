@@ -1,25 +1,21 @@
 //! Stream plumbing: delay, skip head, interleave and deinterleave, standard input and output,
 //! and the real-time throttle.
 
-use super::super::{vectors, vlen, with_item, ForItem, ITEM, VLEN};
+use super::super::{param_item, param_vlen, vectors, vlen, with_item, ForItem};
 use super::{node_err, positive};
 use crate::blocks::{
     Deinterleave, Delay, FdSink, FdSource, Interleave, RtMode, RtThrottle, SkipHead,
 };
-use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params};
 use sluice_runtime::{Item, Node};
 
-const ITEMS: ParamDoc = ParamDoc {
-    name: "items",
-    default: "required",
-    help: "number of items",
-};
+fn param_items() -> ParamDecl {
+    Param::integer("items", "number of items")
+}
 
-const STREAMS: ParamDoc = ParamDoc {
-    name: "streams",
-    default: "required",
-    help: "number of streams (1-65536)",
-};
+fn param_streams() -> ParamDecl {
+    Param::integer("streams", "number of streams (1-65536)")
+}
 
 struct DelayB;
 impl ForItem for DelayB {
@@ -110,95 +106,55 @@ impl ForItem for RtB {
 
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
-        BlockType {
-            name: "delay",
-            help: "`items` zero items first, then the stream (tags move with their items).",
-            ports: "in: item -> out: item",
-            params: &[ITEM, ITEMS],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"late\"\ntype = \"delay\"\nparams = { item = \"f32\", items = 480 }",
-            build: |p| with_item(p, &DelayB),
-            memory: None,
-        },
-        BlockType {
-            name: "skip_head",
-            help: "Drops the first `items` items; their metadata tags (rx_rate, rx_freq, rx_time moved on) land on the first item passed.",
-            ports: "in: item -> out: item",
-            params: &[ITEM, ITEMS],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"settle\"\ntype = \"skip_head\"\nparams = { item = \"c32\", items = 2048 }",
-            build: |p| with_item(p, &SkipB),
-            memory: None,
-        },
-        BlockType {
-            name: "interleave",
-            help: "Streams in0, in1, … into frames of one item from each (the channels = N layout); ends with the shortest.",
-            ports: "in0, in1, …: item -> out: item[streams]",
-            params: &[ITEM, STREAMS],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"frames\"\ntype = \"interleave\"\nparams = { item = \"f32\", streams = 2 }",
-            build: |p| with_item(p, &InterleaveB),
-            memory: None,
-        },
-        BlockType {
-            name: "deinterleave",
-            help: "Frames of `streams` items split into streams out0, out1, … (one per channel).",
-            ports: "in: item[streams] -> out0, out1, …: item",
-            params: &[ITEM, STREAMS],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"split\"\ntype = \"deinterleave\"\nparams = { item = \"f32\", streams = 2 }",
-            build: |p| with_item(p, &DeinterleaveB),
-            memory: None,
-        },
-        BlockType {
-            name: "stdin_source",
-            help: "Reads raw little-endian items from standard input (`rtl_sdr - | sluice run g.toml`); with realtime, drops what the graph cannot take and tags each gap rt_overflow.",
-            ports: "out: item[vlen]",
-            params: &[
-                ITEM,
-                VLEN,
-                ParamDoc {
-                    name: "realtime",
-                    default: "false",
-                    help: "never push back on the writer: drop items that find the queue full, count them, tag the next item rt_overflow = items lost",
-                },
-            ],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"rtl\"\ntype = \"stdin_source\"\nparams = { item = \"u8\", vlen = 2, realtime = true }",
-            build: |p| with_item(p, &StdinB),
-            memory: None,
-        },
-        BlockType {
-            name: "stdout_sink",
-            help: "Writes raw little-endian items to standard output (`sluice run g.toml | sox …`); a reader that goes away ends it.",
-            ports: "in: item[vlen]",
-            params: &[ITEM, VLEN],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"out\"\ntype = \"stdout_sink\"\nparams = { item = \"f32\" }",
-            build: |p| with_item(p, &StdoutB),
-            memory: None,
-        },
-        BlockType {
-            name: "rt_throttle",
-            help: "Paces a stream as a real-time device that cannot wait: as a source it drops what downstream cannot take in time (tag rt_overflow), as a sink it plays zeros for items upstream delivers late (tag rt_underflow).",
-            ports: "in: item -> out: item",
-            params: &[
-                ITEM,
-                ParamDoc { name: "rate", default: "48000", help: "items per second" },
-                ParamDoc { name: "mode", default: "source", help: "source (overflow: drop) or sink (underflow: zeros)" },
-                ParamDoc { name: "buffer", default: "50 ms", help: "the device's buffer in items: items that may wait (source) or run ahead (sink)" },
-            ],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"radio\"\ntype = \"rt_throttle\"\nparams = { item = \"c32\", rate = 2.048e6, mode = \"source\" }",
-            build: |p| with_item(p, &RtB),
-            memory: None,
-        },
+        BlockType::new("delay", Family::Plumbing, "`items` zero items first, then the stream (tags move with their items).")
+            .port(PortDecl::input("in", ItemDecl::item()))
+            .port(PortDecl::output("out", ItemDecl::item()))
+            .param(param_item())
+            .param(param_items())
+            .example(r#"item = "f32", items = 480"#)
+            .build(|p| with_item(p, &DelayB)),
+        BlockType::new("skip_head", Family::Plumbing, "Drops the first `items` items; their metadata tags (rx_rate, rx_freq, rx_time moved on) land on the first item passed.")
+            .port(PortDecl::input("in", ItemDecl::item()))
+            .port(PortDecl::output("out", ItemDecl::item()))
+            .param(param_item())
+            .param(param_items())
+            .example(r#"item = "c32", items = 2048"#)
+            .build(|p| with_item(p, &SkipB)),
+        BlockType::new("interleave", Family::Plumbing, "Streams in0, in1, … into frames of one item from each (the channels = N layout); ends with the shortest.")
+            .port(PortDecl::input("in", ItemDecl::item()).counted("streams"))
+            .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("streams")))
+            .param(param_item())
+            .param(param_streams())
+            .example(r#"item = "f32", streams = 2"#)
+            .build(|p| with_item(p, &InterleaveB)),
+        BlockType::new("deinterleave", Family::Plumbing, "Frames of `streams` items split into streams out0, out1, … (one per channel).")
+            .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("streams")))
+            .port(PortDecl::output("out", ItemDecl::item()).counted("streams"))
+            .param(param_item())
+            .param(param_streams())
+            .example(r#"item = "f32", streams = 2"#)
+            .build(|p| with_item(p, &DeinterleaveB)),
+        BlockType::new("stdin_source", Family::Sources, "Reads raw little-endian items from standard input (`rtl_sdr - | sluice run g.toml`); with realtime, drops what the graph cannot take and tags each gap rt_overflow.")
+            .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
+            .param(param_item())
+            .param(param_vlen())
+            .param(Param::bool("realtime", "never push back on the writer: drop items that find the queue full, count them, tag the next item rt_overflow = items lost").default(false))
+            .example(r#"item = "u8", vlen = 2, realtime = true"#)
+            .build(|p| with_item(p, &StdinB)),
+        BlockType::new("stdout_sink", Family::Sinks, "Writes raw little-endian items to standard output (`sluice run g.toml | sox …`); a reader that goes away ends it.")
+            .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
+            .param(param_item())
+            .param(param_vlen())
+            .example(r#"item = "f32""#)
+            .build(|p| with_item(p, &StdoutB)),
+        BlockType::new("rt_throttle", Family::Plumbing, "Paces a stream as a real-time device that cannot wait: as a source it drops what downstream cannot take in time (tag rt_overflow), as a sink it plays zeros for items upstream delivers late (tag rt_underflow).")
+            .port(PortDecl::input("in", ItemDecl::item()))
+            .port(PortDecl::output("out", ItemDecl::item()))
+            .param(param_item())
+            .param(Param::number("rate", "items per second").default(48000.0))
+            .param(Param::text("mode", "source (overflow: drop) or sink (underflow: zeros)").derived("source"))
+            .param(Param::integer("buffer", "the device's buffer in items: items that may wait (source) or run ahead (sink)").derived("50 ms"))
+            .example(r#"item = "c32", rate = 2.048e6, mode = "source""#)
+            .build(|p| with_item(p, &RtB)),
     ]
 }

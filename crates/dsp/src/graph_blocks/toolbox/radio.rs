@@ -1,18 +1,16 @@
 //! Receiver blocks, each on `channels` channels: IIR (biquad cascade), FM de-emphasis, DC
 //! blocker, AGC and AM demodulator.
 
-use super::{channels, dsp_err, infinite, node_err, positive, sample_item, CHANNELS};
+use super::{channels, dsp_err, infinite, node_err, param_channels, positive, sample_item};
 use crate::blocks::{AgcBlock, AmDemodBlock, IirFilter, PowerSquelch};
 use crate::kernels::{butterworth, dc_blocker, deemphasis, AgcSettings, Biquad, Butterworth};
 use num_complex::Complex32;
-use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params};
 use sluice_runtime::{Node, Rated};
 
-const ITEM_F32: ParamDoc = ParamDoc {
-    name: "item",
-    default: "f32",
-    help: "sample type: f32 or c32 (complex f32)",
-};
+fn param_item_f32() -> ParamDecl {
+    Param::choice("item", &["f32", "c32"], "sample type: f32 or c32 (complex f32)").default("f32")
+}
 
 /// An IIR node of `item` on `channels` channels with `sections`.
 fn iir_node(item: &str, sections: &[Biquad], channels: usize) -> Result<Box<dyn Node>, ParamError> {
@@ -144,103 +142,67 @@ fn am(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
-        BlockType {
-            name: "iir",
-            help: "IIR filter as a cascade of biquads (f64 state), from coefficients (sos) or a Butterworth design; channels = N filters N channels in one node. Its state has infinite memory.",
-            ports: "in: item[channels] -> out: item[channels]",
-            params: &[
-                ITEM_F32,
-                CHANNELS,
-                ParamDoc { name: "sos", default: "-", help: "second-order sections as one list, six numbers a row: b0 b1 b2 a0 a1 a2 (scipy's sos)" },
-                ParamDoc { name: "design", default: "-", help: "Butterworth lowpass, highpass or bandpass (bilinear transform, prewarped)" },
-                ParamDoc { name: "order", default: "4", help: "design order (1-16; a bandpass has twice the poles)" },
-                ParamDoc { name: "cutoff", default: "-", help: "lowpass/highpass -3 dB point, cycles/sample (0..0.5)" },
-                ParamDoc { name: "low", default: "-", help: "bandpass lower -3 dB point, cycles/sample" },
-                ParamDoc { name: "high", default: "-", help: "bandpass upper -3 dB point, cycles/sample" },
-            ],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"audio\"\ntype = \"iir\"\nparams = { item = \"f32\", design = \"lowpass\", order = 6, cutoff = 0.1, channels = 333 }",
-            build: iir,
-            memory: Some(infinite),
-        },
-        BlockType {
-            name: "deemphasis",
-            help: "FM de-emphasis, the one-pole low-pass 1/(1 + s·tau) (75 µs: Americas, Korea; 50 µs: elsewhere), corner prewarped to 1/(2π·tau). Its state has infinite memory.",
-            ports: "in: item[channels] -> out: item[channels]",
-            params: &[
-                ITEM_F32,
-                CHANNELS,
-                ParamDoc { name: "tau", default: "75e-6", help: "time constant in seconds" },
-                ParamDoc { name: "sample_rate", default: "required", help: "samples per second (per channel)" },
-            ],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"deemph\"\ntype = \"deemphasis\"\nparams = { tau = 75e-6, sample_rate = 48000, channels = 333 }",
-            build: deemph,
-            memory: Some(infinite),
-        },
-        BlockType {
-            name: "squelch",
-            help: "Power squelch per channel (GNU Radio's pwr_squelch_cc): a one-pole average of |x|^2; samples pass while it is at or above threshold_db, zeros otherwise (an FM demodulator then puts out silence, not full-scale noise).",
-            ports: "in: c32[channels] -> out: c32[channels]",
-            params: &[
-                CHANNELS,
-                ParamDoc { name: "threshold_db", default: "required", help: "opening level: power in dB relative to a sample of magnitude 1" },
-                ParamDoc { name: "alpha", default: "1e-3", help: "averaging weight per sample, 0 < alpha <= 1" },
-            ],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"squelch\"\ntype = \"squelch\"\nparams = { channels = 333, threshold_db = -60.0 }",
-            build: squelch,
-            memory: Some(infinite),
-        },
-        BlockType {
-            name: "dc_blocker",
-            help: "Removes DC: (1 − z⁻¹)/(1 − pole·z⁻¹), -3 dB near (1 − pole)/2π cycles/sample. Its state has infinite memory.",
-            ports: "in: item[channels] -> out: item[channels]",
-            params: &[
-                ITEM_F32,
-                CHANNELS,
-                ParamDoc { name: "pole", default: "0.999", help: "pole radius (0..1): closer to 1, narrower notch" },
-            ],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"no_dc\"\ntype = \"dc_blocker\"\nparams = { item = \"c32\", pole = 0.9995 }",
-            build: dc,
-            memory: Some(infinite),
-        },
-        BlockType {
-            name: "agc",
-            help: "Automatic gain control per channel: an envelope with attack and decay rates, output at the reference level. Its envelope has infinite memory.",
-            ports: "in: item[channels] -> out: item[channels]",
-            params: &[
-                ITEM_F32,
-                CHANNELS,
-                ParamDoc { name: "reference", default: "1.0", help: "output envelope aimed for" },
-                ParamDoc { name: "attack", default: "0.1", help: "rate (0..1] at which the envelope follows a rising level, per sample" },
-                ParamDoc { name: "decay", default: "0.001", help: "rate (0..1] at which it follows a falling level, per sample" },
-                ParamDoc { name: "max_gain", default: "1e5", help: "the largest gain (on silence)" },
-            ],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"level\"\ntype = \"agc\"\nparams = { item = \"f32\", reference = 0.3, attack = 0.01, decay = 0.0005, channels = 333 }",
-            build: agc,
-            memory: Some(infinite),
-        },
-        BlockType {
-            name: "am_demod",
-            help: "AM envelope demodulation: |x| with the carrier's DC removed by a DC blocker (whose state has infinite memory).",
-            ports: "in: c32[channels] -> out: f32[channels]",
-            params: &[
-                CHANNELS,
-                ParamDoc { name: "dc_pole", default: "0.999", help: "the DC blocker's pole (0..1)" },
-            ],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"am\"\ntype = \"am_demod\"\nparams = { dc_pole = 0.999 }",
-            build: am,
-            memory: Some(infinite),
-        },
+        BlockType::new("iir", Family::Filters, "IIR filter as a cascade of biquads (f64 state), from coefficients (sos) or a Butterworth design; channels = N filters N channels in one node. Its state has infinite memory.")
+            .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
+            .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
+            .param(param_item_f32())
+            .param(param_channels())
+            .param(Param::numbers("sos", "second-order sections as one list, six numbers a row: b0 b1 b2 a0 a1 a2 (scipy's sos)").derived("-"))
+            .param(Param::text("design", "Butterworth lowpass, highpass or bandpass (bilinear transform, prewarped)").derived("-"))
+            .param(Param::integer("order", "design order (1-16; a bandpass has twice the poles)").default(4))
+            .param(Param::number("cutoff", "lowpass/highpass -3 dB point, cycles/sample (0..0.5)").derived("-"))
+            .param(Param::number("low", "bandpass lower -3 dB point, cycles/sample").derived("-"))
+            .param(Param::number("high", "bandpass upper -3 dB point, cycles/sample").derived("-"))
+            .example(r#"item = "f32", design = "lowpass", order = 6, cutoff = 0.1, channels = 333"#)
+            .memory(infinite)
+            .build(iir),
+        BlockType::new("deemphasis", Family::Radio, "FM de-emphasis, the one-pole low-pass 1/(1 + s·tau) (75 µs: Americas, Korea; 50 µs: elsewhere), corner prewarped to 1/(2π·tau). Its state has infinite memory.")
+            .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
+            .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
+            .param(param_item_f32())
+            .param(param_channels())
+            .param(Param::number("tau", "time constant in seconds").default(75e-6))
+            .param(Param::number("sample_rate", "samples per second (per channel)"))
+            .example("tau = 75e-6, sample_rate = 48000, channels = 333")
+            .memory(infinite)
+            .build(deemph),
+        BlockType::new("squelch", Family::Radio, "Power squelch per channel (GNU Radio's pwr_squelch_cc): a one-pole average of |x|^2; samples pass while it is at or above threshold_db, zeros otherwise (an FM demodulator then puts out silence, not full-scale noise).")
+            .port(PortDecl::input("in", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))
+            .port(PortDecl::output("out", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))
+            .param(param_channels())
+            .param(Param::number("threshold_db", "opening level: power in dB relative to a sample of magnitude 1"))
+            .param(Param::number("alpha", "averaging weight per sample, 0 < alpha <= 1").default(1e-3))
+            .example("channels = 333, threshold_db = -60.0")
+            .memory(infinite)
+            .build(squelch),
+        BlockType::new("dc_blocker", Family::Filters, "Removes DC: (1 − z⁻¹)/(1 − pole·z⁻¹), -3 dB near (1 − pole)/2π cycles/sample. Its state has infinite memory.")
+            .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
+            .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
+            .param(param_item_f32())
+            .param(param_channels())
+            .param(Param::number("pole", "pole radius (0..1): closer to 1, narrower notch").default(0.999))
+            .example(r#"item = "c32", pole = 0.9995"#)
+            .memory(infinite)
+            .build(dc),
+        BlockType::new("agc", Family::Radio, "Automatic gain control per channel: an envelope with attack and decay rates, output at the reference level. Its envelope has infinite memory.")
+            .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
+            .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
+            .param(param_item_f32())
+            .param(param_channels())
+            .param(Param::number("reference", "output envelope aimed for").default(1.0))
+            .param(Param::number("attack", "rate (0..1] at which the envelope follows a rising level, per sample").default(0.1))
+            .param(Param::number("decay", "rate (0..1] at which it follows a falling level, per sample").default(0.001))
+            .param(Param::number("max_gain", "the largest gain (on silence)").default(1e5))
+            .example(r#"item = "f32", reference = 0.3, attack = 0.01, decay = 0.0005, channels = 333"#)
+            .memory(infinite)
+            .build(agc),
+        BlockType::new("am_demod", Family::Radio, "AM envelope demodulation: |x| with the carrier's DC removed by a DC blocker (whose state has infinite memory).")
+            .port(PortDecl::input("in", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))
+            .port(PortDecl::output("out", ItemDecl::fixed("f32")).vlen(Vlen::param("channels")))
+            .param(param_channels())
+            .param(Param::number("dc_pole", "the DC blocker's pole (0..1)").default(0.999))
+            .example("dc_pole = 0.999")
+            .memory(infinite)
+            .build(am),
     ]
 }

@@ -9,22 +9,9 @@ use crate::sigmf::Datatype;
 use crate::wav::WavReader;
 use num_complex::Complex32;
 use sluice_conv::{parse_partitioning, ConvolverConfig, LatePolicy, Scheduling};
-use sluice_graph::{BlockType, FileAccess, FileParam, ParamDoc, ParamError, Params};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, PortDecl, Vlen, ParamError, Params};
 use sluice_runtime::Node;
 use std::path::Path;
-
-const READS_PATH: &[FileParam] = &[FileParam {
-    param: "path",
-    access: FileAccess::Read,
-}];
-const WRITES_PATH: &[FileParam] = &[FileParam {
-    param: "path",
-    access: FileAccess::Write,
-}];
-const READS_IR: &[FileParam] = &[FileParam {
-    param: "ir",
-    access: FileAccess::Read,
-}];
 
 fn fft_size(p: &mut Params, required: bool) -> Result<usize, ParamError> {
     let n = if required {
@@ -235,91 +222,55 @@ fn sigmf_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
-        BlockType {
-            name: "spectrum",
-            help: "Averaged power spectra in dB (windowed FFTs, DC in the middle): one vector of fft_size per `averages` frames; 0 dB is a full-scale complex tone.",
-            ports: "in: item -> out: f32[fft_size]",
-            params: &[
-                ParamDoc { name: "item", default: "c32", help: "c32 or f32 (analysed as complex)" },
-                ParamDoc { name: "fft_size", default: "1024", help: "bins per spectrum (any size; powers of two are fastest)" },
-                ParamDoc { name: "window", default: "blackman_harris", help: "blackman_harris (-92 dB side lobes), hann or rectangular" },
-                ParamDoc { name: "averages", default: "8", help: "frames averaged per spectrum (no overlap)" },
-            ],
-            files: &[],
-            settable: &[],
-            example: "[[node]]\nname = \"psd\"\ntype = \"spectrum\"\nparams = { fft_size = 1024, window = \"hann\", averages = 16 }",
-            build: spectrum,
-            memory: None,
-        },
-        BlockType {
-            name: "spectrum_png",
-            help: "Draws the spectra it receives into a PNG when the stream ends: a waterfall (newest at the top) or the mean spectrum; frequencies from the stream's rx_rate and rx_freq.",
-            ports: "in: f32[fft_size]",
-            params: &[
-                ParamDoc { name: "path", default: "required", help: "PNG file to write (replaced only when the stream ends)" },
-                ParamDoc { name: "fft_size", default: "required", help: "bins per spectrum (the spectrum block's fft_size)" },
-                ParamDoc { name: "picture", default: "waterfall", help: "waterfall or spectrum" },
-                ParamDoc { name: "sample_rate", default: "stream's", help: "the analysed stream's rate in Hz (else its rx_rate, else cycles/sample)" },
-                ParamDoc { name: "center_frequency", default: "stream's", help: "centre frequency in Hz (else its rx_freq, else 0)" },
-                ParamDoc { name: "width", default: "1000", help: "pixels" },
-                ParamDoc { name: "height", default: "650", help: "pixels" },
-                ParamDoc { name: "max_rows", default: "1000", help: "waterfall rows kept; beyond twice this, rows are averaged in pairs" },
-                ParamDoc { name: "range_db", default: "90", help: "waterfall colours span this many dB below the peak" },
-                ParamDoc { name: "title", default: "the path", help: "caption" },
-            ],
-            files: WRITES_PATH,
-            settable: &[],
-            example: "[[node]]\nname = \"picture\"\ntype = \"spectrum_png\"\nparams = { path = \"waterfall.png\", fft_size = 1024, picture = \"waterfall\" }",
-            build: spectrum_png,
-            memory: None,
-        },
-        BlockType {
-            name: "convolve",
-            help: "Partitioned convolution (sluice-conv) with an impulse response WAV, mono or multi-channel in sluice convolve's layouts; latency removed, tail appended.",
-            ports: "in0, in1, …: f32 -> out0, out1, …: f32 (one port per channel)",
-            params: &[
-                ParamDoc { name: "ir", default: "required", help: "impulse response WAV: 1 channel for every input, one per input, 4 for true stereo (LL LR RL RR), or N for a mono input" },
-                ParamDoc { name: "inputs", default: "1", help: "input channels (1-64)" },
-                ParamDoc { name: "block", default: "1024", help: "engine block size in samples (1-8192)" },
-                ParamDoc { name: "threads", default: "single", help: "single (every level in the node's thread) or threaded (a worker per larger level)" },
-                ParamDoc { name: "partitioning", default: "auto", help: "auto, uniform, tuned, or SIZExCOUNT,… as sluice convolve takes it" },
-                ParamDoc { name: "sample_rate", default: "the IR's", help: "the stream's rate: the IR is resampled to it if it differs (a stream whose rx_rate differs from the IR's is an error)" },
-                ParamDoc { name: "tail", default: "true", help: "after the input ends, output the tail (IR length − 1 frames)" },
-                ParamDoc { name: "max_ir_len", default: "4194304", help: "longest accepted IR, in frames" },
-            ],
-            files: READS_IR,
-            settable: &[],
-            example: "[[node]]\nname = \"reverb\"\ntype = \"convolve\"\nparams = { ir = \"hall.wav\", inputs = 2, block = 512 }",
-            build: convolve,
-            memory: None,
-        },
-        BlockType {
-            name: "sigmf_source",
-            help: "Reads a SigMF recording (cf32_le, ci16_le, cu8, ci8) as c32; sample rate, captures (frequency, time) and annotations become tags.",
-            ports: "out: c32",
-            params: &[ParamDoc { name: "path", default: "required", help: "the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data" }],
-            files: READS_PATH,
-            settable: &[],
-            example: "[[node]]\nname = \"capture\"\ntype = \"sigmf_source\"\nparams = { path = \"fm_band.sigmf-meta\" }",
-            build: sigmf_source,
-            memory: None,
-        },
-        BlockType {
-            name: "sigmf_sink",
-            help: "Writes c32 as a SigMF recording (NAME.sigmf-data and .sigmf-meta, replaced only when the stream ends); rx_rate, rx_freq, rx_time and other tags go into the metadata.",
-            ports: "in: c32",
-            params: &[
-                ParamDoc { name: "path", default: "required", help: "the recording: NAME (or NAME.sigmf-meta)" },
-                ParamDoc { name: "datatype", default: "cf32_le", help: "cf32_le, ci16_le, cu8 or ci8 (integers clipped and counted)" },
-                ParamDoc { name: "sample_rate", default: "stream's", help: "core:sample_rate in Hz (else the stream's rx_rate)" },
-                ParamDoc { name: "frequency", default: "stream's", help: "the first capture's core:frequency when the stream gives no rx_freq" },
-                ParamDoc { name: "description", default: "-", help: "core:description" },
-            ],
-            files: WRITES_PATH,
-            settable: &[],
-            example: "[[node]]\nname = \"record\"\ntype = \"sigmf_sink\"\nparams = { path = \"capture\", datatype = \"ci16_le\" }",
-            build: sigmf_sink,
-            memory: None,
-        },
+        BlockType::new("spectrum", Family::Analysis, "Averaged power spectra in dB (windowed FFTs, DC in the middle): one vector of fft_size per `averages` frames; 0 dB is a full-scale complex tone.")
+            .port(PortDecl::input("in", ItemDecl::item()))
+            .port(PortDecl::output("out", ItemDecl::fixed("f32")).vlen(Vlen::param("fft_size")))
+            .param(Param::text("item", "c32 or f32 (analysed as complex)").derived("c32"))
+            .param(Param::integer("fft_size", "bins per spectrum (any size; powers of two are fastest)").default(1024))
+            .param(Param::text("window", "blackman_harris (-92 dB side lobes), hann or rectangular").derived("blackman_harris"))
+            .param(Param::integer("averages", "frames averaged per spectrum (no overlap)").default(8))
+            .example(r#"fft_size = 1024, window = "hann", averages = 16"#)
+            .build(spectrum),
+        BlockType::new("spectrum_png", Family::Analysis, "Draws the spectra it receives into a PNG when the stream ends: a waterfall (newest at the top) or the mean spectrum; frequencies from the stream's rx_rate and rx_freq.")
+            .port(PortDecl::input("in", ItemDecl::fixed("f32")).vlen(Vlen::param("fft_size")))
+            .param(Param::writes("path", "PNG file to write (replaced only when the stream ends)"))
+            .param(Param::integer("fft_size", "bins per spectrum (the spectrum block's fft_size)"))
+            .param(Param::text("picture", "waterfall or spectrum").derived("waterfall"))
+            .param(Param::number("sample_rate", "the analysed stream's rate in Hz (else its rx_rate, else cycles/sample)").derived("stream's"))
+            .param(Param::number("center_frequency", "centre frequency in Hz (else its rx_freq, else 0)").derived("stream's"))
+            .param(Param::number("width", "pixels").default(1000.0))
+            .param(Param::number("height", "pixels").default(650.0))
+            .param(Param::integer("max_rows", "waterfall rows kept; beyond twice this, rows are averaged in pairs").default(1000))
+            .param(Param::number("range_db", "waterfall colours span this many dB below the peak").default(90.0))
+            .param(Param::text("title", "caption").derived("the path"))
+            .example(r#"path = "waterfall.png", fft_size = 1024, picture = "waterfall""#)
+            .build(spectrum_png),
+        BlockType::new("convolve", Family::Filters, "Partitioned convolution (sluice-conv) with an impulse response WAV, mono or multi-channel in sluice convolve's layouts; latency removed, tail appended.")
+            .port(PortDecl::input("in", ItemDecl::fixed("f32")).counted("inputs"))
+            .port(PortDecl::output("out", ItemDecl::fixed("f32")).counted("inputs"))
+            .param(Param::reads("ir", "impulse response WAV: 1 channel for every input, one per input, 4 for true stereo (LL LR RL RR), or N for a mono input"))
+            .param(Param::integer("inputs", "input channels (1-64)").default(1))
+            .param(Param::integer("block", "engine block size in samples (1-8192)").default(1024))
+            .param(Param::text("threads", "single (every level in the node's thread) or threaded (a worker per larger level)").derived("single"))
+            .param(Param::text("partitioning", "auto, uniform, tuned, or SIZExCOUNT,… as sluice convolve takes it").derived("auto"))
+            .param(Param::number("sample_rate", "the stream's rate: the IR is resampled to it if it differs (a stream whose rx_rate differs from the IR's is an error)").derived("the IR's"))
+            .param(Param::bool("tail", "after the input ends, output the tail (IR length − 1 frames)").default(true))
+            .param(Param::integer("max_ir_len", "longest accepted IR, in frames").default(4194304))
+            .example(r#"ir = "hall.wav", inputs = 2, block = 512"#)
+            .build(convolve),
+        BlockType::new("sigmf_source", Family::Files, "Reads a SigMF recording (cf32_le, ci16_le, cu8, ci8) as c32; sample rate, captures (frequency, time) and annotations become tags.")
+            .port(PortDecl::output("out", ItemDecl::fixed("c32")))
+            .param(Param::reads("path", "the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data"))
+            .example(r#"path = "fm_band.sigmf-meta""#)
+            .build(sigmf_source),
+        BlockType::new("sigmf_sink", Family::Files, "Writes c32 as a SigMF recording (NAME.sigmf-data and .sigmf-meta, replaced only when the stream ends); rx_rate, rx_freq, rx_time and other tags go into the metadata.")
+            .port(PortDecl::input("in", ItemDecl::fixed("c32")))
+            .param(Param::writes("path", "the recording: NAME (or NAME.sigmf-meta)"))
+            .param(Param::text("datatype", "cf32_le, ci16_le, cu8 or ci8 (integers clipped and counted)").derived("cf32_le"))
+            .param(Param::number("sample_rate", "core:sample_rate in Hz (else the stream's rx_rate)").derived("stream's"))
+            .param(Param::number("frequency", "the first capture's core:frequency when the stream gives no rx_freq").derived("stream's"))
+            .param(Param::text("description", "core:description").derived("-"))
+            .example(r#"path = "capture", datatype = "ci16_le""#)
+            .build(sigmf_sink),
     ]
 }

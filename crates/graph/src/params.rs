@@ -87,10 +87,13 @@ impl Params {
     /// declaration is what users read (checked in tests, where debug assertions are on).
     fn agrees(&self, name: &str, default: &Value) {
         if let Some(declared) = self.defaults.get(name) {
+            // Numbers agree to f32 precision (a block may keep its defaults as f32).
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs());
             let same = match (declared, default) {
                 (Value::Integer(a), Value::Float(b)) | (Value::Float(b), Value::Integer(a)) => {
-                    *a as f64 == *b
+                    close(*a as f64, *b)
                 }
+                (Value::Float(a), Value::Float(b)) => close(*a, *b),
                 (a, b) => a == b,
             };
             debug_assert!(

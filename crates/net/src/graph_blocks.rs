@@ -43,7 +43,7 @@ fn sink_params() -> Vec<ParamDecl> {
         Param::bool("replica", "the receiver is one replica of a primary/standby pair: when its connection is lost, give it up at once with a warning (the other replica carries the stream)").default(false),
         Param::integer("warm_decimation", "with fence: the partition has a warm standby and this is its output; its input items per output item (the cluster sets it from the blocks' declared memory)").derived("none"),
         Param::integer("warm_lag", "with warm_decimation: outputs after which a fresh start of the partition is exact again").default(0),
-        Param::number("flush_us", "microseconds committed items may wait to batch into a larger frame (0: none)").default(50.0),
+        Param::integer("flush_us", "microseconds committed items may wait to batch into a larger frame (0: none)").default(50).max(1e6),
     ]].concat()
 }
 
@@ -56,7 +56,7 @@ fn source_params() -> Vec<ParamDecl> {
         Param::integer("history", "items before its resume offset that the consumer needs to prime its state (an FIR's taps − 1); the sender keeps that many acknowledged items").default(0),
         Param::bool("fenced", "accept a primary and hot standbys (fenced senders): a newer lease revision displaces the primary, an older one is refused").default(false),
         Param::text("warm", "name of the process's fence when this is the input of a partition with a warm standby: connect once the partition's output says where to start, start there, and acknowledge upstream only what the outputs' receiver acknowledged (the cluster sets it)").derived("none"),
-        Param::number("spin_us", "microseconds to busy-poll the socket after a frame before sleeping (0: no spin)").default(0.0),
+        Param::integer("spin_us", "microseconds to busy-poll the socket after a frame before sleeping (0: no spin)").default(0).max(1e6),
     ]].concat()
 }
 

@@ -170,7 +170,7 @@ fn beam_pattern(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![BlockType::new("array_source", Family::Beamforming, "A uniform linear array receiving plane waves (tones, noise or FM at chosen angles) plus independent noise per antenna, at complex baseband: one output per antenna.")
         .port(PortDecl::output("out", ItemDecl::fixed("c32")).counted("elements"))
-        .param(Param::integer("elements", "antennas (outputs)").derived("required"))
+        .param(Param::integer("elements", "antennas (outputs)").range(1.0, 64.0))
         .param(Param::number("spacing", "element spacing in wavelengths at the carrier").default(0.5))
         .param(Param::number("carrier", "carrier frequency, Hz"))
         .param(Param::number("sample_rate", "Hz"))
@@ -186,7 +186,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
         .build(array_source),
     BlockType::new("beam_pattern", Family::Beamforming, "Sink: scans beams over a range of steering angles on every antenna's stream and draws the power against angle as a PNG when the streams end.")
         .port(PortDecl::input("in", ItemDecl::fixed("c32")).counted("elements"))
-        .param(Param::integer("elements", "antennas (inputs), the whole array").derived("required"))
+        .param(Param::integer("elements", "antennas (inputs), the whole array").range(1.0, 64.0))
         .param(Param::writes("path", "PNG file to write"))
         .param(Param::number("spacing", "element spacing in wavelengths").default(0.5))
         .param(Param::text("taper", "rect, hamming, blackman or kaiser:<beta>").derived("rect"))
@@ -199,8 +199,8 @@ pub(super) fn block_types() -> Vec<BlockType> {
     BlockType::new("beamformer", Family::Beamforming, "Delay-and-sum beams of a uniform linear array: phase steering (narrowband) or true time delay (wideband, 16-tap fractional delays); a partial-sum instance covers elements first..first+antennas and its beams add up with other instances' (sum blocks) to the full beams.")
         .port(PortDecl::input("in", ItemDecl::fixed("c32")).counted("antennas"))
         .port(PortDecl::output("beam", ItemDecl::fixed("c32")).counted("antennas"))
-        .param(Param::text("antennas", "inputs of this node (1-64): elements first..first+antennas").derived("required"))
-        .param(Param::numbers("angles", "steering angles in degrees from broadside, one per beam (1-32; settable while running as \"a, b, ...\")").derived("required").settable())
+        .param(Param::integer("antennas", "inputs of this node: elements first..first+antennas").range(1.0, 64.0))
+        .param(Param::numbers("angles", "steering angles in degrees from broadside, one per beam (1-32; settable while running as \"a, b, ...\")").settable())
         .param(Param::integer("elements", "elements of the full array (weights and delays come from it)").derived("first+antennas"))
         .param(Param::integer("first", "index of this node's first element in the full array").default(0))
         .param(Param::number("spacing", "element spacing in wavelengths at the carrier").default(0.5))

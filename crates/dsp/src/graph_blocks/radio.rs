@@ -199,12 +199,11 @@ fn channelizer_memory(p: &mut Params) -> Result<Memory, ParamError> {
 fn xlating_params() -> Vec<ParamDecl> {
     [
         vec![
-            Param::integer("decimation", "keep one output in this many").derived("required"),
-            Param::number(
-                "center",
-                "frequency moved to 0 Hz, in Hz (settable while running)",
-            )
-            .default(0.0),
+            Param::integer("decimation", "keep one output in this many"),
+            Param::number("center", "frequency moved to 0 Hz")
+                .unit("Hz")
+                .default(0.0)
+                .settable(),
             param_sample_rate(),
         ],
         taps_params(),
@@ -214,9 +213,9 @@ fn xlating_params() -> Vec<ParamDecl> {
 
 fn rational_params() -> Vec<ParamDecl> {
     [vec![
-        Param::text("interpolation", "I: output samples per D input samples").derived("required"),
-        Param::integer("decimation", "D").derived("required"),
-        Param::number("taps_per_phase", "without taps: design I x this many taps (Kaiser low-pass at 0.4/max(I, D), gain I)").default(24.0),
+        Param::integer("interpolation", "I: output samples per D input samples"),
+        Param::integer("decimation", "D"),
+        Param::integer("taps_per_phase", "without taps: design I x this many taps (Kaiser low-pass at 0.4/max(I, D), gain I)").default(24),
     ], taps_params()].concat()
 }
 
@@ -234,7 +233,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .port(PortDecl::input("in", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::fixed("f32")).vlen(Vlen::param("channels")))
             .param(Param::integer("channels", "channels per vector item").default(1))
-            .param(Param::number("gain", "output per radian of phase step").default(1.0))
+            .param(Param::number("gain", "output per radian of phase step").derived("1.0, or from deviation"))
             .param(Param::number("deviation", "peak deviation in Hz: sets gain = sample_rate / (2 pi deviation), so it maps to +-1").derived("-"))
             .param(Param::number("sample_rate", "sample rate in Hz (with deviation)").derived("-"))
             .example("deviation = 12000.0, sample_rate = 60000.0")
@@ -270,9 +269,9 @@ pub(super) fn block_types() -> Vec<BlockType> {
                     .vlen(Vlen::param("outputs"))
                     .when("layout", "vectors"),
             )
-            .param(Param::integer("channels", "number of channels M (any, at least 2)").derived("required"))
-            .param(Param::number("oversample", "1: one frame per M samples; 2: per M/2 samples (M even)").default(1.0))
-            .param(Param::number("taps_per_branch", "prototype taps per branch (Kaiser low-pass cut at the channel edge)").default(18.0))
+            .param(Param::integer("channels", "number of channels M (any, at least 2)"))
+            .param(Param::integer("oversample", "1: one frame per M samples; 2: per M/2 samples (M even)").default(1))
+            .param(Param::integer("taps_per_branch", "prototype taps per branch (Kaiser low-pass cut at the channel edge)").default(18))
             .param(Param::numbers("outputs", "channel indices to output, in port/vector order (channel k is centred on k x fs/M)").derived("all"))
             .param(Param::text("layout", "streams (one port per channel) or vectors (one port, one sample per channel per item)").derived("streams"))
             .example(r#"channels = 512, oversample = 2, outputs = [1, 2, 511], layout = "vectors""#)

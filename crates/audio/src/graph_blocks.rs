@@ -1,7 +1,9 @@
 //! `jack_source` and `jack_sink` as graph-file block types; [`register`] adds them to a
 //! [`Registry`].
 
-use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, ParamError, Params, Registry};
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Param, ParamDecl, ParamError, Params, PortDecl, Registry,
+};
 use sluice_runtime::Node;
 
 use crate::{JackPorts, JackSink, JackSource};
@@ -122,7 +124,8 @@ mod tests {
         register(&mut registry);
         for b in registry.types() {
             let mut params = b.example_params().unwrap();
-            b.instantiate(&mut params).unwrap_or_else(|e| panic!("{}: {e:?}", b.name));
+            b.instantiate(&mut params)
+                .unwrap_or_else(|e| panic!("{}: {e:?}", b.name));
             assert!(
                 params.unused().is_empty(),
                 "{}: {:?}",
@@ -138,11 +141,12 @@ mod tests {
         .unwrap();
         assert_eq!(e.param, "connect");
         assert!(e.message.contains("2 ports for 1 channels"), "{e:?}");
-        let e = sink.instantiate(&mut params_of(
-            "[[node]]\nname = \"s\"\ntype = \"jack_sink\"\nparams = { channels = 0 }",
-        ))
-        .err()
-        .unwrap();
+        let e = sink
+            .instantiate(&mut params_of(
+                "[[node]]\nname = \"s\"\ntype = \"jack_sink\"\nparams = { channels = 0 }",
+            ))
+            .err()
+            .unwrap();
         assert_eq!(e.param, "channels");
     }
 }

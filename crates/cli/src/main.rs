@@ -61,6 +61,9 @@ struct BlocksArgs {
     /// Print the block types as JSON (name, help, ports, parameters, files, example).
     #[arg(long, conflicts_with = "name")]
     json: bool,
+    /// Print the reference of every block type in Markdown (what docs/blocks.md holds).
+    #[arg(long, conflicts_with_all = ["name", "json"])]
+    markdown: bool,
 }
 
 /// The block types graph files may use: the standard blocks, the network endpoints and the
@@ -75,6 +78,10 @@ pub(crate) fn registry() -> sluice_graph::Registry {
 
 fn blocks(args: BlocksArgs) -> anyhow::Result<()> {
     let registry = registry();
+    if args.markdown {
+        print!("{}", registry.reference_markdown());
+        return Ok(());
+    }
     match (args.name, args.json) {
         (_, true) => println!("{}", registry.to_json()),
         (Some(name), false) => match registry.describe_one(&name) {
@@ -110,7 +117,10 @@ fn main() {
         Command::Bench(cmd) => sluice_bench::run(cmd),
     };
     if let Err(err) = result {
-        eprintln!("sluice: error: {}", one_line(&err));
+        // A graph file's mistakes come one per line: each gets the prefix.
+        for line in one_line(&err).lines() {
+            eprintln!("sluice: error: {line}");
+        }
         std::process::exit(1);
     }
 }

@@ -1,7 +1,8 @@
 //! The corpus of bad graph files in `crates/graph/tests/bad/`: each is run with `sluice run` in a
 //! fresh directory holding files a user already had (an input, an existing output, a WAV), and
 //! must exit with the status its header states (1 unless `# exit:` says otherwise), print the
-//! error its `# expect:` lines state (each a part of the one-line error) and change no file.
+//! errors its `# expect:` lines state (each a part of one of the error lines: a file's mistakes
+//! are reported one per line) and change no file.
 //!
 //! A file's header:
 //!
@@ -120,8 +121,8 @@ fn every_bad_graph_is_refused_by_name_and_changes_nothing() {
                 out.status.code()
             ));
         }
-        if error_lines.len() != 1 {
-            wrong.push(format!("{} error lines, expected one", error_lines.len()));
+        if error_lines.is_empty() {
+            wrong.push("no error line".to_string());
         }
         for part in &parts {
             if !error_lines.iter().any(|l| l.contains(part.as_str())) {

@@ -82,7 +82,9 @@ fn run<I: Bits, O: Bits>(
     let (mut prev, mut port) = (src, "out");
     for (i, &(kind, text)) in stages.iter().enumerate() {
         let block = registry.find(kind).unwrap();
-        let node = block.instantiate(&mut params(text)).unwrap_or_else(|e| panic!("{kind}: {e:?}"));
+        let node = block
+            .instantiate(&mut params(text))
+            .unwrap_or_else(|e| panic!("{kind}: {e:?}"));
         let id = g.add_boxed(&format!("n{i}"), node).unwrap();
         g.connect(prev, port, id, "in").unwrap();
         // A channelizer's first stream is `out0`.

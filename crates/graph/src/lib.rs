@@ -98,15 +98,15 @@ pub mod memory;
 mod params;
 mod registry;
 
+pub use decl::memory::{chain_memory, Memory};
+pub use decl::param::{Default, FileAccess, Param, ParamDecl, ParamKind};
+pub use decl::port::{Count, Direction, ItemDecl, PortDecl, ResolvedPort, Vlen};
+pub use decl::{Block, BlockType, BuildFn, Family, MemoryFn, Text};
 pub use load::{
     load_file, load_str, load_with, read, same_file, GraphFileError, GraphSource, HostDecl,
     LoadedGraph, Override, StandbyMode,
 };
 pub use params::{ParamError, Params};
-pub use decl::memory::{chain_memory, Memory};
-pub use decl::param::{Default, FileAccess, Param, ParamDecl, ParamKind};
-pub use decl::port::{Count, Direction, ItemDecl, PortDecl, ResolvedPort, Vlen};
-pub use decl::{Block, BlockType, BuildFn, Family, MemoryFn, Text};
 pub use registry::{DuplicateBlock, Registry};
 
 use sluice_runtime::Graph;

@@ -106,7 +106,7 @@ pub struct GraphFileError {
     /// What is wrong.
     pub message: String,
     /// The other mistakes found in the same file (at most [`MAX_ERRORS`] in all).
-    pub more: Vec<GraphFileError>,
+    pub more: Box<[GraphFileError]>,
 }
 
 /// The most mistakes one load reports.
@@ -310,7 +310,7 @@ pub fn read(path: &Path) -> Result<String, GraphFileError> {
         column: None,
         node: None,
         message: format!("cannot read the graph file: {e}"),
-        more: Vec::new(),
+        more: Box::default(),
     })
 }
 
@@ -443,9 +443,17 @@ pub fn load_with(
             let message = if e.param.is_empty() {
                 format!("node '{name}': {}", e.message)
             } else if e.unknown {
-                format!("node '{name}': unknown parameter '{}' {}", e.param, e.message.trim_start_matches("is unknown "))
+                format!(
+                    "node '{name}': unknown parameter '{}' {}",
+                    e.param,
+                    e.message.trim_start_matches("is unknown ")
+                )
             } else {
-                format!("node '{name}': parameter '{}'{}", e.param, joined(&e.message))
+                format!(
+                    "node '{name}': parameter '{}'{}",
+                    e.param,
+                    joined(&e.message)
+                )
             };
             errors.add(Some(at), Some(&name), message);
         };
@@ -537,7 +545,13 @@ impl Errors<'_> {
         self.push(Some(line), None, Some(node), message);
     }
 
-    fn push(&mut self, line: Option<usize>, column: Option<usize>, node: Option<String>, message: String) {
+    fn push(
+        &mut self,
+        line: Option<usize>,
+        column: Option<usize>,
+        node: Option<String>,
+        message: String,
+    ) {
         if self.list.len() < MAX_ERRORS {
             self.list.push(GraphFileError {
                 origin: self.origin.to_string(),
@@ -545,7 +559,7 @@ impl Errors<'_> {
                 column,
                 node,
                 message,
-                more: Vec::new(),
+                more: Box::default(),
             });
         }
     }
@@ -553,25 +567,31 @@ impl Errors<'_> {
     /// The first mistake, carrying the others.
     fn finish(mut self) -> GraphFileError {
         let mut first = self.list.remove(0);
-        first.more = self.list;
+        first.more = self.list.into_boxed_slice();
         first
     }
 }
 
+/// An edge as written: (from node, from port, to node, to port).
+type Edge = (String, String, String, String);
+
 /// Connects one `[[edge]]`, returning its ends, or the place and words of what is wrong.
-fn connect(
-    graph: &mut Graph,
-    edge: &EdgeDoc,
-) -> Result<(String, String, String, String), (Range<usize>, String)> {
+fn connect(graph: &mut Graph, edge: &EdgeDoc) -> Result<Edge, (Range<usize>, String)> {
     let (from_node, from_port) = split_end(&edge.from).map_err(|m| (edge.from.span(), m))?;
     let (to_node, to_port) = split_end(&edge.to).map_err(|m| (edge.to.span(), m))?;
     let label = format!("edge {} -> {}", edge.from.get_ref(), edge.to.get_ref());
-    let from = graph
-        .node_id(from_node)
-        .ok_or_else(|| (edge.from.span(), format!("{label}: no node named '{from_node}'")))?;
-    let to = graph
-        .node_id(to_node)
-        .ok_or_else(|| (edge.to.span(), format!("{label}: no node named '{to_node}'")))?;
+    let from = graph.node_id(from_node).ok_or_else(|| {
+        (
+            edge.from.span(),
+            format!("{label}: no node named '{from_node}'"),
+        )
+    })?;
+    let to = graph.node_id(to_node).ok_or_else(|| {
+        (
+            edge.to.span(),
+            format!("{label}: no node named '{to_node}'"),
+        )
+    })?;
     let capacity = match &edge.capacity {
         Some(c) if *c.get_ref() == 0 => {
             return Err((

@@ -142,6 +142,46 @@ impl Registry {
         Some(out)
     }
 
+    /// The reference of every block in Markdown, grouped by family (`docs/blocks.md`).
+    pub fn reference_markdown(&self) -> String {
+        let mut families: Vec<Family> = self.types.iter().map(|b| b.family).collect();
+        families.sort();
+        families.dedup();
+        let mut out = String::from(
+            "# Blocks\n\nEvery block type a graph file can name, generated from the blocks' \
+             declarations by `sluice blocks --markdown` (a test checks that this file is current).\n",
+        );
+        for family in families {
+            let _ = writeln!(out, "\n## {family}\n");
+            for b in self.types.iter().filter(|b| b.family == family) {
+                let _ = writeln!(out, "### `{}`\n\n{}\n", b.name, b.help);
+                let _ = writeln!(out, "Ports: `{}`\n", port::describe(&b.ports));
+                if !b.params.is_empty() {
+                    out.push_str("| parameter | kind | default | meaning |\n|---|---|---|---|\n");
+                    for p in &b.params {
+                        let mut meaning = p.help.replace('|', "\\|");
+                        if let Some(unit) = &p.unit {
+                            meaning.push_str(&format!(" ({unit})"));
+                        }
+                        if p.settable {
+                            meaning.push_str("; settable while running");
+                        }
+                        let _ = writeln!(
+                            out,
+                            "| `{}` | {} | {} | {meaning} |",
+                            p.name,
+                            p.kind.describe().replace('|', "\\|"),
+                            p.default_text().replace('|', "\\|")
+                        );
+                    }
+                    out.push('\n');
+                }
+                let _ = writeln!(out, "```toml\n{}\n```", b.example_node());
+            }
+        }
+        out
+    }
+
     /// Every block as JSON, for `sluice blocks --json`: the declarations; no node is built.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(&self.types).expect("block declarations serialise")

@@ -3,19 +3,49 @@
 
 use crate::{RetentionFull, ShmOptions, ShmSink, ShmSource, TcpOptions, TcpSink, TcpSource};
 use num_complex::Complex32;
-use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params, Registry};
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Param, ParamDecl, ParamError, Params, PortDecl, Registry, Vlen,
+};
 use sluice_runtime::{Item, Node};
 use std::time::Duration;
 
 fn common() -> Vec<ParamDecl> {
     vec![
-        Param::text("url", "tcp://host:port to connect, tcp-listen://host:port to listen"),
-        Param::choice("item", &["c32", "f32", "i16", "u8"], "item type: c32 (complex f32), f32, i16, u8").default("c32"),
-        Param::integer("frame_bytes", "payload bytes per DATA frame (sender); sizes the receiver's queue").default(1048576),
-        Param::number("heartbeat", "seconds of silence after which a HEARTBEAT goes out").default(1.0),
-        Param::number("peer_timeout", "seconds without a byte from the peer before it is declared silent").default(10.0),
-        Param::number("timeout", "seconds to wait for the first connection before failing").derived("60.0"),
-        Param::number("resume_timeout", "seconds to wait for a new connection after a loss (0: fail at once, no resume)").default(60.0),
+        Param::text(
+            "url",
+            "tcp://host:port to connect, tcp-listen://host:port to listen",
+        ),
+        Param::choice(
+            "item",
+            &["c32", "f32", "i16", "u8"],
+            "item type: c32 (complex f32), f32, i16, u8",
+        )
+        .default("c32"),
+        Param::integer(
+            "frame_bytes",
+            "payload bytes per DATA frame (sender); sizes the receiver's queue",
+        )
+        .default(1048576),
+        Param::number(
+            "heartbeat",
+            "seconds of silence after which a HEARTBEAT goes out",
+        )
+        .default(1.0),
+        Param::number(
+            "peer_timeout",
+            "seconds without a byte from the peer before it is declared silent",
+        )
+        .default(10.0),
+        Param::number(
+            "timeout",
+            "seconds to wait for the first connection before failing",
+        )
+        .derived("60.0"),
+        Param::number(
+            "resume_timeout",
+            "seconds to wait for a new connection after a loss (0: fail at once, no resume)",
+        )
+        .default(60.0),
     ]
 }
 
@@ -28,7 +58,11 @@ fn param_key_file() -> ParamDecl {
 }
 
 fn param_auth_timeout() -> ParamDecl {
-    Param::number("auth_timeout", "seconds one connection's authentication may take (with key_file)").default(5.0)
+    Param::number(
+        "auth_timeout",
+        "seconds one connection's authentication may take (with key_file)",
+    )
+    .default(5.0)
 }
 
 fn sink_params() -> Vec<ParamDecl> {
@@ -171,11 +205,20 @@ fn build<T: Item>(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamErro
 }
 
 fn shm_params() -> Vec<ParamDecl> {
-    [vec![
-        Param::text("url", "unix:PATH to connect, unix-listen:PATH to listen (@name: abstract socket, no file)"),
-    ], common()[1..=1].to_vec(), vec![
-        Param::integer("ring_bytes", "bytes of shared ring the sink creates (rounded up to whole pages and items)").default(8388608),
-    ], common()[5..=5].to_vec()].concat()
+    [
+        vec![Param::text(
+            "url",
+            "unix:PATH to connect, unix-listen:PATH to listen (@name: abstract socket, no file)",
+        )],
+        common()[1..=1].to_vec(),
+        vec![Param::integer(
+            "ring_bytes",
+            "bytes of shared ring the sink creates (rounded up to whole pages and items)",
+        )
+        .default(8388608)],
+        common()[5..=5].to_vec(),
+    ]
+    .concat()
 }
 
 fn build_shm<T: Item>(p: &mut Params, sink: bool) -> Result<Box<dyn Node>, ParamError> {

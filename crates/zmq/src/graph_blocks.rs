@@ -5,21 +5,39 @@
 
 use crate::{SocketType, ZmqOptions, ZmqSink, ZmqSource};
 use num_complex::Complex32;
-use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, ParamError, Params, Registry};
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Param, ParamDecl, ParamError, Params, PortDecl, Registry,
+};
 use sluice_runtime::{Item, Node};
 use std::time::Duration;
 
 fn param_address() -> ParamDecl {
-    Param::text("address", "tcp://host:port (tcp://*:port binds every interface); only tcp:// is supported")
+    Param::text(
+        "address",
+        "tcp://host:port (tcp://*:port binds every interface); only tcp:// is supported",
+    )
 }
 fn param_item() -> ParamDecl {
-    Param::choice("item", &["c32", "f32", "i32", "i16", "u8"], "item type: c32 (gr_complex), f32 (float), i32 (int), i16 (short), u8 (byte); vlen is 1").default("c32")
+    Param::choice(
+        "item",
+        &["c32", "f32", "i32", "i16", "u8"],
+        "item type: c32 (gr_complex), f32 (float), i32 (int), i16 (short), u8 (byte); vlen is 1",
+    )
+    .default("c32")
 }
 fn param_pass_tags() -> ParamDecl {
-    Param::bool("pass_tags", "messages carry gr-zeromq's tag header (both ends must agree)").default(false)
+    Param::bool(
+        "pass_tags",
+        "messages carry gr-zeromq's tag header (both ends must agree)",
+    )
+    .default(false)
 }
 fn param_timeout() -> ParamDecl {
-    Param::number("timeout", "milliseconds one work call may wait on the socket").default(100.0)
+    Param::number(
+        "timeout",
+        "milliseconds one work call may wait on the socket",
+    )
+    .default(100.0)
 }
 fn param_hwm() -> ParamDecl {
     Param::number("hwm", "accepted for gr-zeromq compatibility; sluice queues no messages of its own (the block's input queue and the kernel's socket buffer hold them)").default(-1.0)
@@ -31,10 +49,18 @@ fn param_drop() -> ParamDecl {
     Param::bool("drop_on_hwm", "PUB: a subscriber whose socket is full misses the message (counted and reported) instead of holding the graph back").default(true)
 }
 fn param_max_frame() -> ParamDecl {
-    Param::integer("max_frame", "frames longer than this many bytes are refused").default(268435456)
+    Param::integer(
+        "max_frame",
+        "frames longer than this many bytes are refused",
+    )
+    .default(268435456)
 }
 fn param_max_items() -> ParamDecl {
-    Param::integer("max_items", "the most items per message (0: as many as the input holds, as gr-zeromq does)").default(0)
+    Param::integer(
+        "max_items",
+        "the most items per message (0: as many as the input holds, as gr-zeromq does)",
+    )
+    .default(0)
 }
 
 fn param_bind(sink: bool) -> ParamDecl {

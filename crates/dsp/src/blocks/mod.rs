@@ -1,5 +1,6 @@
 //! Blocks: adapters that hand queue slices to kernels, plus sources, sinks and plumbing.
 
+pub mod apply;
 pub mod arith;
 pub mod array_source;
 pub mod basic;
@@ -53,7 +54,7 @@ pub use interleave::{Deinterleave, Interleave};
 pub use iq::{ComplexToIq, IqToComplex};
 pub use keep::KeepOneInN;
 pub use math::{AddConst, FloatToComplex, Map};
-pub use multiply_const::MultiplyConst;
+pub use multiply_const::multiply_const;
 pub use plumbing::{Delay, SkipHead};
 pub use probe::{Probe, ProbeStats};
 pub use radio::{AgcBlock, AmDemodBlock, IirFilter};

@@ -1,83 +1,32 @@
-//! Multiply by a constant whose value can be changed while the graph runs.
+//! `multiply_const`: every sample times `gain`, which can change while the graph runs.
 
-use crate::kernels::{self, Scalable};
-use sluice_runtime::{
-    control, ControlSpec, FixedRate, InputRate, Item, NodeError, Ports, TagValue,
-};
-use std::marker::PhantomData;
+use super::{apply::Apply, sample::for_sample};
+use crate::graph_blocks::{param_sample, stateless};
+use crate::kernels::scale;
+use sluice_graph::{BlockType, Family, ItemDecl, Param};
+use sluice_runtime::{ControlSpec, Rated};
 
-/// The run-time parameter `gain`.
 const GAIN: ControlSpec = ControlSpec {
     name: "gain",
     expects: "a finite number",
-    help: "the factor every sample is multiplied by",
+    help: "the factor (a real number)",
 };
 
-/// `out = gain · in`, item by item, for `f32` or `Complex32` samples (a real gain). The gain
-/// can be changed while running (`gain`): it applies from the output item whose offset the
-/// change returns. Add it to a graph as `Rated::new(MultiplyConst::new(gain)?)`.
-#[derive(Debug)]
-pub struct MultiplyConst<T> {
-    gain: f32,
-    _items: PhantomData<T>,
-}
-
-impl<T: Item + Scalable> MultiplyConst<T> {
-    /// A multiplier by `gain` (must be finite).
-    pub fn new(gain: f64) -> Result<Self, NodeError> {
-        let mut block = MultiplyConst {
-            gain: 1.0,
-            _items: PhantomData,
-        };
-        block.set_gain(gain)?;
-        Ok(block)
-    }
-
-    /// The gain now.
-    pub fn gain(&self) -> f32 {
-        self.gain
-    }
-
-    /// Changes the gain from the next item on; an error if it is not finite.
-    pub fn set_gain(&mut self, gain: f64) -> Result<(), NodeError> {
-        if !gain.is_finite() {
-            return Err(NodeError::BadValue {
-                expected: GAIN.expects.to_string(),
-            });
-        }
-        self.gain = gain as f32;
-        Ok(())
-    }
-}
-
-impl<T: Item + Scalable> FixedRate<1, 1> for MultiplyConst<T> {
-    type In = T;
-    type Out = T;
-
-    fn ports(&self) -> Ports {
-        Ports::new().input::<T>("in").output::<T>("out")
-    }
-
-    fn input_rates(&self) -> [InputRate; 1] {
-        [InputRate::each(1)]
-    }
-
-    fn output_rates(&self) -> [usize; 1] {
-        [1]
-    }
-
-    fn fire(&mut self, _: usize, [x]: [&[T]; 1], [out]: [&mut [T]; 1]) -> Result<(), NodeError> {
-        kernels::scale(x, self.gain, out);
-        Ok(())
-    }
-
-    fn controls(&self) -> Vec<ControlSpec> {
-        vec![GAIN]
-    }
-
-    fn set_control(&mut self, _: &str, value: &TagValue, _at: u64) -> Result<(), NodeError> {
-        self.set_gain(control::number(value, GAIN.expects)?)
-    }
+/// The `multiply_const` block: `out = gain · in` for f32 or c32 samples.
+pub fn multiply_const() -> BlockType {
+    BlockType::new("multiply_const", Family::Math, "Multiplies by `gain`.")
+        .input("in", ItemDecl::item())
+        .output("out", ItemDecl::item())
+        .param(param_sample())
+        .param(Param::number("gain", GAIN.help).default(1.0).settable())
+        .example(r#"item = "f32", gain = 0.5"#)
+        .memory(stateless)
+        .build(|p| {
+            for_sample!(p, S => Rated::new(
+                Apply::new(p.f32("gain")?, |g, x: &[S], y: &mut [S]| scale(x, *g, y))
+                    .settable(GAIN, |g, v| *g = v as f32),
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -85,7 +34,21 @@ mod tests {
     use super::*;
     use crate::blocks::{test_support::wait_for_items, Throttle, VectorSink, VectorSource};
     use num_complex::Complex32;
-    use sluice_runtime::{Graph, Rated, RunOptions, StopHandle};
+    use sluice_graph::Params;
+    use sluice_runtime::{Graph, Node, RunOptions, StopHandle, TagValue};
+
+    fn node(item: &str, gain: f64) -> Result<Box<dyn Node>, sluice_graph::ParamError> {
+        let mut params = Params::from_values([
+            ("item".to_string(), item.into()),
+            ("gain".to_string(), gain.into()),
+        ]);
+        let block = multiply_const();
+        let mistakes = block.check(&params);
+        if let Some(e) = mistakes.into_iter().next() {
+            return Err(e);
+        }
+        block.instantiate(&mut params)
+    }
 
     #[test]
     fn multiplies_real_and_complex_streams() {
@@ -93,19 +56,14 @@ mod tests {
         let src = g
             .add("src", VectorSource::new(vec![Complex32::new(1.0, -1.0); 3]))
             .unwrap();
-        let mul = g
-            .add(
-                "mul",
-                Rated::new(MultiplyConst::<Complex32>::new(-2.0).unwrap()),
-            )
-            .unwrap();
+        let mul = g.add_boxed("mul", node("c32", -2.0).unwrap()).unwrap();
         let (sink, data) = VectorSink::<Complex32>::new();
         let sink = g.add("sink", sink).unwrap();
         g.connect(src, "out", mul, "in").unwrap();
         g.connect(mul, "out", sink, "in").unwrap();
         g.run_stepped().unwrap();
         assert_eq!(data.items(), vec![Complex32::new(-2.0, 2.0); 3]);
-        assert!(MultiplyConst::<f32>::new(f64::INFINITY).is_err());
+        assert!(node("f32", f64::INFINITY).is_err());
     }
 
     #[test]
@@ -115,9 +73,7 @@ mod tests {
             .add("src", VectorSource::new(vec![1.0f32; 1000]).repeat(100_000))
             .unwrap();
         let pace = g.add("pace", Throttle::<f32>::new(1e6).unwrap()).unwrap();
-        let mul = g
-            .add("gain", Rated::new(MultiplyConst::<f32>::new(1.0).unwrap()))
-            .unwrap();
+        let mul = g.add_boxed("gain", node("f32", 1.0).unwrap()).unwrap();
         let (sink, data) = VectorSink::<f32>::new();
         let sink = g.add("sink", sink).unwrap();
         g.connect(src, "out", pace, "in").unwrap();

@@ -80,6 +80,25 @@ impl Gaussian {
     }
 }
 
+/// The node of a block generic over [`Sample`], for the type its `item` parameter names
+/// (declared as `c32` or `f32`): `for_sample!(params, S => Rated::new(MyBlock::<S>::new()))`.
+macro_rules! for_sample {
+    ($params:expr, $S:ident => $make:expr) => {{
+        let node: Box<dyn sluice_runtime::Node> = match $params.str("item")?.as_str() {
+            "f32" => {
+                type $S = f32;
+                Box::new($make)
+            }
+            _ => {
+                type $S = num_complex::Complex32;
+                Box::new($make)
+            }
+        };
+        Ok(node)
+    }};
+}
+pub(crate) use for_sample;
+
 #[cfg(test)]
 mod tests {
     use super::*;

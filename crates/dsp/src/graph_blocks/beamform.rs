@@ -3,7 +3,7 @@
 use crate::blocks::beamform::parse_taper;
 use crate::blocks::{ArraySource, BeamPattern, Beamformer, SteeringMode};
 use crate::kernels::{ArrayGenerator, Emission, PlaneWave, Steering};
-use sluice_graph::{BlockType, Family, ItemDecl, Param, PortDecl, ParamError, Params};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl};
 use sluice_runtime::{Node, NodeError};
 
 fn node_err(param: &'static str) -> impl Fn(NodeError) -> ParamError {

@@ -8,7 +8,9 @@ use crate::kernels::{
 };
 use num_complex::Complex32;
 use sluice_graph::memory::ensure_fits;
-use sluice_graph::{BlockType, Memory, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params};
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Vlen,
+};
 use sluice_runtime::{Node, Rated};
 use std::path::Path;
 

@@ -9,8 +9,8 @@ mod toolbox;
 mod wav_files;
 
 use crate::blocks::{
-    Copy, FileSink, FileSource, Head, KeepOneInN, MultiplyConst, NullSink, NullSource, Probe,
-    Sample, SignalSource, StreamToVector, Throttle, VectorToStream, WavFormat, WavSink, WavSource,
+    Copy, FileSink, FileSource, Head, KeepOneInN, NullSink, NullSource, Probe, Sample,
+    SignalSource, StreamToVector, Throttle, VectorToStream, WavFormat, WavSink, WavSource,
     Waveform,
 };
 use num_complex::Complex32;
@@ -22,10 +22,20 @@ use sluice_runtime::{Item, Node, NodeError, Ports, Rated, TagPolicy, Work, WorkI
 use std::path::Path;
 
 pub(crate) fn param_item() -> ParamDecl {
-    Param::choice("item", &["c32", "f32", "i16", "u8"], "item type: c32 (complex f32), f32, i16, u8").default("c32")
+    Param::choice(
+        "item",
+        &["c32", "f32", "i16", "u8"],
+        "item type: c32 (complex f32), f32, i16, u8",
+    )
+    .default("c32")
 }
 pub(crate) fn param_sample() -> ParamDecl {
-    Param::choice("item", &["c32", "f32"], "sample type: c32 (complex f32) or f32").default("c32")
+    Param::choice(
+        "item",
+        &["c32", "f32"],
+        "sample type: c32 (complex f32) or f32",
+    )
+    .default("c32")
 }
 
 pub(crate) fn param_vlen() -> ParamDecl {
@@ -43,7 +53,7 @@ const MAX_VLEN: u64 = 1 << 24;
 /// The `vlen` parameter (default 1), checked.
 /// The memory of a block whose output item `j` is computed from input item `j` alone
 /// (verified bit for bit in `tests/memory.rs`).
-pub(super) fn stateless(_: &mut Params) -> Result<Memory, ParamError> {
+pub(crate) fn stateless(_: &mut Params) -> Result<Memory, ParamError> {
     Ok(Memory::Finite {
         decimation: 1,
         history: 0,
@@ -267,14 +277,6 @@ impl ForSample for SignalB {
         ))
     }
 }
-struct MultiplyConstB;
-impl ForSample for MultiplyConstB {
-    fn build<S: Sample>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
-        let gain = p.f64_or("gain", 1.0)?;
-        let block = MultiplyConst::<S>::new(gain).map_err(node_err("gain"))?;
-        Ok(Box::new(Rated::new(block)))
-    }
-}
 struct ChecksumB;
 impl ForItem for ChecksumB {
     fn build<T: Item>(&self, p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
@@ -440,14 +442,7 @@ pub fn register(registry: &mut Registry) {
             .param(Param::integer("inputs", "number of inputs (1-1024)"))
             .example(r#"item = "c32", inputs = 4"#)
             .build(|p| sum_block(p, false)),
-        BlockType::new("multiply_const", Family::Math, "Multiplies every sample by `gain`; the gain can be changed while running.")
-            .port(PortDecl::input("in", ItemDecl::item()))
-            .port(PortDecl::output("out", ItemDecl::item()))
-            .param(param_sample())
-            .param(Param::number("gain", "the factor (a real number)").default(1.0).settable())
-            .example(r#"item = "f32", gain = 0.5"#)
-            .memory(stateless)
-            .build(|p| with_sample(p, &MultiplyConstB)),
+        crate::blocks::multiply_const::multiply_const(),
         BlockType::new("signal_source", Family::Sources, "A tone or Gaussian noise, endless.")
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_sample())
@@ -555,7 +550,9 @@ mod tests {
             let mut node = match b.instantiate(&mut params) {
                 Ok(node) => node,
                 Err(e) => {
-                    let reads = b.files().any(|(p, a)| p == e.param && a == FileAccess::Read);
+                    let reads = b
+                        .files()
+                        .any(|(p, a)| p == e.param && a == FileAccess::Read);
                     assert!(reads, "{name}: {e:?}");
                     continue;
                 }
@@ -582,7 +579,8 @@ mod tests {
             settable.sort();
             assert_eq!(controls, settable, "{name}: settable parameters");
             for param in &b.params {
-                let (true, sluice_graph::Default::Value(v)) = (param.settable, &param.default) else {
+                let (true, sluice_graph::Default::Value(v)) = (param.settable, &param.default)
+                else {
                     continue;
                 };
                 let value = match v {

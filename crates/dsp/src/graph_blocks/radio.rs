@@ -8,7 +8,9 @@ use crate::blocks::{
 };
 use crate::kernels::{lowpass, Channelizer, Taps, Window};
 use sluice_graph::memory::ensure_fits;
-use sluice_graph::{BlockType, Memory, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params};
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Vlen,
+};
 use sluice_runtime::{Node, NodeError, Rated};
 
 fn param_sample_rate() -> ParamDecl {

@@ -2,7 +2,7 @@
 
 use crate::blocks::wav::WavFormat;
 use crate::blocks::WavFiles;
-use sluice_graph::{BlockType, Family, ItemDecl, Param, PortDecl, Vlen, ParamError, Params};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Vlen};
 use sluice_runtime::Node;
 
 fn build(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {

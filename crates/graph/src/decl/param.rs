@@ -257,11 +257,14 @@ impl ParamDecl {
     }
 
     fn range_error(&self, x: f64) -> Option<String> {
-        let unit = self.unit.as_deref().map_or(String::new(), |u| format!(" {u}"));
+        let unit = self
+            .unit
+            .as_deref()
+            .map_or(String::new(), |u| format!(" {u}"));
         match (self.min, self.max) {
-            (Some(lo), Some(hi)) if !(lo..=hi).contains(&x) => Some(format!(
-                "must be between {lo} and {hi}{unit}, not {x}"
-            )),
+            (Some(lo), Some(hi)) if !(lo..=hi).contains(&x) => {
+                Some(format!("must be between {lo} and {hi}{unit}, not {x}"))
+            }
             (Some(lo), _) if x < lo => Some(format!("must be at least {lo}{unit}, not {x}")),
             (_, Some(hi)) if x > hi => Some(format!("must be at most {hi}{unit}, not {x}")),
             _ if x.is_nan() => Some("must be a number, not NaN".into()),
@@ -342,7 +345,9 @@ mod tests {
         assert_eq!(Param::text("p", "").default("c32").default_text(), "c32");
         assert_eq!(Param::text("p", "").default_text(), "required");
         assert_eq!(
-            Param::number("r", "").derived("the stream's").default_text(),
+            Param::number("r", "")
+                .derived("the stream's")
+                .default_text(),
             "the stream's"
         );
     }

@@ -261,7 +261,12 @@ mod tests {
     #[test]
     fn ports_resolve_from_parameters() {
         let sum = PortDecl::input("in", ItemDecl::Param("item".into())).counted("inputs");
-        let names: Vec<String> = sum.resolve(&values).unwrap().into_iter().map(|p| p.name).collect();
+        let names: Vec<String> = sum
+            .resolve(&values)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
         assert_eq!(names, ["in0", "in1", "in2"]);
         let vec_out = PortDecl::output("out", ItemDecl::Fixed("c32".into()))
             .vlen(Vlen::Param("inputs".into()))
@@ -290,7 +295,10 @@ mod tests {
             PortDecl::input("in", item()).counted("inputs"),
             PortDecl::output("out", item()),
         ];
-        assert_eq!(describe(&ports), "in0, in1, …: item (inputs of them) -> out: item");
+        assert_eq!(
+            describe(&ports),
+            "in0, in1, …: item (inputs of them) -> out: item"
+        );
         assert_eq!(describe(&ports[1..]), "out: item (a source)");
     }
 }

@@ -4,11 +4,18 @@ use super::{node_err, sample_item, stateless};
 use crate::blocks::{AddConst, Binary, ComplexToIq, FloatToComplex, IqToComplex, Map};
 use crate::kernels::{BinaryOp, IqFormat};
 use num_complex::Complex32;
-use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params};
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Param, ParamDecl, ParamError, Params, PortDecl, Vlen,
+};
 use sluice_runtime::{Node, Rated};
 
 fn param_sample() -> ParamDecl {
-    Param::choice("item", &["c32", "f32"], "sample type: c32 (complex f32) or f32").default("c32")
+    Param::choice(
+        "item",
+        &["c32", "f32"],
+        "sample type: c32 (complex f32) or f32",
+    )
+    .default("c32")
 }
 
 fn param_format() -> ParamDecl {

@@ -6,7 +6,9 @@ use super::{node_err, positive};
 use crate::blocks::{
     Deinterleave, Delay, FdSink, FdSource, Interleave, RtMode, RtThrottle, SkipHead,
 };
-use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params};
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Param, ParamDecl, ParamError, Params, PortDecl, Vlen,
+};
 use sluice_runtime::{Item, Node};
 
 fn param_items() -> ParamDecl {

@@ -5,11 +5,18 @@ use super::{channels, dsp_err, infinite, node_err, param_channels, positive, sam
 use crate::blocks::{AgcBlock, AmDemodBlock, IirFilter, PowerSquelch};
 use crate::kernels::{butterworth, dc_blocker, deemphasis, AgcSettings, Biquad, Butterworth};
 use num_complex::Complex32;
-use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamDecl, PortDecl, Vlen, ParamError, Params};
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Param, ParamDecl, ParamError, Params, PortDecl, Vlen,
+};
 use sluice_runtime::{Node, Rated};
 
 fn param_item_f32() -> ParamDecl {
-    Param::choice("item", &["f32", "c32"], "sample type: f32 or c32 (complex f32)").default("f32")
+    Param::choice(
+        "item",
+        &["f32", "c32"],
+        "sample type: f32 or c32 (complex f32)",
+    )
+    .default("f32")
 }
 
 /// An IIR node of `item` on `channels` channels with `sections`.

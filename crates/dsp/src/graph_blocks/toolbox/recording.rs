@@ -9,7 +9,7 @@ use crate::sigmf::Datatype;
 use crate::wav::WavReader;
 use num_complex::Complex32;
 use sluice_conv::{parse_partitioning, ConvolverConfig, LatePolicy, Scheduling};
-use sluice_graph::{BlockType, Family, ItemDecl, Param, PortDecl, Vlen, ParamError, Params};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Vlen};
 use sluice_runtime::Node;
 use std::path::Path;
 

@@ -59,7 +59,7 @@ pub fn run(args: BenchAmpsArgs) -> anyhow::Result<()> {
         .iter()
         .map(|s| s.parse().map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<_>>()?;
-    let registry = sluice_dsp::graph_blocks::standard_registry();
+    let registry = sluice_registry::standard_registry();
     let mut walls = Vec::new();
     let mut busy: Vec<(String, Vec<f64>)> = Vec::new();
     let mut scheduling = String::new();

@@ -85,11 +85,9 @@ pub(crate) fn workers_and_addresses(
     Ok((workers, addresses))
 }
 
-/// The registry the controller plans with (the workers have the full one).
+/// The registry the controller plans with: the standard one, as the workers have.
 pub(crate) fn registry() -> Registry {
-    let mut r = sluice_dsp::graph_blocks::standard_registry();
-    sluice_net::graph_blocks::register(&mut r);
-    r
+    sluice_registry::standard_registry()
 }
 
 /// Runs the benchmark.

@@ -106,7 +106,7 @@ fn build_liquid(src: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
 
 /// One run of the sluice graph of `case`; input items per second.
 fn sluice_rate(case: Case, items: u64) -> anyhow::Result<f64> {
-    let registry = sluice_dsp::graph_blocks::standard_registry();
+    let registry = sluice_registry::standard_registry();
     let graph = sluice_graph::load_str(&case.graph(items), &case.name(), &registry)?;
     let t0 = Instant::now();
     let report = graph.run(&sluice_runtime::RunOptions::default())?;

@@ -69,11 +69,7 @@ struct BlocksArgs {
 /// The block types graph files may use: the standard blocks, the network endpoints and the
 /// gr-zeromq-compatible ZeroMQ blocks.
 pub(crate) fn registry() -> sluice_graph::Registry {
-    let mut registry = sluice_dsp::graph_blocks::standard_registry();
-    sluice_net::graph_blocks::register(&mut registry);
-    sluice_audio::graph_blocks::register(&mut registry);
-    sluice_zmq::graph_blocks::register(&mut registry);
-    registry
+    sluice_registry::standard_registry()
 }
 
 fn blocks(args: BlocksArgs) -> anyhow::Result<()> {

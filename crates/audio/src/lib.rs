@@ -30,5 +30,5 @@ pub use error::AudioError;
 pub use jack;
 pub use jack_sink::{JackPorts, JackSink};
 pub use jack_source::JackSource;
-pub use live::{resample_matrix, set_flush_to_zero, LiveConvolver, LiveSpec, LiveStats, MAX_PORTS};
+pub use live::{resample_matrix, LiveConvolver, LiveSpec, LiveStats, MAX_PORTS};
 pub use slot::Slot;

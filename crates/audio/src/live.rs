@@ -190,22 +190,6 @@ impl std::fmt::Display for LiveStats {
     }
 }
 
-/// Sets flush-to-zero and denormals-are-zero in the calling thread's MXCSR (x86_64; elsewhere
-/// nothing): reverb tails decaying into denormals would otherwise cost 100x per sample.
-pub fn set_flush_to_zero() {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let mut v: u32 = 0;
-        // SAFETY: `stmxcsr` stores MXCSR into the local; `ldmxcsr` loads the same value with
-        // only FTZ (bit 15) and DAZ (bit 6) set, both valid on every x86_64 CPU.
-        unsafe {
-            std::arch::asm!("stmxcsr [{}]", in(reg) &mut v as *mut u32, options(nostack, preserves_flags));
-            v |= 0x8040;
-            std::arch::asm!("ldmxcsr [{}]", in(reg) &v as *const u32, options(nostack, preserves_flags));
-        }
-    }
-}
-
 fn engine_config(
     spec_part: &Partitioning,
     max_ir_len: usize,
@@ -415,7 +399,7 @@ struct Notifier {
 
 impl jack::NotificationHandler for Notifier {
     fn thread_init(&self, _: &Client) {
-        set_flush_to_zero();
+        sluice_os::set_flush_to_zero();
     }
 
     unsafe fn shutdown(&mut self, _: jack::ClientStatus, _: &str) {

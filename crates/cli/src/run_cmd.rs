@@ -181,11 +181,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         );
     }
     if let Some(signal) = signal {
-        let name = if signal == libc::SIGINT {
-            "SIGINT"
-        } else {
-            "SIGTERM"
-        };
+        let name = sluice_os::signals::name(signal);
         eprintln!(
             "sluice: stopped by {name}: the sources were ended, every sink finished its file"
         );

@@ -19,11 +19,11 @@ use std::thread::JoinHandle;
 
 use rustfft::FftPlanner;
 
-use crate::kernel::DenormalGuard;
 use crate::level::{LevelCore, LevelOut};
 use crate::partition::offsets;
 use crate::sync::{futex_wait, futex_wake, publish_done, reached, wait_until, RaceBuf};
 use crate::{ConvError, IrMatrix, LatePolicy, Level, Scheduling};
+use sluice_os::DenormalGuard;
 
 /// Synchronisation words of one threaded level.
 struct LevelSync {

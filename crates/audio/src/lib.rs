@@ -22,7 +22,6 @@ mod jack_source;
 pub mod jconvolver;
 mod latency;
 mod live;
-mod slot;
 
 pub use client::{connect_when_ready, open_client, set_freewheel, DummyServer};
 pub use error::AudioError;
@@ -31,4 +30,3 @@ pub use jack;
 pub use jack_sink::{JackPorts, JackSink};
 pub use jack_source::JackSource;
 pub use live::{resample_matrix, LiveConvolver, LiveSpec, LiveStats, MAX_PORTS};
-pub use slot::Slot;

@@ -1,4 +1,7 @@
 //! The `sluice` command: run process-network graphs, convolve audio, benchmark.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+#![forbid(unsafe_code)]
 
 mod amps_cmd;
 mod cluster_cmd;

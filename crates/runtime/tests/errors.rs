@@ -97,9 +97,9 @@ fn a_failed_run_leads_to_the_io_error_that_stopped_it() {
 
 #[test]
 fn a_caused_error_without_context_displays_its_cause_alone() {
-    let io = std::io::Error::new(std::io::ErrorKind::Other, "disk on fire");
+    let io = std::io::Error::other("disk on fire");
     assert_eq!(NodeError::from_error(io).to_string(), "disk on fire");
-    let io = std::io::Error::new(std::io::ErrorKind::Other, "disk on fire");
+    let io = std::io::Error::other("disk on fire");
     let e = NodeError::caused("writing out.cf32", io);
     assert_eq!(e.to_string(), "writing out.cf32: disk on fire");
     assert_eq!(e.source().unwrap().to_string(), "disk on fire");

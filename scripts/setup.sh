@@ -10,6 +10,7 @@
 # - The `sigmf` Python package (PyPI), the SigMF reference the recordings are checked with.
 # - The nightly toolchain's Miri and rust-src, for `cargo +nightly miri test` (CI runs it).
 # - cargo-fuzz, for the fuzz targets in fuzz/ (CI runs net_receive).
+# - cargo-machete, which CI runs to find dependencies that no code uses any more.
 # Never called from inside `cargo test`: parallel tests would fight over apt's lock.
 set -euo pipefail
 
@@ -59,5 +60,8 @@ fi
 cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
   cargo install cargo-fuzz            # fuzz/: the sluice-net receive state machine
+fi
+if ! command -v cargo-machete >/dev/null 2>&1; then
+  cargo install cargo-machete --locked  # CI: dependencies no crate uses any more
 fi
 echo "setup: done"

@@ -175,7 +175,7 @@ impl Node for JackSink {
 
     fn init(&mut self) -> Result<(), NodeError> {
         let client = open_client(&self.cfg.client, self.cfg.server.as_deref())
-            .map_err(|e| NodeError::msg(e.to_string()))?;
+            .map_err(NodeError::from_error)?;
         self.rate = client.sample_rate();
         self.period = client.buffer_size();
         let mut ports = Vec::new();
@@ -183,7 +183,7 @@ impl Node for JackSink {
         for c in 1..=self.cfg.channels {
             let p = client
                 .register_port(&format!("out_{c}"), AudioOut::default())
-                .map_err(|e| NodeError::msg(format!("registering JACK port out_{c}: {e}")))?;
+                .map_err(|e| NodeError::caused(format!("registering JACK port out_{c}"), e))?;
             ports.push(p);
             let (tx, rx) = rtrb::RingBuffer::new(self.cfg.buffer);
             self.rings.push(tx);
@@ -198,11 +198,11 @@ impl Node for JackSink {
             shared: Arc::clone(&self.shared),
         };
         let active = client.activate_async((), cb).map_err(|e| {
-            NodeError::msg(format!("activating JACK client {}: {e}", self.cfg.client))
+            NodeError::caused(format!("activating JACK client {}", self.cfg.client), e)
         })?;
         for (ours, theirs) in names.iter().zip(&self.cfg.connect) {
             crate::connect_when_ready(active.as_client(), ours, theirs, Duration::from_secs(5))
-                .map_err(|e| NodeError::msg(e.to_string()))?;
+                .map_err(NodeError::from_error)?;
         }
         self.client = Some(active);
         Ok(())
@@ -241,7 +241,7 @@ impl Node for JackSink {
             let x = input.window(k)?.unwrap_or_default();
             let mut chunk = self.rings[c]
                 .write_chunk(k)
-                .map_err(|e| NodeError::msg(format!("ring of channel {c}: {e}")))?;
+                .map_err(|e| NodeError::caused(format!("ring of channel {c}"), e))?;
             let (a, b) = chunk.as_mut_slices();
             let split = a.len();
             a.copy_from_slice(&x[..split]);

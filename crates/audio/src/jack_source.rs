@@ -109,7 +109,7 @@ impl Node for JackSource {
 
     fn init(&mut self) -> Result<(), NodeError> {
         let client = open_client(&self.cfg.client, self.cfg.server.as_deref())
-            .map_err(|e| NodeError::msg(e.to_string()))?;
+            .map_err(NodeError::from_error)?;
         self.rate = client.sample_rate();
         self.period = client.buffer_size();
         if (self.period as usize) > self.cfg.buffer {
@@ -123,7 +123,7 @@ impl Node for JackSource {
         for c in 1..=self.cfg.channels {
             let p = client
                 .register_port(&format!("in_{c}"), AudioIn::default())
-                .map_err(|e| NodeError::msg(format!("registering JACK port in_{c}: {e}")))?;
+                .map_err(|e| NodeError::caused(format!("registering JACK port in_{c}"), e))?;
             ports.push(p);
             let (tx, rx) = rtrb::RingBuffer::new(self.cfg.buffer);
             producers.push(tx);
@@ -136,11 +136,11 @@ impl Node for JackSource {
             shared: Arc::clone(&self.shared),
         };
         let active = client.activate_async((), cb).map_err(|e| {
-            NodeError::msg(format!("activating JACK client {}: {e}", self.cfg.client))
+            NodeError::caused(format!("activating JACK client {}", self.cfg.client), e)
         })?;
         for (ours, theirs) in names.iter().zip(&self.cfg.connect) {
             crate::connect_when_ready(active.as_client(), theirs, ours, Duration::from_secs(5))
-                .map_err(|e| NodeError::msg(e.to_string()))?;
+                .map_err(NodeError::from_error)?;
         }
         self.client = Some(active);
         Ok(())
@@ -181,7 +181,7 @@ impl Node for JackSource {
             let y = output.reserve(k)?.unwrap_or_default();
             let chunk = self.rings[c]
                 .read_chunk(k)
-                .map_err(|e| NodeError::msg(format!("ring of channel {c}: {e}")))?;
+                .map_err(|e| NodeError::caused(format!("ring of channel {c}"), e))?;
             let (a, b) = chunk.as_slices();
             y[..a.len()].copy_from_slice(a);
             y[a.len()..k].copy_from_slice(b);

@@ -22,7 +22,6 @@ mod jack_source;
 pub mod jconvolver;
 mod latency;
 mod live;
-mod slot;
 
 pub use client::{connect_when_ready, open_client, set_freewheel, DummyServer};
 pub use error::AudioError;
@@ -30,5 +29,4 @@ pub use error::AudioError;
 pub use jack;
 pub use jack_sink::{JackPorts, JackSink};
 pub use jack_source::JackSource;
-pub use live::{resample_matrix, set_flush_to_zero, LiveConvolver, LiveSpec, LiveStats, MAX_PORTS};
-pub use slot::Slot;
+pub use live::{resample_matrix, LiveConvolver, LiveSpec, LiveStats, MAX_PORTS};

@@ -6,7 +6,8 @@
 //!   real-time mode), with the engine's nice-value fallback otherwise.
 //! * The callback allocates nothing, takes no lock and makes no blocking call: it hands the
 //!   port buffers to [`Convolver::process`] (one futex wake at most), applies wet/dry and gain in
-//!   place, and exchanges impulse-response sets through lock-free [`Slot`]s. A partition level
+//!   place, and exchanges impulse-response sets through wait-free single-item `rtrb` rings
+//!   (the callback owns one end of each, so it takes no lock). A partition level
 //!   that is not ready in time has its segment left out ([`LatePolicy::PartialSum`]) and the
 //!   period counted late, rather than waited for (the engine still waits if a worker falls two
 //!   periods behind, to protect its input ring); in JACK's freewheel mode the callback waits
@@ -28,7 +29,6 @@ use sluice_conv::{
 };
 
 use crate::latency::{self, LatencyPorts};
-use crate::slot::Slot;
 use crate::{open_client, AudioError};
 
 /// Most input or output ports of one live convolver (jconvolver's limit is 64).
@@ -137,11 +137,10 @@ struct Shared {
     freewheel: AtomicBool,
     shut_down: AtomicBool,
     failed: Mutex<Option<String>>,
-    /// IRs prepared for `block` frames, waiting for the callback.
-    incoming: Slot<(PreparedIrs, usize)>,
-    /// Engines the callback is done with, dropped by the owner.
-    outgoing: Slot<Trash>,
 }
+
+/// IRs prepared for periods of `block` frames, on their way to the callback.
+type Incoming = (PreparedIrs, usize);
 
 enum Trash {
     Retired(#[allow(dead_code)] RetiredIrs),
@@ -190,22 +189,6 @@ impl std::fmt::Display for LiveStats {
     }
 }
 
-/// Sets flush-to-zero and denormals-are-zero in the calling thread's MXCSR (x86_64; elsewhere
-/// nothing): reverb tails decaying into denormals would otherwise cost 100x per sample.
-pub fn set_flush_to_zero() {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let mut v: u32 = 0;
-        // SAFETY: `stmxcsr` stores MXCSR into the local; `ldmxcsr` loads the same value with
-        // only FTZ (bit 15) and DAZ (bit 6) set, both valid on every x86_64 CPU.
-        unsafe {
-            std::arch::asm!("stmxcsr [{}]", in(reg) &mut v as *mut u32, options(nostack, preserves_flags));
-            v |= 0x8040;
-            std::arch::asm!("ldmxcsr [{}]", in(reg) &v as *const u32, options(nostack, preserves_flags));
-        }
-    }
-}
-
 fn engine_config(
     spec_part: &Partitioning,
     max_ir_len: usize,
@@ -243,6 +226,10 @@ struct Processor {
     freewheel: bool,
     crossfade: usize,
     hold: Option<Trash>,
+    /// IRs prepared by the owner, taken when nothing is pending.
+    incoming: rtrb::Consumer<Incoming>,
+    /// Engines the callback is done with, dropped by the owner.
+    outgoing: rtrb::Producer<Trash>,
     /// For rebuilding on a buffer-size change (not used in `process`).
     rebuild: Arc<Mutex<Rebuild>>,
     /// The dry signal is delayed by the engine's latency so that it stays aligned with the
@@ -301,12 +288,12 @@ impl jack::ProcessHandler for Processor {
             }
         }
         if let Some(t) = self.hold.take() {
-            if let Err(t) = self.shared.outgoing.put(t) {
+            if let Err(rtrb::PushError::Full(t)) = self.outgoing.push(t) {
                 self.hold = Some(t);
             }
         }
         if self.hold.is_none() && !self.fading {
-            if let Some((prepared, block)) = self.shared.incoming.take() {
+            if let Ok((prepared, block)) = self.incoming.pop() {
                 if block != n {
                     self.hold = Some(Trash::Stale(prepared));
                 } else if let Ok(prev) = conv.install(prepared, self.crossfade) {
@@ -415,7 +402,7 @@ struct Notifier {
 
 impl jack::NotificationHandler for Notifier {
     fn thread_init(&self, _: &Client) {
-        set_flush_to_zero();
+        sluice_os::set_flush_to_zero();
     }
 
     unsafe fn shutdown(&mut self, _: jack::ClientStatus, _: &str) {
@@ -460,6 +447,10 @@ pub struct LiveConvolver {
     shared: Arc<Shared>,
     latency: Arc<AtomicU32>,
     rebuild: Arc<Mutex<Rebuild>>,
+    /// The owner's end of the callback's `incoming` ring (one set at a time).
+    incoming: Mutex<rtrb::Producer<Incoming>>,
+    /// The owner's end of the callback's `outgoing` ring.
+    outgoing: Mutex<rtrb::Consumer<Trash>>,
     name: String,
     ir_rate: Option<u32>,
     input_ports: Vec<String>,
@@ -532,6 +523,9 @@ impl LiveConvolver {
             block,
             loader: conv.loader(),
         }));
+        // One item each way: a set waits until the callback took the previous one.
+        let (incoming_tx, incoming_rx) = rtrb::RingBuffer::new(1);
+        let (outgoing_tx, outgoing_rx) = rtrb::RingBuffer::new(1);
         let mut processor = Processor {
             inputs,
             outputs,
@@ -546,6 +540,8 @@ impl LiveConvolver {
             freewheel: false,
             crossfade: (crossfade.as_secs_f64() * f64::from(rate)).round() as usize,
             hold: None,
+            incoming: incoming_rx,
+            outgoing: outgoing_tx,
             rebuild: Arc::clone(&rebuild),
             dry_rings: Vec::new(),
             dry_pos: 0,
@@ -564,6 +560,8 @@ impl LiveConvolver {
             shared,
             latency,
             rebuild,
+            incoming: Mutex::new(incoming_tx),
+            outgoing: Mutex::new(outgoing_rx),
             name: name.clone(),
             ir_rate: spec.ir_rate,
             input_ports,
@@ -662,7 +660,8 @@ impl LiveConvolver {
 
     /// Frees engines the callback has finished with (call now and then from the owner's thread).
     pub fn collect_garbage(&self) {
-        drop(self.shared.outgoing.take());
+        let mut outgoing = self.outgoing.lock().unwrap_or_else(|e| e.into_inner());
+        drop(outgoing.pop());
     }
 
     /// Replaces the impulse responses without a click: prepares `irs` (at the IR rate given at
@@ -678,11 +677,12 @@ impl LiveConvolver {
         let mut rb = self.rebuild.lock().unwrap_or_else(|e| e.into_inner());
         let prepared = rb.loader.prepare(&irs)?;
         let mut item = (prepared, rb.block);
+        let mut incoming = self.incoming.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             self.collect_garbage();
-            match self.shared.incoming.put(item) {
+            match incoming.push(item) {
                 Ok(()) => break,
-                Err(back) => item = back,
+                Err(rtrb::PushError::Full(back)) => item = back,
             }
             if Instant::now() > deadline {
                 return Err(AudioError::jack(
@@ -694,7 +694,7 @@ impl LiveConvolver {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         rb.irs = irs;
-        while self.shared.incoming.is_full() {
+        while incoming.is_full() {
             if Instant::now() > deadline {
                 return Err(AudioError::jack(
                     &self.name,

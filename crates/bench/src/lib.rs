@@ -1,5 +1,7 @@
 //! `sluice bench …`: benchmarks that print a table, write CSV/JSON (and PNG plots), and compare
 //! with their baseline or peer in the same run.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod amps;
 mod beamform;

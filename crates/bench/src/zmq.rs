@@ -3,7 +3,7 @@
 //! straight into a 64 MiB ring, as a source reads into its queue's reservation), against
 //! libzmq with zero-copy `zmq_msg_t` receives and against "libzmq + copy into a ring" (what a
 //! gr-zeromq source does); and the REQ/REP round trip. CPU seconds per GB count every thread
-//! of both ends (getrusage over the run for sluice, both processes' own for libzmq).
+//! of both ends (the process CPU clock over the run for sluice, both processes' own for libzmq).
 
 use crate::net_zmq::{num, Zmq};
 use crate::report::{machine_description, median, results_dir, Table};
@@ -31,15 +31,9 @@ pub struct BenchZmqArgs {
     pub out: PathBuf,
 }
 
+/// CPU time (user and system) of this whole process, in seconds.
 fn cpu_s() -> f64 {
-    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a whole rusage into the pointer, which points at one.
-    let u = unsafe {
-        libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr());
-        u.assume_init()
-    };
-    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
-    t(u.ru_utime) + t(u.ru_stime)
+    sluice_os::process_cpu_time().as_secs_f64()
 }
 
 /// sluice PUSH → sluice PULL of `count` messages of `size` bytes: (seconds from the first

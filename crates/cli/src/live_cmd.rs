@@ -7,7 +7,6 @@
 //! and crossfades to them without a click.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
@@ -79,28 +78,6 @@ pub struct LiveConvolveArgs {
     /// Stop after this many seconds (default: run until SIGINT).
     #[arg(long, value_name = "SECONDS")]
     pub duration: Option<f64>,
-}
-
-/// The signal that arrived last (0: none). Written only by the signal handler.
-static SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn note_signal(signal: libc::c_int) {
-    // Async-signal-safe: one atomic store.
-    SIGNAL.store(signal, Ordering::Relaxed);
-}
-
-fn catch_signals() {
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: sigaction with a zeroed struct plus our handler is the documented way to
-        // install a handler; the handler only does an atomic store (async-signal-safe).
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = note_signal as extern "C" fn(libc::c_int) as usize;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
 }
 
 /// The spec from flags or from a config file, and the IR sample rate.
@@ -193,7 +170,10 @@ pub fn run(cmd: LiveCommand) -> anyhow::Result<()> {
 
 fn convolve(args: LiveConvolveArgs) -> anyhow::Result<()> {
     let spec = load(&args)?;
-    catch_signals();
+    {
+        use sluice_os::signals::{catch, Repeat, SIGHUP, SIGINT, SIGTERM};
+        catch(&[SIGINT, SIGTERM, SIGHUP], Repeat::Every)?;
+    }
     let crossfade = Duration::from_secs_f64(args.crossfade.clamp(0.0, 60_000.0) / 1000.0);
     let live = LiveConvolver::start(spec, crossfade)?;
     let s = live.stats();
@@ -216,11 +196,10 @@ fn convolve(args: LiveConvolveArgs) -> anyhow::Result<()> {
     let reason = loop {
         std::thread::sleep(Duration::from_millis(20));
         live.collect_garbage();
-        match SIGNAL.swap(0, Ordering::Relaxed) {
-            libc::SIGINT => break "SIGINT".to_string(),
-            libc::SIGTERM => break "SIGTERM".to_string(),
-            libc::SIGHUP => reload(&args, &live),
-            _ => {}
+        match sluice_os::signals::take() {
+            Some(sluice_os::signals::SIGHUP) => reload(&args, &live),
+            Some(s) => break sluice_os::signals::name(s),
+            None => {}
         }
         if live.freewheel() != freewheel {
             freewheel = !freewheel;

@@ -1,4 +1,7 @@
 //! The `sluice` command: run process-network graphs, convolve audio, benchmark.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+#![forbid(unsafe_code)]
 
 mod amps_cmd;
 mod cluster_cmd;
@@ -150,6 +153,27 @@ mod tests {
         assert_eq!(
             one_line(&err),
             "reading the input: x.wav: cannot read: entity not found"
+        );
+    }
+
+    /// A node's failure reaches the user as one line with its location, and the I/O error
+    /// under it stays in the chain (as `run_cmd` wraps a run's error).
+    #[test]
+    fn a_failed_node_is_one_line_and_keeps_its_io_error() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let run = sluice_runtime::RuntimeError::NodeFailed {
+            node: "src".into(),
+            source: sluice_runtime::NodeError::caused("cannot open x.cf32", io),
+        };
+        let err = anyhow::Error::new(run).context("g.toml:3");
+        assert_eq!(
+            one_line(&err),
+            "g.toml:3: node 'src' failed: cannot open x.cf32: entity not found"
+        );
+        let io = err.chain().find_map(|c| c.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            io.map(std::io::Error::kind),
+            Some(std::io::ErrorKind::NotFound)
         );
     }
 }

@@ -102,7 +102,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let loaded = load(args.graph.as_ref(), &args.overrides)?;
     let LoadedGraph { graph, source } = loaded;
     let origin = source.origin.clone();
-    let located = |e: sluice_runtime::RuntimeError| anyhow::anyhow!("{}{e}", source.locate(&e));
+    // The location becomes context, so the run's error (and the node error and I/O error under
+    // it) stays in the chain; `main` prints the chain as one line.
+    let located = |e: sluice_runtime::RuntimeError| {
+        let at = source.locate(&e);
+        anyhow::Error::new(e).context(at.trim_end_matches(": ").to_string())
+    };
     if args.check {
         graph
             .check()
@@ -181,11 +186,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         );
     }
     if let Some(signal) = signal {
-        let name = if signal == libc::SIGINT {
-            "SIGINT"
-        } else {
-            "SIGTERM"
-        };
+        let name = sluice_os::signals::name(signal);
         eprintln!(
             "sluice: stopped by {name}: the sources were ended, every sink finished its file"
         );

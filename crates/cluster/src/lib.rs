@@ -13,6 +13,8 @@
 //! [`lease`] in etcd.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod control;
 pub mod etcd;

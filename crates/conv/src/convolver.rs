@@ -1,9 +1,9 @@
 //! The public facade: configuration, `process`, IR changes with crossfade, statistics.
 
 use crate::engine::Engine;
-use crate::kernel::DenormalGuard;
 use crate::partition::{self, Shape, StaticCost};
 use crate::{ConvError, IrMatrix, Level, Partitioning, MAX_BLOCK_SIZE, MAX_IR_LEN_LIMIT};
+use sluice_os::DenormalGuard;
 
 /// Where the larger levels run.
 #[derive(Clone, Debug, PartialEq, Eq)]

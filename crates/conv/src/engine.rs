@@ -10,31 +10,20 @@
 //!    samples `[j*S + offset, j*S + offset + S)`; with `offset >= 2S - n0` the block is due no
 //!    earlier than the period ending at `(j+2)*S`, one full period after it was posted.
 //!
-//! See [`crate::sync`] for the protocol between callback and workers.
+//! See [`crate::handshake`] for the protocol between callback and workers.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use rustfft::FftPlanner;
 
-use crate::kernel::DenormalGuard;
+use crate::handshake::{worker_loop, Epoch, LevelSync, RaceBuf};
 use crate::level::{LevelCore, LevelOut};
 use crate::partition::offsets;
-use crate::sync::{futex_wait, futex_wake, publish_done, reached, wait_until, RaceBuf};
+use crate::sync::{AtomicBool, Ordering};
 use crate::{ConvError, IrMatrix, LatePolicy, Level, Scheduling};
-
-/// Synchronisation words of one threaded level.
-struct LevelSync {
-    posted: AtomicU32,
-    done: AtomicU32,
-    waiting: AtomicU32,
-    /// Block index of job `seq % 4` (at most two jobs are outstanding).
-    jobs: [AtomicU64; 4],
-    /// Bumped by `reset` while the worker is idle; the worker then clears its delay lines.
-    generation: AtomicU32,
-}
+use sluice_os::DenormalGuard;
 
 /// State shared between the callback and the workers.
 struct Shared {
@@ -43,8 +32,8 @@ struct Shared {
     /// Output slots per level.
     outs: Vec<LevelOut>,
     sync: Vec<LevelSync>,
-    /// Futex word the workers sleep on; bumped once per callback that posts work.
-    epoch: AtomicU32,
+    /// The word the workers sleep on; bumped once per callback that posts work.
+    epoch: Epoch,
     stop: AtomicBool,
 }
 
@@ -131,17 +120,8 @@ impl Engine {
         let shared = Arc::new(Shared {
             ring: (0..irs.inputs()).map(|_| RaceBuf::new(ring_len)).collect(),
             outs,
-            sync: levels
-                .iter()
-                .map(|_| LevelSync {
-                    posted: AtomicU32::new(0),
-                    done: AtomicU32::new(0),
-                    waiting: AtomicU32::new(0),
-                    jobs: Default::default(),
-                    generation: AtomicU32::new(0),
-                })
-                .collect(),
-            epoch: AtomicU32::new(0),
+            sync: levels.iter().map(|_| LevelSync::new()).collect(),
+            epoch: Epoch::new(),
             stop: AtomicBool::new(false),
         });
         let mut rest = cores.split_off(1);
@@ -253,9 +233,12 @@ impl Engine {
         let pos = ((self.k * n0 as u64) % r as u64) as usize;
         for (ring, x) in shared.ring.iter().zip(inputs) {
             // SAFETY: by the posting rule (block j-2 done before block j is posted) no
-            // outstanding block reads the samples this period overwrites; see crate::sync.
-            let dst = unsafe { ring.slice_mut(pos, n0) };
-            dst.copy_from_slice(&x.as_ref()[ioff..ioff + n0]);
+            // outstanding block reads the samples this period overwrites; see crate::handshake.
+            unsafe {
+                ring.write(pos, n0, |dst| {
+                    dst.copy_from_slice(&x.as_ref()[ioff..ioff + n0])
+                })
+            };
         }
         let end = (self.k + 1) * n0 as u64;
         // 2. Cooperative slices.
@@ -316,15 +299,14 @@ impl Engine {
                     let sync = &shared.sync[l];
                     // At most two outstanding blocks: job seq-2 must be done.
                     let need = seq.wrapping_sub(1);
-                    if !reached(sync.done.load(Ordering::Acquire), need) {
+                    if !sync.is_done(need) {
+                        // Wake first: the job waited for may be one not yet announced.
                         flush_wake(shared, &mut self.wake_mask, &mut self.counters);
                         self.counters.late_per_level[l] += 1;
                         self.counters.waits += 1;
-                        wait_until(&sync.done, &sync.waiting, need);
+                        sync.wait(need);
                     }
-                    sync.jobs[(*seq % 4) as usize].store(j, Ordering::Relaxed);
-                    *seq = seq.wrapping_add(1);
-                    sync.posted.store(*seq, Ordering::Release);
+                    sync.post(seq, j);
                     self.wake_mask |= bit(l);
                 }
             }
@@ -344,7 +326,7 @@ impl Engine {
                 Lane::Threaded { seq_base, .. } => {
                     let sync = &shared.sync[l];
                     let target = seq_base.wrapping_add(j as u32).wrapping_add(1);
-                    if reached(sync.done.load(Ordering::Acquire), target) {
+                    if sync.is_done(target) {
                         true
                     } else {
                         late = true;
@@ -353,7 +335,7 @@ impl Engine {
                             LatePolicy::Wait => {
                                 flush_wake(shared, &mut self.wake_mask, &mut self.counters);
                                 self.counters.waits += 1;
-                                wait_until(&sync.done, &sync.waiting, target);
+                                sync.wait(target);
                                 true
                             }
                             LatePolicy::PartialSum => false,
@@ -373,7 +355,7 @@ impl Engine {
             if o0.active[o] {
                 let idx = o0.index(o, self.k);
                 // SAFETY: level 0's slot is only written above, in this thread.
-                dst.copy_from_slice(unsafe { o0.buf.slice(idx, n0) });
+                unsafe { o0.buf.read(idx, n0, |src| dst.copy_from_slice(src)) };
             } else {
                 dst.fill(0.0);
             }
@@ -387,10 +369,13 @@ impl Engine {
                 let idx = lo.index(o, t / s) + (t % s) as usize;
                 // SAFETY: block t/s is done (checked above, acquire) and its slot is not
                 // rewritten before block t/s + nslots is posted, after these reads.
-                let src = unsafe { lo.buf.slice(idx, n0) };
-                for (d, s) in dst.iter_mut().zip(src) {
-                    *d += *s;
-                }
+                unsafe {
+                    lo.buf.read(idx, n0, |src| {
+                        for (d, s) in dst.iter_mut().zip(src) {
+                            *d += *s;
+                        }
+                    })
+                };
             }
         }
         self.k += 1;
@@ -410,22 +395,17 @@ impl Engine {
                 }
                 Lane::Threaded { seq, seq_base } => {
                     let sync = &shared.sync[l];
-                    wait_until(&sync.done, &sync.waiting, *seq);
+                    sync.wait(*seq);
                     sync.generation.fetch_add(1, Ordering::Release);
                     *seq_base = *seq;
                 }
             }
         }
         self.level0.clear();
-        // SAFETY: every worker is idle (all posted jobs done, checked above) and stays idle
-        // until we post again, so the callback thread has exclusive access.
-        unsafe {
-            for ring in &shared.ring {
-                ring.slice_mut(0, ring.len()).fill(0.0);
-            }
-            for o in &shared.outs {
-                o.buf.slice_mut(0, o.buf.len()).fill(0.0);
-            }
+        for buf in shared.ring.iter().chain(shared.outs.iter().map(|o| &o.buf)) {
+            // SAFETY: every worker is idle (all posted jobs done, checked above) and stays idle
+            // until we post again, so the callback thread has exclusive access.
+            unsafe { buf.write(0, buf.len(), |all| all.fill(0.0)) };
         }
         self.k = 0;
     }
@@ -435,8 +415,7 @@ impl Engine {
 /// posted; a free function so `period` can call it while it borrows `shared`.
 fn flush_wake(shared: &Shared, wake_mask: &mut u32, counters: &mut EngineCounters) {
     if *wake_mask != 0 {
-        shared.epoch.fetch_add(1, Ordering::SeqCst);
-        futex_wake(&shared.epoch, *wake_mask);
+        shared.epoch.wake(*wake_mask);
         *wake_mask = 0;
         counters.wake_calls += 1;
     }
@@ -445,8 +424,7 @@ fn flush_wake(shared: &Shared, wake_mask: &mut u32, counters: &mut EngineCounter
 impl Drop for Engine {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
-        self.shared.epoch.fetch_add(1, Ordering::SeqCst);
-        futex_wake(&self.shared.epoch, u32::MAX);
+        self.shared.epoch.wake(u32::MAX);
         for h in self.workers.drain(..) {
             let _ = h.join();
         }
@@ -463,39 +441,42 @@ fn worker(
 ) {
     let _ftz = DenormalGuard::new();
     if let Some(c) = pin {
-        crate::sync::pin_to_core(c);
+        let _ = sluice_os::pin_current_thread(c);
     }
     let granted = match prio {
-        Some(p) => crate::sync::set_realtime(p, l as i32),
+        Some(p) => set_realtime(p, l as i32),
         None => {
-            crate::sync::set_nice(l as i32);
+            sluice_os::raise_nice(l as i32);
             false
         }
     };
     let _ = started.send(granted);
     drop(started);
     let sync = &shared.sync[l];
-    let mut next: u32 = 0;
     let mut generation: u32 = 0;
-    loop {
-        let e = shared.epoch.load(Ordering::SeqCst);
-        if shared.stop.load(Ordering::SeqCst) {
-            break;
+    worker_loop(&shared.epoch, &shared.stop, sync, bit(l), |j| {
+        let g = sync.generation.load(Ordering::Acquire);
+        if g != generation {
+            generation = g;
+            core.clear();
         }
-        if sync.posted.load(Ordering::Acquire) != next {
-            let g = sync.generation.load(Ordering::Acquire);
-            if g != generation {
-                generation = g;
-                core.clear();
-            }
-            let j = sync.jobs[(next % 4) as usize].load(Ordering::Relaxed);
-            // SAFETY: job `next` was posted (acquire above); the callback does not overwrite
-            // its ring window nor read its output slot until we publish `done` (crate::sync).
-            unsafe { core.run_block(j, &shared.ring, &shared.outs[l]) };
-            next = next.wrapping_add(1);
-            publish_done(&sync.done, &sync.waiting, next);
-            continue;
-        }
-        futex_wait(&shared.epoch, e, bit(l));
+        // SAFETY: job `j` was posted (acquire in `worker_loop`); the callback does not
+        // overwrite its ring window nor read its output slot until it is published done
+        // (crate::handshake).
+        unsafe { core.run_block(j, &shared.ring, &shared.outs[l]) };
+    });
+}
+
+/// Asks for SCHED_FIFO at `priority` for the calling thread. Returns whether it was granted.
+///
+/// Fallback when refused (no CAP_SYS_NICE / RLIMIT_RTPRIO): the thread stays SCHED_OTHER and
+/// we raise its nice value by `fallback_nice` steps relative to the process (larger levels get
+/// larger nice values, so shorter periods still win under contention). That is always
+/// permitted and keeps results correct; only deadline guarantees are lost.
+fn set_realtime(priority: i32, fallback_nice: i32) -> bool {
+    if sluice_os::set_fifo_priority(priority.clamp(1, 99)).is_ok() {
+        return true;
     }
+    sluice_os::raise_nice(fallback_nice);
+    false
 }

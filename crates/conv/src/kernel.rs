@@ -116,66 +116,6 @@ impl Mac {
     }
 }
 
-/// Flush-to-zero and denormals-are-zero for the current thread, restoring the previous mode
-/// when dropped. Denormals in a decaying reverb tail can slow FFTs and MACs by 100x.
-pub(crate) struct DenormalGuard {
-    #[cfg(target_arch = "x86_64")]
-    saved: u32,
-}
-
-impl DenormalGuard {
-    /// Sets FTZ (bit 15) and DAZ (bit 6) in MXCSR.
-    #[inline]
-    pub(crate) fn new() -> Self {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let saved = read_mxcsr();
-            // SAFETY: only the FTZ and DAZ bits change; every x86_64 CPU with SSE2 supports
-            // both, and neither affects memory safety, only how tiny floats round.
-            unsafe { write_mxcsr(saved | 0x8040) };
-            Self { saved }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        Self {}
-    }
-}
-
-impl Drop for DenormalGuard {
-    #[inline]
-    fn drop(&mut self) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: restores the value read from this same thread's MXCSR in `new`.
-        unsafe {
-            write_mxcsr(self.saved)
-        };
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn read_mxcsr() -> u32 {
-    let mut v: u32 = 0;
-    // SAFETY: `stmxcsr` stores the 32-bit MXCSR into the local we point at; no other effect.
-    unsafe {
-        std::arch::asm!("stmxcsr [{}]", in(reg) &mut v as *mut u32, options(nostack, preserves_flags));
-    }
-    v
-}
-
-/// Loads MXCSR (replaces the deprecated `_mm_setcsr`).
-///
-/// # Safety
-/// `v` must be a valid MXCSR value (reserved bits clear), otherwise the CPU raises #GP.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-unsafe fn write_mxcsr(v: u32) {
-    // SAFETY: the caller guarantees `v` is a valid MXCSR value; `ldmxcsr` reads 4 bytes from
-    // the local we point at.
-    unsafe {
-        std::arch::asm!("ldmxcsr [{}]", in(reg) &v as *const u32, options(nostack, readonly, preserves_flags));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,17 +151,5 @@ mod tests {
                 assert!((ai[b] - ri[b]).abs() < 1e-5, "im bin {b}");
             }
         }
-    }
-
-    #[test]
-    fn denormal_guard_flushes_and_restores() {
-        let before = read_mxcsr();
-        {
-            let _g = DenormalGuard::new();
-            let tiny = std::hint::black_box(f32::MIN_POSITIVE);
-            let r = std::hint::black_box(tiny * 0.5);
-            assert_eq!(r, 0.0);
-        }
-        assert_eq!(read_mxcsr(), before);
     }
 }

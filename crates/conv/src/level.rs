@@ -3,9 +3,9 @@
 
 use rustfft::FftPlanner;
 
+use crate::handshake::RaceBuf;
 use crate::kernel::Mac;
 use crate::rfft::SplitRealFft;
-use crate::sync::RaceBuf;
 use crate::IrMatrix;
 
 /// Partitions per MAC task (the cooperative scheduler's slicing grain).
@@ -228,7 +228,7 @@ impl LevelCore {
     /// writes output slot `j % nslots`.
     ///
     /// # Safety
-    /// Under the protocol of [`crate::sync`]: nobody writes those input samples, and nobody
+    /// Under the protocol of [`crate::handshake`]: nobody writes those input samples, and nobody
     /// reads or writes that output slot, while this runs.
     pub(crate) unsafe fn run_tasks(
         &mut self,
@@ -247,16 +247,21 @@ impl LevelCore {
                     let r = ring.len();
                     let start = ((j as i64 - 1) * s as i64).rem_euclid(r as i64) as usize;
                     let first = (r - start).min(2 * s);
-                    // SAFETY: the caller guarantees these ring samples are not being written.
-                    let (head, tail) =
-                        unsafe { (ring.slice(start, first), ring.slice(0, 2 * s - first)) };
                     let base = (slot * self.count + fdl_slot) * s;
-                    self.fft.forward(
-                        head,
-                        tail,
-                        &mut self.fdl_re[base..base + s],
-                        &mut self.fdl_im[base..base + s],
-                    );
+                    let (fft, re, im) = (&mut self.fft, &mut self.fdl_re, &mut self.fdl_im);
+                    // SAFETY: the caller guarantees these ring samples are not being written.
+                    unsafe {
+                        ring.read(start, first, |head| {
+                            ring.read(0, 2 * s - first, |tail| {
+                                fft.forward(
+                                    head,
+                                    tail,
+                                    &mut re[base..base + s],
+                                    &mut im[base..base + s],
+                                )
+                            })
+                        })
+                    };
                 }
                 Task::Mac {
                     out: o,
@@ -307,9 +312,9 @@ impl LevelCore {
                 }
                 Task::Ifft { out: o } => {
                     let idx = out.index(o, j);
+                    let (fft, re, im) = (&mut self.fft, &self.acc_re, &self.acc_im);
                     // SAFETY: the caller guarantees exclusive access to this output slot.
-                    let dst = unsafe { out.buf.slice_mut(idx, s) };
-                    self.fft.inverse_tail(&self.acc_re, &self.acc_im, dst);
+                    unsafe { out.buf.write(idx, s, |dst| fft.inverse_tail(re, im, dst)) };
                 }
             }
         }

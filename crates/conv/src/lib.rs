@@ -37,6 +37,12 @@
 mod convolver;
 mod engine;
 mod error;
+#[cfg(not(loom))]
+mod handshake;
+/// The callback/worker handshake, public only for the loom model in `tests/loom.rs`.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod handshake;
 mod ir;
 mod kernel;
 mod layout;

@@ -91,6 +91,9 @@
 //!      example.toml:2:1: node 'z': parameter 'count' is required (the node gives 'cout': a misspelling?)"
 //! );
 //! ```
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+#![forbid(unsafe_code)]
 
 pub mod decl;
 mod load;

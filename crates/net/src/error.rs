@@ -204,6 +204,6 @@ impl NetError {
 
 impl From<NetError> for sluice_runtime::NodeError {
     fn from(e: NetError) -> Self {
-        sluice_runtime::NodeError::msg(e.to_string())
+        sluice_runtime::NodeError::from_error(e)
     }
 }

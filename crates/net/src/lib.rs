@@ -28,6 +28,7 @@
 //! probe`): an origin and reflectors in a loop, per-packet latency, mean, jitter, percentiles.
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![forbid(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod auth;
 mod conn;

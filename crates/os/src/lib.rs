@@ -1,9 +1,18 @@
 //! The system calls that sluice's crates share, written once: placing and prioritising threads,
-//! reading CPU clocks, sleeping to absolute deadlines, and futexes. Most go through `rustix`;
-//! the real-time scheduling policy, which `rustix` does not cover, is the one `libc` call.
+//! reading CPU clocks, sleeping to absolute deadlines, futexes, the floating-point mode of
+//! real-time threads ([`DenormalGuard`], [`set_flush_to_zero`]) and termination signals
+//! ([`signals`]). Most go through `rustix`; what `rustix` does not cover (the real-time
+//! scheduling policy, signal handlers) goes through `libc`, and MXCSR through `asm!`.
 //!
 //! Linux is the target. Elsewhere the calls report that they are unsupported (or do nothing
 //! where doing nothing is a correct fallback), so the crates above still build.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod denormals;
+pub mod signals;
+
+pub use denormals::{set_flush_to_zero, DenormalGuard};
 
 use std::io;
 use std::sync::atomic::AtomicU32;

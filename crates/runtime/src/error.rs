@@ -55,15 +55,55 @@ pub enum NodeError {
     /// Reading or writing a file or device failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// An operation failed because of another error, which is kept (not flattened to text):
+    /// [`std::error::Error::source`] leads to it, so a caller can still ask an
+    /// [`std::io::Error`] for its kind. Displayed as one line, `context: cause` (or just the
+    /// cause when there is no context).
+    #[error("{}", one_line(context, source.as_ref()))]
+    Failed {
+        /// What was being done, in words (`cannot open x.cf32`); may be empty.
+        context: String,
+        /// The error that made it fail.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
     /// Anything else, in words.
     #[error("{0}")]
     Other(String),
 }
 
 impl NodeError {
-    /// A [`NodeError::Other`] with this message.
+    /// A [`NodeError::Other`] with this message (for failures with no underlying error; one
+    /// caused by another error is [`NodeError::caused`]).
     pub fn msg(message: impl Into<String>) -> Self {
         NodeError::Other(message.into())
+    }
+
+    /// A [`NodeError::Failed`]: `context` (what was being done) failed because of `cause`,
+    /// which stays reachable through `source()`.
+    pub fn caused(
+        context: impl Into<String>,
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        NodeError::Failed {
+            context: context.into(),
+            source: cause.into(),
+        }
+    }
+
+    /// A [`NodeError::Failed`] with no context of its own: `cause` says it all.
+    pub fn from_error(
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        NodeError::caused(String::new(), cause)
+    }
+}
+
+fn one_line(context: &str, cause: &(dyn std::error::Error + Send + Sync)) -> String {
+    if context.is_empty() {
+        cause.to_string()
+    } else {
+        format!("{context}: {cause}")
     }
 }
 

@@ -100,6 +100,7 @@
 //! with SCHED_FIFO priority) and [`Graph::run_stepped`] (deterministic, on the calling thread).
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
+#![forbid(unsafe_code)]
 
 pub mod control;
 mod error;

@@ -1,8 +1,8 @@
 //! Thin wrappers over the OS calls that place and prioritise node threads, measure thread CPU
 //! time and turn termination signals into a graceful stop.
 //!
-//! Thread placement, priority and clocks are `sluice-os`'s; the signal handlers are here (the
-//! only unsafe code of this crate).
+//! The system calls themselves (placement, priority, clocks, signal handlers) are `sluice-os`'s;
+//! this module says what a node thread and a graph run make of them.
 
 /// Pins the calling thread to CPU `core` (an id from [`allowed_cpus`]) and asks for SCHED_FIFO
 /// at `priority`. Returns a warning for
@@ -45,33 +45,16 @@ pub(crate) fn thread_cpu_time() -> std::time::Duration {
     sluice_os::thread_cpu_time()
 }
 
-/// The signal that asked for a stop (0: none yet). Written only by the signal handler.
-static STOP_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
-extern "C" fn note_stop_signal(signal: libc::c_int) {
-    // Async-signal-safe: one atomic store.
-    STOP_SIGNAL.store(signal, std::sync::atomic::Ordering::Relaxed);
-}
-
 /// Turns SIGINT and SIGTERM into a graceful stop of a running graph: the first such signal asks
 /// `handle` to stop (sources end, the rest drains, sinks finish their files); a second one
 /// kills the process as usual (the handlers reset themselves). Dropping the returned guard
-/// ends the watch.
+/// ends the watch. The handlers are `sluice_os::signals`'.
 pub fn stop_on_signals(handle: crate::StopHandle) -> SignalWatch {
+    use sluice_os::signals::{self, Repeat};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
-    STOP_SIGNAL.store(0, Ordering::Relaxed);
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: sigaction with a zeroed struct plus our handler and flags is the documented
-        // way to install a handler; the handler only does an atomic store (async-signal-safe).
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = note_stop_signal as extern "C" fn(libc::c_int) as usize;
-            action.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
+    signals::clear();
+    let _ = signals::catch(&[signals::SIGINT, signals::SIGTERM], Repeat::Once);
     let done = Arc::new(AtomicBool::new(false));
     let watcher_done = Arc::clone(&done);
     // A signal handler may not take locks or wake threads safely, so a small thread turns the
@@ -80,7 +63,7 @@ pub fn stop_on_signals(handle: crate::StopHandle) -> SignalWatch {
         .name("sluice-signals".into())
         .spawn(move || {
             while !watcher_done.load(Ordering::Acquire) {
-                if STOP_SIGNAL.load(Ordering::Relaxed) != 0 {
+                if signals::pending().is_some() {
                     handle.stop();
                     return;
                 }
@@ -99,12 +82,10 @@ pub struct SignalWatch {
 }
 
 impl SignalWatch {
-    /// The signal that asked for the stop (`libc::SIGINT`, `libc::SIGTERM`), if one came.
+    /// The signal that asked for the stop (`sluice_os::signals::SIGINT` or `SIGTERM`), if one
+    /// came.
     pub fn signal(&self) -> Option<i32> {
-        match STOP_SIGNAL.load(std::sync::atomic::Ordering::Relaxed) {
-            0 => None,
-            s => Some(s),
-        }
+        sluice_os::signals::pending()
     }
 }
 

@@ -397,31 +397,7 @@ impl Node for WhereAmI {
 }
 
 fn thread_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data and zeroed is an empty set; pid 0 is this thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        assert_eq!(
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
-            0
-        );
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
-fn set_thread_cpus(cpus: &[usize]) {
-    // SAFETY: as above; the set is built from valid CPU ids.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            libc::CPU_SET(c, &mut set);
-        }
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
-            0
-        );
-    }
+    sluice_os::allowed_cpus()
 }
 
 /// With `taskset -c LAST` (here: this thread's mask), pinned node threads stay on LAST. They used
@@ -436,7 +412,7 @@ fn pinning_respects_the_allowed_cpus() {
     let last = *all.last().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        set_thread_cpus(&[last]);
+        sluice_os::pin_current_thread(last).unwrap();
         let mut g = Graph::new();
         let a = g.add("a", WhereAmI(tx.clone())).unwrap();
         let b = g.add("b", WhereAmI(tx)).unwrap();

@@ -118,6 +118,6 @@ impl ZmqError {
 
 impl From<ZmqError> for sluice_runtime::NodeError {
     fn from(e: ZmqError) -> Self {
-        sluice_runtime::NodeError::msg(e.to_string())
+        sluice_runtime::NodeError::from_error(e)
     }
 }

@@ -16,6 +16,7 @@
 //! XSUB as our own socket types (they are accepted as peers where the spec allows).
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![forbid(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod decoder;
 mod error;

@@ -18,13 +18,7 @@ use crate::report::{median, Table};
 
 /// CPU time of the calling thread, in seconds.
 fn thread_cpu() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write; the clock id is a constant of the platform.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    sluice_os::thread_cpu_time().as_secs_f64()
 }
 
 /// The operation of `kind` writing about `size` bytes, and the source/destination sizes.

@@ -36,9 +36,9 @@ impl BeamPattern {
                 angles: chunk.to_vec(),
                 ..steering.clone()
             };
-            let w = s.weights(0, n).map_err(|e| NodeError::msg(e.to_string()))?;
+            let w = s.weights(0, n).map_err(NodeError::from_error)?;
             let k = PhaseBeamformer::new(n, chunk.len(), &w);
-            kernels.push(k.map_err(|e| NodeError::msg(e.to_string()))?);
+            kernels.push(k.map_err(NodeError::from_error)?);
         }
         Ok(BeamPattern {
             antennas: n,
@@ -65,7 +65,7 @@ impl BeamPattern {
             .collect();
         let title = format!("beam pattern, {} elements", self.antennas);
         beam_pattern_png(&self.path, &title, &self.angles, &db, &self.marks)
-            .map_err(|e| NodeError::msg(e.to_string()))?;
+            .map_err(NodeError::from_error)?;
         self.done = true;
         Ok(Work::Done)
     }

@@ -77,7 +77,7 @@ pub fn parse_taper(text: &str) -> Result<Option<Window>, NodeError> {
 }
 
 fn dsp(e: DspError) -> NodeError {
-    NodeError::msg(e.to_string())
+    NodeError::from_error(e)
 }
 
 impl Beamformer {

@@ -102,8 +102,7 @@ impl<S> ChannelFirFilter<S> {
     /// The filter: see [`ChannelFir::new`].
     pub fn new(taps: &[f32], channels: usize, decimation: usize) -> Result<Self, NodeError> {
         Ok(ChannelFirFilter {
-            fir: ChannelFir::new(taps, channels, decimation)
-                .map_err(|e| NodeError::msg(e.to_string()))?,
+            fir: ChannelFir::new(taps, channels, decimation).map_err(NodeError::from_error)?,
             _samples: PhantomData,
         })
     }
@@ -130,9 +129,7 @@ impl<S: ChannelSample + Item> FixedRate<1, 1> for ChannelFirFilter<S> {
         [self.fir.channels()]
     }
     fn fire(&mut self, n: usize, [x]: [&[S]; 1], [y]: [&mut [S]; 1]) -> Result<(), NodeError> {
-        self.fir
-            .filter(n, x, y)
-            .map_err(|e| NodeError::msg(e.to_string()))
+        self.fir.filter(n, x, y).map_err(NodeError::from_error)
     }
 }
 

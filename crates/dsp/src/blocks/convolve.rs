@@ -59,15 +59,14 @@ impl Convolve {
         config: ConvolverConfig,
         tail: bool,
     ) -> Result<Self, NodeError> {
-        let layout = Layout::choose(inputs, ir.len())
-            .map_err(|e| NodeError::msg(format!("{ir_name}: {e}")))?;
+        let layout = Layout::choose(inputs, ir.len()).map_err(|e| NodeError::caused(ir_name, e))?;
         let outputs = layout.outputs(inputs, ir.len());
         if inputs.max(outputs) > MAX_CONVOLVE_CHANNELS {
             return Err(NodeError::msg(format!(
                 "{inputs} inputs and {outputs} outputs: at most {MAX_CONVOLVE_CHANNELS} channels each"
             )));
         }
-        let conv_err = |e: sluice_conv::ConvError| NodeError::msg(format!("{ir_name}: {e}"));
+        let conv_err = |e: sluice_conv::ConvError| NodeError::caused(ir_name, e);
         let matrix = layout.matrix(inputs, ir).map_err(conv_err)?;
         Ok(Convolve {
             stream: StreamConvolver::new(config, &matrix).map_err(conv_err)?,
@@ -143,7 +142,7 @@ impl Node for Convolve {
         let (consumed, produced) = self
             .stream
             .process(&held_in[..self.inputs], &mut held_out[..self.outputs])
-            .map_err(|e| NodeError::msg(format!("{}: {e}", self.ir_name)))?;
+            .map_err(|e| NodeError::caused(self.ir_name.clone(), e))?;
         let before = self.frames_in + consumed as u64;
         for input in io.inputs.all::<f32>()? {
             input.take_tags(before, &mut self.tags);

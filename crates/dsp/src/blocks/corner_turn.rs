@@ -38,7 +38,7 @@ impl<T: Item> CornerTurn<T> {
             ));
         }
         let item = ItemSize::from_bytes(std::mem::size_of::<T>())
-            .map_err(|e| NodeError::msg(format!("corner turn: {e}")))?;
+            .map_err(|e| NodeError::caused("corner turn", e))?;
         let b = item.bytes();
         let op = Op::Rotate {
             src: Plane {
@@ -54,7 +54,7 @@ impl<T: Item> CornerTurn<T> {
             item,
             transform: Transform::TRANSPOSE,
         };
-        let channel = shared_channel().map_err(|e| NodeError::msg(format!("corner turn: {e}")))?;
+        let channel = shared_channel().map_err(|e| NodeError::caused("corner turn", e))?;
         Ok(CornerTurn {
             rows,
             cols,
@@ -98,7 +98,7 @@ impl<T: Item> Node for CornerTurn<T> {
             let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut y[j * m..(j + 1) * m]);
             self.channel
                 .run_slices(self.op.clone(), src, dst)
-                .map_err(|e| NodeError::msg(format!("corner turn: {e}")))?;
+                .map_err(|e| NodeError::caused("corner turn", e))?;
         }
         input.consume(k * m);
         output.commit(k * m);

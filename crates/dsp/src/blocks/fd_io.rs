@@ -52,7 +52,7 @@ fn ready(file: &File, readable: bool) -> Result<bool, NodeError> {
     match poll(&mut fds, Some(&timeout)) {
         Ok(n) => Ok(n > 0),
         Err(rustix::io::Errno::INTR) => Ok(false),
-        Err(e) => Err(NodeError::msg(format!("waiting for a descriptor: {e}"))),
+        Err(e) => Err(NodeError::caused("waiting for a descriptor", e)),
     }
 }
 
@@ -100,7 +100,7 @@ impl<T: Item> FdSource<T> {
     }
 
     fn read_error(&self, e: std::io::Error) -> NodeError {
-        NodeError::msg(format!("reading {}: {e}", self.name))
+        NodeError::caused(format!("reading {}", self.name), e)
     }
 
     /// Reads into the scratch buffer and drops the whole items read.
@@ -276,7 +276,7 @@ impl<T: Item> Node for FdSink<T> {
             Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock) => {
                 Ok(Work::Progress)
             }
-            Err(e) => Err(NodeError::msg(format!("writing {}: {e}", self.name))),
+            Err(e) => Err(NodeError::caused(format!("writing {}", self.name), e)),
         }
     }
 

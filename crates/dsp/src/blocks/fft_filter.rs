@@ -23,7 +23,7 @@ pub struct FftFilter {
 impl FftFilter {
     /// A filter with `taps` and FFT size `fft_size` (a power of two, at least `taps.len()`).
     pub fn new(taps: &[Complex32], fft_size: usize) -> Result<Self, NodeError> {
-        let err = |e: crate::kernels::DspError| NodeError::msg(e.to_string());
+        let err = |e: crate::kernels::DspError| NodeError::from_error(e);
         let kernel = OverlapSave::new(taps, fft_size).map_err(err)?;
         let startup = Fir::new(ComplexTaps::new(taps).map_err(err)?);
         Ok(FftFilter {
@@ -102,7 +102,7 @@ impl FftFilter {
         let mut block = vec![Complex32::new(0.0, 0.0); self.kernel.step()];
         self.kernel
             .process_block(&self.scratch, &mut block)
-            .map_err(|e| NodeError::msg(e.to_string()))?;
+            .map_err(NodeError::from_error)?;
         y[..outputs].copy_from_slice(&block[..outputs]);
         output.commit(outputs);
         input.consume(rest);

@@ -28,7 +28,7 @@ impl<T: Item> FileSource<T> {
     /// whole number of items is an error that names it.
     pub fn open(path: &Path, repeat: bool) -> Result<Self, NodeError> {
         let file = File::open(path)
-            .map_err(|e| NodeError::msg(format!("cannot open {}: {e}", path.display())))?;
+            .map_err(|e| NodeError::caused(format!("cannot open {}", path.display()), e))?;
         let len = file.metadata()?.len();
         let size = std::mem::size_of::<T>() as u64;
         if !len.is_multiple_of(size) {
@@ -114,7 +114,7 @@ impl<T: Item> FileSink<T> {
     pub fn create(path: &Path) -> Result<Self, NodeError> {
         let partial = PartialFile::new(path);
         let file = File::create(partial.temporary())
-            .map_err(|e| NodeError::msg(format!("cannot create {}: {e}", path.display())))?;
+            .map_err(|e| NodeError::caused(format!("cannot create {}", path.display()), e))?;
         Ok(FileSink {
             path: path.to_path_buf(),
             file,
@@ -148,7 +148,7 @@ impl<T: Item> Node for FileSink<T> {
         }
         self.file
             .write_all(bytemuck::cast_slice(window))
-            .map_err(|e| NodeError::msg(format!("writing {}: {e}", self.path.display())))?;
+            .map_err(|e| NodeError::caused(format!("writing {}", self.path.display()), e))?;
         let n = window.len();
         input.consume(n);
         Ok(Work::Progress)

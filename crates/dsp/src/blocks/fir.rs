@@ -25,7 +25,7 @@ impl<I: Item, T: FirTaps<I, Output = I>> FirFilter<I, T> {
     /// A filter keeping one output in `decimation` (1 for none).
     pub fn new(taps: T, decimation: usize) -> Result<Self, NodeError> {
         let taps_len = taps.len();
-        let kernel = FirDecim::new(taps, decimation).map_err(|e| NodeError::msg(e.to_string()))?;
+        let kernel = FirDecim::new(taps, decimation).map_err(NodeError::from_error)?;
         let startup_outputs = (taps_len - 1).div_ceil(decimation);
         Ok(FirFilter {
             kernel,

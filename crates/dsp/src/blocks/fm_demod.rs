@@ -18,7 +18,7 @@ impl FmDemodulator {
     /// deviation `Δf` at rate `fs` is `fs / (2π·Δf)`) over `channels` channels.
     pub fn new(gain: f32, channels: usize) -> Result<Self, NodeError> {
         Ok(FmDemodulator {
-            kernel: FmDemod::new(gain, channels).map_err(|e| NodeError::msg(e.to_string()))?,
+            kernel: FmDemod::new(gain, channels).map_err(NodeError::from_error)?,
         })
     }
 }

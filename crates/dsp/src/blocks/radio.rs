@@ -12,7 +12,7 @@ use num_complex::Complex32;
 use sluice_runtime::{FixedRate, InputRate, Item, NodeError, Ports};
 
 fn node_error(e: crate::kernels::DspError) -> NodeError {
-    NodeError::msg(e.to_string())
+    NodeError::from_error(e)
 }
 
 /// Ports `in` and `out` carrying `channels`-sample frames.

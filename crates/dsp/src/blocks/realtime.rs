@@ -59,7 +59,7 @@ impl<T: Item> RtThrottle<T> {
     /// A device at `rate` items per second on side `mode`, with a buffer of `buffer` items.
     pub fn new(rate: f64, mode: RtMode, buffer: u64) -> Result<Self, NodeError> {
         Ok(RtThrottle {
-            clock: RtClock::new(rate).map_err(|e| NodeError::msg(e.to_string()))?,
+            clock: RtClock::new(rate).map_err(NodeError::from_error)?,
             mode,
             buffer,
             start: None,

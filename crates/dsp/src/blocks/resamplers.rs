@@ -37,7 +37,7 @@ impl FreqXlatingFir {
             )));
         }
         let kernel = XlatingFir::new(taps, decimation, center / sample_rate)
-            .map_err(|e| NodeError::msg(e.to_string()))?;
+            .map_err(NodeError::from_error)?;
         Ok(FreqXlatingFir {
             kernel,
             sample_rate,
@@ -104,7 +104,7 @@ impl RationalResamplerBlock {
     pub fn new(interpolation: usize, decimation: usize, taps: &[f32]) -> Result<Self, NodeError> {
         Ok(RationalResamplerBlock {
             kernel: RationalResampler::new(interpolation, decimation, taps)
-                .map_err(|e| NodeError::msg(e.to_string()))?,
+                .map_err(NodeError::from_error)?,
         })
     }
 }
@@ -146,7 +146,7 @@ pub struct ArbResamplerBlock {
 impl ArbResamplerBlock {
     /// Resamples by `ratio` (output rate ÷ input rate).
     pub fn new(ratio: f64) -> Result<Self, NodeError> {
-        let kernel = ArbResampler::new(ratio).map_err(|e| NodeError::msg(e.to_string()))?;
+        let kernel = ArbResampler::new(ratio).map_err(NodeError::from_error)?;
         Ok(ArbResamplerBlock {
             kernel,
             fraction: fraction(ratio),

@@ -55,7 +55,7 @@ impl SigmfSink {
         let (meta_path, data_path) = sigmf::paths(path);
         let data = PartialFile::new(&data_path);
         let file = std::fs::File::create(data.temporary())
-            .map_err(|e| NodeError::msg(format!("cannot create {}: {e}", data_path.display())))?;
+            .map_err(|e| NodeError::caused(format!("cannot create {}", data_path.display()), e))?;
         Ok(SigmfSink {
             datatype,
             meta: Some(PartialFile::new(&meta_path)),
@@ -174,16 +174,16 @@ impl SigmfSink {
                     .into(),
             );
         }
-        let text = serde_json::to_string_pretty(&self.meta_json())
-            .map_err(|e| NodeError::msg(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&self.meta_json()).map_err(NodeError::from_error)?;
         let name = |p: &Path| p.display().to_string();
         file.flush()
-            .map_err(|e| NodeError::msg(format!("writing {}: {e}", name(data.destination()))))?;
+            .map_err(|e| NodeError::caused(format!("writing {}", name(data.destination())), e))?;
         std::fs::write(meta.temporary(), text + "\n")
-            .map_err(|e| NodeError::msg(format!("writing {}: {e}", self.meta_path.display())))?;
+            .map_err(|e| NodeError::caused(format!("writing {}", self.meta_path.display()), e))?;
         let dest = name(data.destination());
         data.commit()
-            .map_err(|e| NodeError::msg(format!("cannot move the data into {dest}: {e}")))?;
+            .map_err(|e| NodeError::caused(format!("cannot move the data into {dest}"), e))?;
         meta.commit().map_err(|e| {
             NodeError::msg(format!(
                 "cannot move the metadata into {}: {e}",
@@ -232,7 +232,7 @@ impl Node for SigmfSink {
                     .map(|()| n)
             }
         }
-        .map_err(|e| NodeError::msg(format!("writing {}: {e}", data.destination().display())))?;
+        .map_err(|e| NodeError::caused(format!("writing {}", data.destination().display()), e))?;
         input.take_tags(read + n as u64, &mut self.tags);
         input.consume(n);
         self.written += n as u64;

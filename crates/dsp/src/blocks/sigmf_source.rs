@@ -34,9 +34,9 @@ impl SigmfSource {
     /// number of samples, one naming it.
     pub fn open(path: &Path) -> Result<Self, NodeError> {
         let (meta_path, data_path) = sigmf::paths(path);
-        let meta = sigmf::read_meta(&meta_path).map_err(|e| NodeError::msg(e.to_string()))?;
+        let meta = sigmf::read_meta(&meta_path).map_err(NodeError::from_error)?;
         let file = File::open(&data_path)
-            .map_err(|e| NodeError::msg(format!("cannot open {}: {e}", data_path.display())))?;
+            .map_err(|e| NodeError::caused(format!("cannot open {}", data_path.display()), e))?;
         let bytes = file.metadata()?.len();
         let size = meta.datatype.sample_bytes() as u64;
         if !bytes.is_multiple_of(size) {
@@ -136,8 +136,8 @@ impl Node for SigmfSource {
                 })
             }
         };
-        let n =
-            read.map_err(|e| NodeError::msg(format!("reading {}: {e}", self.data_path.display())))?;
+        let n = read
+            .map_err(|e| NodeError::caused(format!("reading {}", self.data_path.display()), e))?;
         let end = self.sent + n as u64;
         while let Some(tag) = self.tags.get(self.next_tag).filter(|t| t.index < end) {
             out.push_tag(tag.clone());

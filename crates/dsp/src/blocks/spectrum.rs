@@ -28,8 +28,7 @@ impl<S: SpectrumSample + Item> Spectrum<S> {
     /// Spectra of `size` bins, each the mean of `averages` frames windowed by `window`.
     pub fn new(size: usize, window: SpectrumWindow, averages: usize) -> Result<Self, NodeError> {
         Ok(Spectrum {
-            spectrum: PowerSpectrum::new(size, window, averages)
-                .map_err(|e| NodeError::msg(e.to_string()))?,
+            spectrum: PowerSpectrum::new(size, window, averages).map_err(NodeError::from_error)?,
             tags: Vec::new(),
             _samples: PhantomData,
         })
@@ -126,11 +125,10 @@ pub struct SpectrumPng {
 impl SpectrumPng {
     /// A sink of `bins`-value spectra drawing into `path`.
     pub fn create(path: &Path, bins: usize, settings: PngSettings) -> Result<Self, NodeError> {
-        let rows =
-            Waterfall::new(bins, settings.max_rows).map_err(|e| NodeError::msg(e.to_string()))?;
+        let rows = Waterfall::new(bins, settings.max_rows).map_err(NodeError::from_error)?;
         let partial = PartialFile::new(path);
         std::fs::File::create(partial.temporary())
-            .map_err(|e| NodeError::msg(format!("cannot create {}: {e}", path.display())))?;
+            .map_err(|e| NodeError::caused(format!("cannot create {}", path.display()), e))?;
         Ok(SpectrumPng {
             bins,
             rate: settings.sample_rate,
@@ -182,7 +180,7 @@ impl SpectrumPng {
                 )
             }
         };
-        if !drawn.map_err(|e| NodeError::msg(e.to_string()))? {
+        if !drawn.map_err(NodeError::from_error)? {
             self.warnings.push(
                 "no TrueType font found: the picture has no labels (set SLUICE_PLOT_FONT)".into(),
             );

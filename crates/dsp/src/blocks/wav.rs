@@ -10,7 +10,7 @@ use std::path::Path;
 const CHUNK: usize = 4096;
 
 fn node_error(e: WavError) -> NodeError {
-    NodeError::msg(e.to_string())
+    NodeError::from_error(e)
 }
 
 /// Reads a WAV file and streams each channel on its own output.

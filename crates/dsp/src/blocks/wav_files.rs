@@ -47,7 +47,7 @@ impl WavFiles {
             .iter()
             .map(|p| {
                 WavWriter::create(Path::new(p), 1, Some(sample_rate), format.encoding())
-                    .map_err(|e| NodeError::msg(e.to_string()))
+                    .map_err(NodeError::from_error)
             })
             .collect::<Result<_, _>>()?;
         Ok(WavFiles {
@@ -84,7 +84,7 @@ impl Node for WavFiles {
         let frames = (x.len() / k).min(CHUNK);
         if frames == 0 {
             for w in &mut self.writers {
-                w.finish().map_err(|e| NodeError::msg(e.to_string()))?;
+                w.finish().map_err(NodeError::from_error)?;
                 self.warnings.extend(w.warning());
             }
             return Ok(Work::Done);
@@ -93,8 +93,7 @@ impl Node for WavFiles {
             self.column.clear();
             self.column
                 .extend(x[..frames * k].iter().skip(c).step_by(k).copied());
-            w.write(&self.column)
-                .map_err(|e| NodeError::msg(e.to_string()))?;
+            w.write(&self.column).map_err(NodeError::from_error)?;
         }
         input.consume(frames * k);
         Ok(Work::Progress)

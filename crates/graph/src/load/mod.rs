@@ -27,13 +27,21 @@
 
 use crate::params::{ParamError, Params};
 use crate::registry::Registry;
-use crate::FileAccess;
+
 use serde::Deserialize;
 use sluice_runtime::{Flavor, Graph, QueueOptions, RuntimeError};
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use toml::{Spanned, Value};
+
+mod checks;
+mod hosts;
+
+pub use checks::same_file;
+use checks::{check_cycles, check_file_collisions, check_unconnected};
+use hosts::{check_placement, HostDoc};
+pub use hosts::{HostDecl, StandbyMode};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,18 +56,6 @@ struct FileDoc {
     edge: Vec<Spanned<EdgeDoc>>,
     #[serde(default)]
     hosts: BTreeMap<String, Spanned<HostDoc>>,
-}
-
-/// `[hosts.NAME]`: a machine of a cluster (see `sluice-cluster`).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HostDoc {
-    #[serde(default)]
-    address: Option<Spanned<String>>,
-    #[serde(default)]
-    standby: Option<Spanned<String>>,
-    #[serde(default)]
-    standby_mode: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -205,34 +201,6 @@ pub struct GraphSource {
     /// What each node remembers of its input ([`Memory`](crate::Memory)), for the nodes whose
     /// block type declares it.
     pub node_memory: BTreeMap<String, crate::Memory>,
-}
-
-/// A host a graph file declares: `[hosts.NAME]` with the address its worker is reached at.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostDecl {
-    /// The address (an IP address or a name, no port) streams to this host connect to; `None`
-    /// when the file leaves it to the cluster (the address its worker registered).
-    pub address: Option<String>,
-    /// The `[hosts.NAME]` line.
-    pub line: usize,
-    /// The host that runs a hot copy of this host's partition and takes over when this one
-    /// fails (`standby = "NAME"`): a declared host with no nodes of its own.
-    pub standby: Option<String>,
-    /// How the standby runs (`standby_mode`, default `"hot"`).
-    pub standby_mode: StandbyMode,
-}
-
-/// How a standby host runs its copy of a partition (`standby_mode = "…"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StandbyMode {
-    /// It runs an identical copy on the same inputs all along; only the primary's outputs are
-    /// used until the primary fails.
-    #[default]
-    Hot,
-    /// It waits, running nothing, until the primary fails; it then starts the partition
-    /// afresh, re-primed from input that upstream kept for it. Every block of the partition
-    /// must declare finite memory (an FIR, a channelizer, an FM demodulator; not an IIR).
-    Warm,
 }
 
 impl GraphSource {
@@ -620,165 +588,6 @@ fn connect(graph: &mut Graph, edge: &EdgeDoc) -> Result<Edge, (Range<usize>, Str
     ))
 }
 
-/// A host's address names a machine: no scheme, no port, no spaces.
-fn check_address(
-    name: &str,
-    address: &Spanned<String>,
-) -> Result<(), (Range<usize>, Option<String>, String)> {
-    let text = address.get_ref().trim();
-    if text.is_empty() || text.contains(char::is_whitespace) {
-        return Err((
-            address.span(),
-            None,
-            format!("hosts.{name}: address must be an IP address or a host name, not '{text}'"),
-        ));
-    }
-    if text.contains('/') || text.matches(':').count() == 1 {
-        return Err((
-            address.span(),
-            None,
-            format!("hosts.{name}: address '{text}' must name the machine only (no scheme, no port: the streams' ports are chosen when the graph runs)"),
-        ));
-    }
-    Ok(())
-}
-
-type Placement = (BTreeMap<String, HostDecl>, BTreeMap<String, String>);
-
-/// Hosts and `host = "…"`: every host has an address, and when the file declares hosts every
-/// node names one of them (a graph without hosts runs on one machine, and so does one with
-/// hosts when `sluice run` runs it: placement matters only to `sluice cluster run`).
-fn check_placement(
-    hosts: &BTreeMap<String, Spanned<HostDoc>>,
-    nodes: &[Spanned<NodeDoc>],
-    text: &str,
-) -> Result<Placement, (Range<usize>, Option<String>, String)> {
-    let mut declared = BTreeMap::new();
-    for (name, host) in hosts {
-        if let Some(address) = &host.get_ref().address {
-            check_address(name, address)?;
-        }
-        let line = line_column(text, host.span().start).0;
-        let standby_mode = match &host.get_ref().standby_mode {
-            None => StandbyMode::Hot,
-            Some(mode) if mode.get_ref() == "hot" => StandbyMode::Hot,
-            Some(mode) if mode.get_ref() == "warm" => StandbyMode::Warm,
-            Some(mode) => {
-                return Err((
-                    mode.span(),
-                    None,
-                    format!(
-                        "hosts.{name} (line {line}): standby_mode must be \"hot\" or \"warm\", not \"{}\"",
-                        mode.get_ref()
-                    ),
-                ));
-            }
-        };
-        declared.insert(
-            name.clone(),
-            HostDecl {
-                address: host
-                    .get_ref()
-                    .address
-                    .as_ref()
-                    .map(|a| a.get_ref().trim().to_string()),
-                line,
-                standby: host.get_ref().standby.as_ref().map(|s| s.get_ref().clone()),
-                standby_mode,
-            },
-        );
-    }
-    let names: Vec<&str> = declared.keys().map(String::as_str).collect();
-    let mut node_hosts = BTreeMap::new();
-    for node in nodes {
-        let node = node.get_ref();
-        let name = node.name.get_ref();
-        match &node.host {
-            Some(host) if !declared.contains_key(host.get_ref()) => {
-                let known = if names.is_empty() {
-                    "the file declares no [hosts.NAME] tables".to_string()
-                } else {
-                    format!("declared hosts: {}", names.join(", "))
-                };
-                return Err((
-                    host.span(),
-                    Some(name.clone()),
-                    format!("node '{name}': unknown host '{}' ({known})", host.get_ref()),
-                ));
-            }
-            Some(host) => {
-                node_hosts.insert(name.clone(), host.get_ref().clone());
-            }
-            None if !declared.is_empty() => {
-                return Err((
-                    node.name.span(),
-                    Some(name.clone()),
-                    format!(
-                        "node '{name}': no host; the file declares hosts ({}), so every node says where it runs with host = \"…\"",
-                        names.join(", ")
-                    ),
-                ));
-            }
-            None => {}
-        }
-    }
-    check_standbys(hosts, &declared, &node_hosts)?;
-    Ok((declared, node_hosts))
-}
-
-/// `standby = "S"`: S is another declared host that runs nothing of its own, stands by for
-/// this host only, and has no standby itself.
-fn check_standbys(
-    hosts: &BTreeMap<String, Spanned<HostDoc>>,
-    declared: &BTreeMap<String, HostDecl>,
-    node_hosts: &BTreeMap<String, String>,
-) -> Result<(), (Range<usize>, Option<String>, String)> {
-    for (name, host) in hosts {
-        let Some(standby) = &host.get_ref().standby else {
-            continue;
-        };
-        let s = standby.get_ref();
-        let line = declared[name].line;
-        let fail = |why: String| {
-            Err((
-                standby.span(),
-                None,
-                format!("hosts.{name} (line {line}): standby \"{s}\" {why}"),
-            ))
-        };
-        let Some(decl) = declared.get(s) else {
-            let names: Vec<&str> = declared.keys().map(String::as_str).collect();
-            return fail(format!(
-                "is not a declared host (declared hosts: {})",
-                names.join(", ")
-            ));
-        };
-        if s == name {
-            return fail("is the host itself: name another host".into());
-        }
-        if let Some(node) = node_hosts.iter().find(|(_, h)| *h == s).map(|(n, _)| n) {
-            return fail(format!(
-                "runs nodes of its own (node '{node}'): a standby host runs only the copy of the partition it stands by for"
-            ));
-        }
-        if decl.standby.is_some() {
-            return fail(format!(
-                "has a standby of its own (line {}): a standby host cannot itself have a standby",
-                decl.line
-            ));
-        }
-        if let Some((other, _)) = declared
-            .iter()
-            .find(|(o, d)| *o < name && d.standby.as_deref() == Some(s.as_str()))
-        {
-            return fail(format!(
-                "already stands by for host {other}: a standby host stands by for one host only"
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// " must be …" reads on from "parameter 'x'"; anything else after a colon.
 fn joined(message: &str) -> String {
     let verb = ["must ", "is ", "needs ", "has ", "should "];
@@ -808,168 +617,6 @@ fn apply_overrides(nodes: &mut [Spanned<NodeDoc>], overrides: &[Override]) -> Re
             .insert(o.param.clone(), Spanned::new(span, o.value.clone()));
     }
     Ok(())
-}
-
-/// A cycle would have each node on it wait for the next forever: refused with the line of its
-/// first node.
-fn check_cycles(
-    node_lines: &BTreeMap<String, usize>,
-    edges: &[(String, String, String, String)],
-) -> Result<(), (String, usize, String)> {
-    // Depth-first search; `path` holds the nodes on the current branch.
-    fn visit<'a>(
-        node: &'a str,
-        edges: &'a [(String, String, String, String)],
-        done: &mut Vec<&'a str>,
-        path: &mut Vec<&'a str>,
-    ) -> Option<Vec<&'a str>> {
-        if let Some(start) = path.iter().position(|&n| n == node) {
-            let mut cycle = path[start..].to_vec();
-            cycle.push(node);
-            return Some(cycle);
-        }
-        if done.contains(&node) {
-            return None;
-        }
-        path.push(node);
-        for (a, _, b, _) in edges {
-            if a == node {
-                if let Some(cycle) = visit(b, edges, done, path) {
-                    return Some(cycle);
-                }
-            }
-        }
-        path.pop();
-        done.push(node);
-        None
-    }
-    let mut done = Vec::new();
-    for name in node_lines.keys() {
-        if let Some(cycle) = visit(name, edges, &mut done, &mut Vec::new()) {
-            let first = cycle[0].to_string();
-            return Err((
-                first.clone(),
-                node_lines[&first],
-                format!(
-                    "the graph has a cycle: {}; a node's output may not lead back to its own input",
-                    cycle.join(" -> ")
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Every declared port must be connected: found here, with the node's line, rather than when
-/// the graph runs.
-fn check_unconnected(
-    graph: &Graph,
-    node_lines: &BTreeMap<String, usize>,
-    edges: &[(String, String, String, String)],
-) -> Vec<(String, usize, String)> {
-    let mut found = Vec::new();
-    for (name, &line) in node_lines {
-        let Some(ports) = graph.node_id(name).and_then(|id| graph.ports(id)) else {
-            continue;
-        };
-        for (kind, list) in [("input", &ports.inputs), ("output", &ports.outputs)] {
-            for port in list.iter() {
-                let connected = edges.iter().any(|(a, ap, b, bp)| match kind {
-                    "input" => b == name && bp == &port.name,
-                    _ => a == name && ap == &port.name,
-                });
-                if !connected {
-                    found.push((
-                        name.clone(),
-                        line,
-                        format!(
-                            "node '{name}': {kind} port '{}' is not connected (add an [[edge]] {} it)",
-                            port.name,
-                            if kind == "input" { "to" } else { "from" }
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    found
-}
-
-/// Refuses, before any node is built (and so before any file is opened), a graph in which a
-/// node would write a file that another node reads or writes. Which parameters name files, and
-/// whether they are read or written, comes from the registry.
-fn check_file_collisions(
-    nodes: &[Spanned<NodeDoc>],
-    registry: &Registry,
-) -> Result<(), (Range<usize>, String, String)> {
-    let mut files: Vec<(&NodeDoc, &Spanned<Value>, FileAccess)> = Vec::new();
-    for node in nodes.iter().map(Spanned::get_ref) {
-        let Some(block) = registry.find(node.kind.get_ref()) else {
-            continue;
-        };
-        for (param, access) in block.files() {
-            if let Some(path) = node.params.get(param) {
-                files.push((node, path, access));
-            }
-        }
-    }
-    for (i, (writer, path, access)) in files.iter().enumerate() {
-        if *access != FileAccess::Write {
-            continue;
-        }
-        let Some(written) = path.get_ref().as_str() else {
-            continue;
-        };
-        for (j, (other, other_path, other_access)) in files.iter().enumerate() {
-            let Some(other_file) = other_path.get_ref().as_str() else {
-                continue;
-            };
-            if i == j || (*other_access == FileAccess::Write && j < i) {
-                continue;
-            }
-            if same_file(Path::new(written), Path::new(other_file)) {
-                let what = match other_access {
-                    FileAccess::Write => "writes",
-                    FileAccess::Read => "reads",
-                };
-                let name = writer.name.get_ref();
-                let other_name = other.name.get_ref();
-                let whom = if other_name == name {
-                    "the same node also".to_string()
-                } else {
-                    format!("node '{other_name}'")
-                };
-                return Err((
-                    path.span(),
-                    name.clone(),
-                    format!(
-                        "node '{name}': writes {written}, which {whom} {what}; \
-                         choose another output path (nothing was opened or changed)"
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether `a` and `b` name the same file (after resolving links and `..`; a path that does not
-/// exist yet is compared through its directory).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    fn resolve(p: &Path) -> PathBuf {
-        if let Ok(full) = std::fs::canonicalize(p) {
-            return full;
-        }
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
-        match (
-            dir.map_or_else(|| std::fs::canonicalize("."), std::fs::canonicalize),
-            p.file_name(),
-        ) {
-            (Ok(d), Some(name)) => d.join(name),
-            _ => p.to_path_buf(),
-        }
-    }
-    resolve(a) == resolve(b)
 }
 
 /// `"node.port"` → (`node`, `port`).

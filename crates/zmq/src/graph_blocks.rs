@@ -55,6 +55,32 @@ const MAX_ITEMS: ParamDoc = ParamDoc {
     help: "the most items per message (0: as many as the input holds, as gr-zeromq does)",
 };
 
+const HANDSHAKE_IVL: ParamDoc = ParamDoc {
+    name: "handshake_ivl",
+    default: "30000",
+    help: "milliseconds a connection may take for its ZeroMQ handshake before it is closed (libzmq's ZMQ_HANDSHAKE_IVL)",
+};
+const MAX_PEERS: ParamDoc = ParamDoc {
+    name: "max_peers",
+    default: "1024",
+    help: "binding sockets: the most connections at once (one beyond is closed at once)",
+};
+const FRAME_TIMEOUT: ParamDoc = ParamDoc {
+    name: "frame_timeout",
+    default: "10000",
+    help: "milliseconds a peer may stay silent in the middle of a message before it is closed (its partial message is dropped)",
+};
+const HWM_BYTES: ParamDoc = ParamDoc {
+    name: "hwm_bytes",
+    default: "262144",
+    help: "PUSH/REP: the most bytes queued for one peer beyond its socket buffer; PUSH skips a peer at this mark",
+};
+const MAX_SUBSCRIPTIONS: ParamDoc = ParamDoc {
+    name: "max_subscriptions",
+    default: "1024",
+    help: "PUB: the most distinct topics one subscriber may hold (repeats are counted, not stored); one beyond closes its connection",
+};
+
 const fn bind(sink: bool) -> ParamDoc {
     ParamDoc {
         name: "bind",
@@ -71,6 +97,10 @@ const PUSH_PARAMS: &[ParamDoc] = &[
     TIMEOUT,
     HWM,
     MAX_ITEMS,
+    HANDSHAKE_IVL,
+    MAX_PEERS,
+    FRAME_TIMEOUT,
+    HWM_BYTES,
 ];
 const PUB_PARAMS: &[ParamDoc] = &[
     ADDRESS,
@@ -82,6 +112,10 @@ const PUB_PARAMS: &[ParamDoc] = &[
     KEY,
     DROP,
     MAX_ITEMS,
+    HANDSHAKE_IVL,
+    MAX_PEERS,
+    FRAME_TIMEOUT,
+    MAX_SUBSCRIPTIONS,
 ];
 const REP_PARAMS: &[ParamDoc] = &[
     ADDRESS,
@@ -91,6 +125,10 @@ const REP_PARAMS: &[ParamDoc] = &[
     TIMEOUT,
     HWM,
     MAX_ITEMS,
+    HANDSHAKE_IVL,
+    MAX_PEERS,
+    FRAME_TIMEOUT,
+    HWM_BYTES,
 ];
 const PULL_PARAMS: &[ParamDoc] = &[
     ADDRESS,
@@ -100,6 +138,9 @@ const PULL_PARAMS: &[ParamDoc] = &[
     TIMEOUT,
     HWM,
     MAX_FRAME,
+    HANDSHAKE_IVL,
+    MAX_PEERS,
+    FRAME_TIMEOUT,
 ];
 const SUB_PARAMS: &[ParamDoc] = &[
     ADDRESS,
@@ -110,6 +151,9 @@ const SUB_PARAMS: &[ParamDoc] = &[
     HWM,
     KEY,
     MAX_FRAME,
+    HANDSHAKE_IVL,
+    MAX_PEERS,
+    FRAME_TIMEOUT,
 ];
 const REQ_PARAMS: &[ParamDoc] = &[
     ADDRESS,
@@ -119,6 +163,9 @@ const REQ_PARAMS: &[ParamDoc] = &[
     TIMEOUT,
     HWM,
     MAX_FRAME,
+    HANDSHAKE_IVL,
+    MAX_PEERS,
+    FRAME_TIMEOUT,
 ];
 
 fn options(p: &mut Params, kind: SocketType, sink: bool) -> Result<ZmqOptions, ParamError> {
@@ -142,12 +189,43 @@ fn options(p: &mut Params, kind: SocketType, sink: bool) -> Result<ZmqOptions, P
     if kind == SocketType::Pub {
         o.drop_on_hwm = p.bool_or("drop_on_hwm", true)?;
     }
+    o.handshake_ivl = millis(p, "handshake_ivl", o.handshake_ivl)?;
+    o.frame_timeout = millis(p, "frame_timeout", o.frame_timeout)?;
+    o.max_peers = count(p, "max_peers", o.max_peers)?;
+    if matches!(kind, SocketType::Push | SocketType::Rep) {
+        o.hwm_bytes = count(p, "hwm_bytes", o.hwm_bytes)?;
+    }
+    if kind == SocketType::Pub {
+        o.max_subscriptions = count(p, "max_subscriptions", o.max_subscriptions)?;
+    }
     if sink {
         o.max_items = p.u64_or("max_items", 0)? as usize;
     } else {
         o.max_frame = p.u64_or("max_frame", o.max_frame)?;
     }
     Ok(o)
+}
+
+/// A duration parameter in milliseconds (at least 1).
+fn millis(p: &mut Params, name: &str, default: Duration) -> Result<Duration, ParamError> {
+    let ms = p.f64_or(name, default.as_secs_f64() * 1000.0)?;
+    if ms.is_nan() || ms < 1.0 {
+        return Err(ParamError::new(
+            name,
+            format!("must be milliseconds ≥ 1, not {ms}"),
+        ));
+    }
+    Duration::try_from_secs_f64(ms / 1000.0)
+        .map_err(|_| ParamError::new(name, format!("must be milliseconds ≥ 1, not {ms}")))
+}
+
+/// A count parameter (at least 1).
+fn count(p: &mut Params, name: &str, default: usize) -> Result<usize, ParamError> {
+    let n = p.u64_or(name, default as u64)?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| ParamError::new(name, format!("must be a whole number ≥ 1, not {n}")))
 }
 
 fn build<T: Item>(

@@ -19,7 +19,7 @@ struct Restore(Rlimit);
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        let _ = setrlimit(Resource::Nofile, self.0.clone());
+        let _ = setrlimit(Resource::Nofile, self.0);
     }
 }
 
@@ -33,7 +33,7 @@ fn emfile_on_accept_is_transient() {
     let mut s = Socket::new(SocketType::Pull, "tcp://127.0.0.1:0", true, opts).unwrap();
     let addr = s.local_addr().unwrap();
     let old = getrlimit(Resource::Nofile);
-    let restore = Restore(old.clone());
+    let restore = Restore(old);
     setrlimit(
         Resource::Nofile,
         Rlimit {

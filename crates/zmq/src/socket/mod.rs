@@ -16,15 +16,18 @@
 //! [`Sent::Done`].
 
 mod accept;
+mod incoming;
+mod peer;
 mod send;
 mod subs;
 
-use crate::decoder::{Decoder, Event};
-use crate::zmtp::{self, SocketType};
+use crate::zmtp::SocketType;
 use crate::ZmqError;
+use incoming::PumpError;
+use peer::{Peer, Tx};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
-use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{ErrorKind, Read};
+use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
 
 /// A data frame at most this long counts as small: after it the socket reads ahead.
@@ -106,43 +109,6 @@ pub enum Sent {
     Pending,
     /// No peer to send to yet.
     NoPeer,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tx {
-    Idle,
-    /// Bytes of the current message written.
-    Sending(u64),
-    /// This message is not for this peer (PUB: not subscribed, or dropped).
-    Skipped,
-}
-
-#[derive(Debug)]
-struct Peer {
-    stream: TcpStream,
-    name: String,
-    dec: Decoder,
-    stash: Vec<u8>,
-    at: usize,
-    len: usize,
-    small: bool,
-    /// Control bytes to send at the next message boundary (greeting, READY, PONG, ...).
-    out: Vec<u8>,
-    tx: Tx,
-    subs: subs::Subscriptions,
-    /// Body of an internal frame being collected.
-    body: Option<Vec<u8>>,
-    /// The last frame had MORE: the next one continues the message.
-    in_message: bool,
-    /// REQ/REP: the envelope (up to the empty delimiter) is done for the current message.
-    enveloped: bool,
-    /// The connection was reset (the peer closed with our bytes unread: libzmq does so when
-    /// it refuses our READY, and the reset may discard its greeting before we read it).
-    reset: bool,
-    /// When the connection began (its handshake deadline counts from here).
-    since: Instant,
-    /// Since when it owes bytes of a frame and sent none (see [`SocketOptions::frame_timeout`]).
-    stalled: Option<Instant>,
 }
 
 /// A ZeroMQ socket of one [`SocketType`] (see the module docs).
@@ -341,230 +307,6 @@ impl Socket {
                 } else {
                     self.drop_peer(i);
                 }
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes peer `i`'s control bytes if it is between messages; false if it is gone.
-    fn flush(&mut self, i: usize) -> Result<bool, ZmqError> {
-        let p = &mut self.peers[i];
-        while !p.out.is_empty() && !matches!(p.tx, Tx::Sending(_)) {
-            match p.stream.write(&p.out) {
-                Ok(0) => return Ok(false),
-                Ok(k) => {
-                    p.out.drain(..k);
-                }
-                Err(e) if would_block(&e) => break,
-                Err(_) => {
-                    p.reset = true;
-                    return Ok(false);
-                }
-            }
-        }
-        Ok(true)
-    }
-
-    /// Reads more bytes into peer `i`'s stash: `Ok(Some(k))` (0: would block), `Ok(None)` on
-    /// end of file or a reset.
-    fn fill(&mut self, i: usize, ahead: usize) -> Result<Option<usize>, ZmqError> {
-        let p = &mut self.peers[i];
-        if p.at == p.len {
-            p.at = 0;
-            p.len = 0;
-        }
-        let ahead = ahead.max(1);
-        let end = (p.len + ahead).min(p.stash.len());
-        if end == p.len {
-            // The stash is full of unread bytes (a peek of its whole size).
-            return Ok(Some(0));
-        }
-        match p.stream.read(&mut p.stash[p.len..end]) {
-            Ok(0) => Ok(None),
-            Ok(k) => {
-                p.len += k;
-                self.progressed(i);
-                Ok(Some(k))
-            }
-            Err(e) if would_block(&e) => match self.stalled(i) {
-                Some(e) => Err(e),
-                None => Ok(Some(0)),
-            },
-            Err(_) => {
-                p.reset = true;
-                Ok(None)
-            }
-        }
-    }
-
-    /// Runs peer `i`'s decoder until a data frame for the caller starts (`Some`), or it needs
-    /// bytes that have not come (`None`). A lost peer is an `Err` with `is_peer()`; the caller
-    /// drops it.
-    fn pump(&mut self, i: usize, until_ready: bool) -> Result<Option<Frame>, PumpError> {
-        match self.pump_inner(i, until_ready) {
-            Err(PumpError::Lost) if self.left_in_handshake(i) => {
-                Err(PumpError::Zmq(self.handshake_error(i)))
-            }
-            other => other,
-        }
-    }
-
-    /// Whether peer `i` left during the handshake after it showed itself a ZeroMQ peer (its
-    /// signature came) or reset the connection on our greeting and READY.
-    fn left_in_handshake(&self, i: usize) -> bool {
-        let p = &self.peers[i];
-        (p.dec.signed() || p.reset) && !p.dec.is_ready()
-    }
-
-    fn handshake_error(&self, i: usize) -> ZmqError {
-        ZmqError::Protocol {
-            peer: self.peers[i].name.clone(),
-            what: format!(
-                "the peer closed the connection during the handshake, before its READY: it probably refused this {} socket (a peer must be {})",
-                self.kind.name(),
-                self.kind.peers_phrase()
-            ),
-        }
-    }
-
-    fn pump_inner(&mut self, i: usize, until_ready: bool) -> Result<Option<Frame>, PumpError> {
-        loop {
-            let p = &mut self.peers[i];
-            if until_ready && p.dec.is_ready() {
-                return Ok(None);
-            }
-            if let Some(remaining) = p.dec.payload_remaining() {
-                if p.body.is_some() {
-                    // An internal frame: collect it.
-                    if p.at == p.len {
-                        match self.fill(i, READ_AHEAD)? {
-                            None => return Err(PumpError::Lost),
-                            Some(0) => return Ok(None),
-                            Some(_) => {}
-                        }
-                    }
-                    let p = &mut self.peers[i];
-                    let k = (remaining as usize).min(p.len - p.at);
-                    p.body
-                        .as_mut()
-                        .expect("collecting")
-                        .extend_from_slice(&p.stash[p.at..p.at + k]);
-                    p.at += k;
-                    p.dec.payload_done(k as u64);
-                    if p.dec.payload_remaining().is_none() {
-                        let body = p.body.take().expect("collecting");
-                        self.internal(i, body)?;
-                    }
-                    continue;
-                }
-                return Ok(None);
-            }
-            if p.at == p.len {
-                let ahead = if p.small || !p.dec.is_ready() {
-                    READ_AHEAD
-                } else {
-                    p.dec.header_wanted()
-                };
-                match self.fill(i, ahead)? {
-                    None => return Err(PumpError::Lost),
-                    Some(0) => return Ok(None),
-                    Some(_) => continue,
-                }
-            }
-            let p = &mut self.peers[i];
-            let (k, event) = p.dec.feed(&p.stash[p.at..p.len])?;
-            p.at += k;
-            let Some(event) = event else { continue };
-            match event {
-                Event::Greeting { minor } => {
-                    let ready = zmtp::ready(self.kind);
-                    self.peers[i].out.extend_from_slice(&ready);
-                    if self.kind == SocketType::Sub {
-                        let topic = self.opts.subscribe.clone();
-                        let sub = if minor >= 1 && self.opts.subscribe_command {
-                            zmtp::subscription_command(&topic, true)
-                        } else {
-                            zmtp::subscription_message(&topic, true)
-                        };
-                        // After our READY, before any data.
-                        self.peers[i].out.extend_from_slice(&sub);
-                    }
-                }
-                Event::Ready { .. } => {}
-                Event::Subscribe(t) => self.subscribe(i, &t, true)?,
-                Event::Cancel(t) => self.subscribe(i, &t, false)?,
-                Event::Ping { context } => {
-                    self.peers[i].out.extend_from_slice(&zmtp::pong(&context))
-                }
-                Event::Pong | Event::Unknown(_) => {}
-                Event::Message { len, more } => {
-                    let p = &mut self.peers[i];
-                    p.small = len <= SMALL_FRAME;
-                    let first = !p.in_message;
-                    let envelope =
-                        matches!(self.kind, SocketType::Req | SocketType::Rep) && !p.enveloped;
-                    if !envelope {
-                        p.in_message = more;
-                    }
-                    if !more {
-                        p.enveloped = false;
-                    }
-                    let internal =
-                        matches!(self.kind, SocketType::Pub | SocketType::Push) || envelope;
-                    if internal {
-                        if len > SMALL_LIMIT {
-                            return Err(PumpError::Zmq(ZmqError::Protocol {
-                                peer: p.name.clone(),
-                                what: format!("a {len}-byte frame where a {} socket expects a subscription or an envelope", self.kind.name()),
-                            }));
-                        }
-                        if envelope && len == 0 && more {
-                            p.enveloped = true;
-                        } else if envelope {
-                            return Err(PumpError::Zmq(ZmqError::Protocol {
-                                peer: p.name.clone(),
-                                what: "a REQ/REP message without the empty delimiter frame".into(),
-                            }));
-                        } else if len == 0 {
-                            self.internal(i, Vec::new())?;
-                        } else {
-                            p.body = Some(Vec::with_capacity(len as usize));
-                        }
-                        continue;
-                    }
-                    return Ok(Some(Frame { len, more, first }));
-                }
-            }
-        }
-    }
-
-    fn subscribe(&mut self, i: usize, topic: &[u8], on: bool) -> Result<(), ZmqError> {
-        let p = &mut self.peers[i];
-        if !on {
-            p.subs.cancel(topic);
-        } else if p
-            .subs
-            .subscribe(topic, self.opts.max_subscriptions)
-            .is_err()
-        {
-            return Err(ZmqError::Protocol {
-                peer: p.name.clone(),
-                what: format!(
-                    "more than {} distinct subscriptions (max_subscriptions)",
-                    self.opts.max_subscriptions
-                ),
-            });
-        }
-        Ok(())
-    }
-
-    /// A whole internal frame (PUB: a subscription message).
-    fn internal(&mut self, i: usize, body: Vec<u8>) -> Result<(), ZmqError> {
-        if self.kind == SocketType::Pub {
-            match body.split_first() {
-                Some((1, t)) => self.subscribe(i, t, true)?,
-                Some((0, t)) => self.subscribe(i, t, false)?,
-                _ => {} // XPUB/XSUB user messages: nothing for a PUB to do.
             }
         }
         Ok(())
@@ -882,17 +624,5 @@ impl Socket {
             tv_nsec: i64::from(timeout.subsec_nanos()),
         };
         let _ = poll(&mut fds, Some(&ts));
-    }
-}
-
-#[derive(Debug)]
-enum PumpError {
-    Lost,
-    Zmq(ZmqError),
-}
-
-impl From<ZmqError> for PumpError {
-    fn from(e: ZmqError) -> Self {
-        PumpError::Zmq(e)
     }
 }

@@ -508,3 +508,17 @@ fn a_rep_sink_survives_a_late_request_and_serves_the_next_requester() {
         assert_eq!(reply[0].len(), 5);
     });
 }
+
+#[test]
+fn what_a_peer_names_is_escaped_before_it_is_logged() {
+    let evil = b"\x1b[2J\x07PUSH\n";
+    let mut props = vec![11u8];
+    props.extend_from_slice(b"Socket-Type");
+    props.extend_from_slice(&(evil.len() as u32).to_be_bytes());
+    props.extend_from_slice(evil);
+    let mut attack = zmtp::greeting().to_vec();
+    attack.extend_from_slice(&zmtp::command("READY", &props));
+    let why = pull_survives(&attack, short());
+    assert!(why.contains(r"\x1b[2J\x07PUSH\n"), "{why}");
+    assert!(!why.contains('\x1b') && !why.contains('\x07'), "{why}");
+}

@@ -135,6 +135,8 @@ pub struct Socket {
     disconnects: u64,
     /// Accepting pauses until then (after an accept error).
     accept_paused: Option<Instant>,
+    /// When the handshake deadlines are next looked at.
+    next_sweep: Instant,
     refused: u64,
     accept_failures: u64,
     log: accept::RateLog,
@@ -183,6 +185,7 @@ impl Socket {
             dropped: 0,
             disconnects: 0,
             accept_paused: None,
+            next_sweep: Instant::now(),
             refused: 0,
             accept_failures: 0,
             log: accept::RateLog::new(),

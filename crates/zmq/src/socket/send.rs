@@ -224,10 +224,49 @@ impl Socket {
     }
 
     /// A large PUSH message: written straight from the caller's slices to the next peer whose
-    /// queue is empty and whose kernel buffer takes some of it (what it does not take is
-    /// queued for it), else queued whole for the next peer below its high-water mark. A peer
-    /// that does not read is skipped, never waited for.
+    /// queue is empty and whose kernel buffer takes some of it, and on to it over the next
+    /// calls while it takes more; once it takes nothing while another peer is ready, the rest
+    /// is queued for it and the message is done. With no such peer, the message is queued
+    /// whole for the next peer below its high-water mark. A peer that does not read is
+    /// skipped, never waited for.
     fn send_push(&mut self, frames: &[&[&[u8]]], total: u64) -> Result<Sent, ZmqError> {
+        if let Some(i) = self
+            .peers
+            .iter()
+            .position(|p| matches!(p.tx, Tx::Sending(_)))
+        {
+            let Tx::Sending(done) = self.peers[i].tx else {
+                unreachable!("found sending")
+            };
+            let k = match write_message(&mut self.peers[i].stream, frames, false, done) {
+                Ok(k) => k,
+                Err(_) => {
+                    // Lost with the message half written: the rest has nobody to go to.
+                    self.drop_peer(i);
+                    return Ok(Sent::Done);
+                }
+            };
+            if done + k == total {
+                self.peers[i].tx = Tx::Idle;
+                self.rr = i + 1;
+                return Ok(Sent::Done);
+            }
+            let others = self
+                .peers
+                .iter()
+                .enumerate()
+                .any(|(j, p)| j != i && p.dec.is_ready());
+            if k == 0 && others {
+                // It stopped taking bytes: the rest waits in its queue; the next message goes
+                // to another peer.
+                append_message(&mut self.peers[i].out, frames, false, done);
+                self.peers[i].tx = Tx::Idle;
+                self.rr = i + 1;
+                return Ok(Sent::Done);
+            }
+            self.peers[i].tx = Tx::Sending(done + k);
+            return Ok(Sent::Pending);
+        }
         let n = self.peers.len();
         let order: Vec<usize> = (0..n).map(|k| (self.rr + k) % n).collect();
         let mut lost = Vec::new();
@@ -245,10 +284,16 @@ impl Socket {
             }
             match write_message(&mut self.peers[i].stream, frames, false, 0) {
                 Ok(0) => {}
-                Ok(k) => {
-                    if k < total {
-                        append_message(&mut self.peers[i].out, frames, false, k);
+                Ok(k) if k < total => {
+                    // The rest goes straight from the caller's slices at the next calls.
+                    self.peers[i].tx = Tx::Sending(k);
+                    lost.sort_unstable();
+                    for &j in lost.iter().rev() {
+                        self.drop_peer(j);
                     }
+                    return Ok(Sent::Pending);
+                }
+                Ok(_) => {
                     chosen = Some(i);
                     break;
                 }

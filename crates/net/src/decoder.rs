@@ -112,6 +112,10 @@ pub struct Decoder {
     crc_on: bool,
     item_size: Option<u32>,
     greeted: bool,
+    /// A receiver's GAP is taken only as the first frame after HELLO (the sender's answer to
+    /// our WELCOME when it no longer holds the items from `resume` on); false after it or
+    /// after the first DATA.
+    gap_allowed: bool,
     offset: u64,
     frame_kind: &'static str,
     frame_got: u64,
@@ -145,6 +149,7 @@ impl Decoder {
             crc_on: false,
             item_size: None,
             greeted: false,
+            gap_allowed: false,
             offset,
             frame_kind: "frame header",
             frame_got: 0,
@@ -453,6 +458,14 @@ impl Decoder {
             }
             Kind::Gap => {
                 let (from, to) = (u64_at(0), u64_at(8));
+                if !std::mem::take(&mut self.gap_allowed) {
+                    return Err(self.protocol(
+                        "GAP",
+                        format!(
+                            "items {from}..{to} lost, but a GAP may only follow the WELCOME (the sender's answer to a resume it can no longer serve)"
+                        ),
+                    ));
+                }
                 if to % u64::from(self.vlen) != 0 {
                     return Err(self.protocol(
                         "GAP",
@@ -609,6 +622,7 @@ impl Decoder {
         self.item_size = Some(item_size);
         self.vlen = vlen;
         self.greeted = true;
+        self.gap_allowed = true;
         Ok(hello)
     }
 
@@ -663,6 +677,15 @@ impl Decoder {
                 got: offset,
             });
         }
+        // Offsets are the peer's: a frame that would end past the largest offset is its
+        // protocol error (and every later `offset + items` of this frame fits a u64).
+        if offset.checked_add(u64::from(items)).is_none() {
+            return Err(self.protocol(
+                "DATA",
+                format!("{items} items at offset {offset} pass the largest stream offset"),
+            ));
+        }
+        self.gap_allowed = false;
         // payload ≤ length ≤ max_frame, a u32: it fits a usize.
         self.payload_total = payload as usize;
         let frame = DataFrame { offset, items, crc };
@@ -683,7 +706,8 @@ impl Decoder {
             }
             wire::decode_tags(bytes).map_err(|e| self.protocol("DATA", format!("tags: {e}")))?
         };
-        let end = frame.offset + u64::from(frame.items);
+        // Checked at the DATA header (on_data_head): it fits.
+        let end = frame.offset.saturating_add(u64::from(frame.items));
         if let Some(t) = tags
             .iter()
             .find(|t| t.index < frame.offset || t.index >= end)
@@ -722,7 +746,7 @@ impl Decoder {
     }
 
     fn data_end(&mut self, frame: DataFrame) -> Event {
-        self.offset = frame.offset + u64::from(frame.items);
+        self.offset = frame.offset.saturating_add(u64::from(frame.items));
         self.next_frame();
         Event::DataEnd {
             offset: frame.offset,

@@ -60,7 +60,9 @@ impl WarmMap {
     /// on is exact, and the output offset of their first output: `(input, output)`.
     pub fn start_for(&self, resume: u64) -> (u64, u64) {
         let output = resume.saturating_sub(self.lag);
-        (output * self.decimation, output)
+        // `resume` is the peer's: saturate rather than wrap (a start beyond every offset
+        // simply waits).
+        (output.saturating_mul(self.decimation), output)
     }
 
     /// The input offset below which every item's effect on the outputs below `acked` is

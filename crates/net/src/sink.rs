@@ -396,7 +396,7 @@ impl<T: Item> TcpSink<T> {
                             what: format!(
                                 "the receiver declares {} items of history, but this sender's retention holds {capacity} items, and must keep room to send; raise retention_bytes to at least {} bytes",
                                 w.history,
-                                (w.history * 2).saturating_mul(std::mem::size_of::<T>() as u64)
+                                w.history.saturating_mul(2).saturating_mul(std::mem::size_of::<T>() as u64)
                             ),
                         });
                     }
@@ -420,7 +420,7 @@ impl<T: Item> TcpSink<T> {
                     }
                     s.sent = from;
                     // The receiver's credit counts from its resume offset; the gap is room.
-                    s.credit = (w.credit + (from - w.resume)).max(from);
+                    s.credit = w.credit.saturating_add(from - w.resume).max(from);
                     s.max_items = w.max_items as usize / vlen as usize * vlen as usize;
                     s.welcomed = true;
                 }

@@ -330,7 +330,7 @@ impl<T: Item> TcpSource<T> {
 
     /// The stream offset this end has received up to (the first it does not have).
     fn received(&self, out: &Output<T>) -> u64 {
-        out.items_written() + self.skipped
+        out.items_written().saturating_add(self.skipped)
     }
 
     /// What may be acknowledged of the `received` items (see [`Acknowledge`]).
@@ -356,7 +356,7 @@ impl<T: Item> TcpSource<T> {
             return Ok(());
         };
         let ack = self.ackable(received);
-        let credit = received + self.room(capacity);
+        let credit = received.saturating_add(self.room(capacity));
         let mut both = [0u8; 2 * (HEADER_LEN + 8)];
         both[..HEADER_LEN + 8].copy_from_slice(&wire::offset_frame(Kind::Ack, ack));
         both[HEADER_LEN + 8..].copy_from_slice(&wire::offset_frame(Kind::Credit, credit));
@@ -545,7 +545,7 @@ impl<T: Item> TcpSource<T> {
                 let tags = tags
                     .into_iter()
                     .map(|mut t| {
-                        t.index -= skipped;
+                        t.index = t.index.saturating_sub(skipped);
                         t
                     })
                     .collect();
@@ -562,9 +562,9 @@ impl<T: Item> TcpSource<T> {
                     metadata::GAP,
                     TagValue::U64(lost),
                 ));
-                self.skipped += lost;
+                self.skipped = self.skipped.saturating_add(lost);
                 self.gaps += 1;
-                self.gap_items += lost;
+                self.gap_items = self.gap_items.saturating_add(lost);
             }
             Event::DataEnd { items, .. } => {
                 let frame = s.frame.take().expect("DataEnd follows DataBegin");
@@ -747,7 +747,7 @@ impl<T: Item> TcpSource<T> {
         let room = if primary { self.room(capacity) } else { 0 };
         Ok(Welcome {
             resume: received,
-            credit: received + room,
+            credit: received.saturating_add(room),
             max_items: max_items as u32,
             heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
             history: self.opts.history.div_ceil(vlen as u64) * vlen as u64,
@@ -935,8 +935,11 @@ impl<T: Item> TcpSource<T> {
         let ack_every = (capacity / 4).max(1) as u64;
         let idle = !matches!(outcome, Step::Moved);
         // How far the sender's view lags: what it may release, and the room it may fill.
-        let behind = (self.ackable(received) - self.acked)
-            .max((received + capacity as u64).saturating_sub(self.credited));
+        let behind = (self.ackable(received) - self.acked).max(
+            received
+                .saturating_add(capacity as u64)
+                .saturating_sub(self.credited),
+        );
         let welcomed = self.session.as_ref().is_some_and(|s| s.hello.is_some());
         let delayed = idle && self.last_ack.elapsed() >= ACK_DELAY;
         if welcomed && (self.ack_due || (behind > 0 && (delayed || behind >= ack_every))) {

@@ -211,7 +211,7 @@ impl Decoder {
             if name != b"NULL" || mech[name.len()..].iter().any(|&b| b != 0) {
                 return Err(ZmqError::Mechanism {
                     peer: self.peer.clone(),
-                    mechanism: String::from_utf8_lossy(&name).into_owned(),
+                    mechanism: name.escape_ascii().to_string(),
                 });
             }
         }
@@ -308,7 +308,7 @@ impl Decoder {
             let mut identity = Vec::new();
             for (k, v) in zmtp::properties(&self.peer, data)? {
                 if k.eq_ignore_ascii_case(b"Socket-Type") {
-                    socket_type = Some(String::from_utf8_lossy(v).into_owned());
+                    socket_type = Some(v.escape_ascii().to_string());
                 } else if k.eq_ignore_ascii_case(b"Identity") {
                     identity = v.to_vec();
                 }
@@ -331,10 +331,7 @@ impl Decoder {
             });
         }
         if !self.ready {
-            return Err(self.protocol(format!(
-                "command '{}' before READY",
-                String::from_utf8_lossy(name)
-            )));
+            return Err(self.protocol(format!("command '{}' before READY", name.escape_ascii())));
         }
         Ok(match name {
             b"SUBSCRIBE" => Event::Subscribe(data.to_vec()),
@@ -351,16 +348,16 @@ impl Decoder {
             b"ERROR" => {
                 let reason = match data.split_first() {
                     Some((&n, rest)) if rest.len() >= n as usize => {
-                        String::from_utf8_lossy(&rest[..n as usize]).into_owned()
+                        rest[..n as usize].escape_ascii().to_string()
                     }
-                    _ => String::from_utf8_lossy(data).into_owned(),
+                    _ => data.escape_ascii().to_string(),
                 };
                 return Err(ZmqError::Remote {
                     peer: self.peer.clone(),
                     reason,
                 });
             }
-            other => Event::Unknown(String::from_utf8_lossy(other).into_owned()),
+            other => Event::Unknown(other.escape_ascii().to_string()),
         })
     }
 }

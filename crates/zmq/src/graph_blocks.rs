@@ -63,6 +63,26 @@ fn param_max_items() -> ParamDecl {
     .default(0)
 }
 
+fn param_handshake_ivl() -> ParamDecl {
+    Param::number("handshake_ivl", "milliseconds a connection may take for its ZeroMQ handshake before it is closed (libzmq's ZMQ_HANDSHAKE_IVL)").default(30000.0)
+}
+fn param_max_peers() -> ParamDecl {
+    Param::number(
+        "max_peers",
+        "binding sockets: the most connections at once (one beyond is closed at once)",
+    )
+    .default(1024.0)
+}
+fn param_frame_timeout() -> ParamDecl {
+    Param::number("frame_timeout", "milliseconds a peer may stay silent in the middle of a message before it is closed (its partial message is dropped)").default(10000.0)
+}
+fn param_hwm_bytes() -> ParamDecl {
+    Param::number("hwm_bytes", "PUSH/REP: the most bytes queued for one peer beyond its socket buffer; PUSH skips a peer at this mark").default(262144.0)
+}
+fn param_max_subscriptions() -> ParamDecl {
+    Param::number("max_subscriptions", "PUB: the most distinct topics one subscriber may hold (repeats are counted, not stored); one beyond closes its connection").default(1024.0)
+}
+
 fn param_bind(sink: bool) -> ParamDecl {
     Param::bool("bind", "bind (listen) instead of connecting").default(sink)
 }
@@ -76,6 +96,10 @@ fn push_params() -> Vec<ParamDecl> {
         param_timeout(),
         param_hwm(),
         param_max_items(),
+        param_handshake_ivl(),
+        param_max_peers(),
+        param_frame_timeout(),
+        param_hwm_bytes(),
     ]
 }
 fn pub_params() -> Vec<ParamDecl> {
@@ -89,6 +113,10 @@ fn pub_params() -> Vec<ParamDecl> {
         param_key(),
         param_drop(),
         param_max_items(),
+        param_handshake_ivl(),
+        param_max_peers(),
+        param_frame_timeout(),
+        param_max_subscriptions(),
     ]
 }
 fn rep_params() -> Vec<ParamDecl> {
@@ -100,6 +128,10 @@ fn rep_params() -> Vec<ParamDecl> {
         param_timeout(),
         param_hwm(),
         param_max_items(),
+        param_handshake_ivl(),
+        param_max_peers(),
+        param_frame_timeout(),
+        param_hwm_bytes(),
     ]
 }
 fn pull_params() -> Vec<ParamDecl> {
@@ -111,6 +143,9 @@ fn pull_params() -> Vec<ParamDecl> {
         param_timeout(),
         param_hwm(),
         param_max_frame(),
+        param_handshake_ivl(),
+        param_max_peers(),
+        param_frame_timeout(),
     ]
 }
 fn sub_params() -> Vec<ParamDecl> {
@@ -123,6 +158,9 @@ fn sub_params() -> Vec<ParamDecl> {
         param_hwm(),
         param_key(),
         param_max_frame(),
+        param_handshake_ivl(),
+        param_max_peers(),
+        param_frame_timeout(),
     ]
 }
 fn req_params() -> Vec<ParamDecl> {
@@ -134,6 +172,9 @@ fn req_params() -> Vec<ParamDecl> {
         param_timeout(),
         param_hwm(),
         param_max_frame(),
+        param_handshake_ivl(),
+        param_max_peers(),
+        param_frame_timeout(),
     ]
 }
 
@@ -158,12 +199,43 @@ fn options(p: &mut Params, kind: SocketType, sink: bool) -> Result<ZmqOptions, P
     if kind == SocketType::Pub {
         o.drop_on_hwm = p.bool_or("drop_on_hwm", true)?;
     }
+    o.handshake_ivl = millis(p, "handshake_ivl", o.handshake_ivl)?;
+    o.frame_timeout = millis(p, "frame_timeout", o.frame_timeout)?;
+    o.max_peers = count(p, "max_peers", o.max_peers)?;
+    if matches!(kind, SocketType::Push | SocketType::Rep) {
+        o.hwm_bytes = count(p, "hwm_bytes", o.hwm_bytes)?;
+    }
+    if kind == SocketType::Pub {
+        o.max_subscriptions = count(p, "max_subscriptions", o.max_subscriptions)?;
+    }
     if sink {
         o.max_items = p.u64_or("max_items", 0)? as usize;
     } else {
         o.max_frame = p.u64_or("max_frame", o.max_frame)?;
     }
     Ok(o)
+}
+
+/// A duration parameter in milliseconds (at least 1).
+fn millis(p: &mut Params, name: &str, default: Duration) -> Result<Duration, ParamError> {
+    let ms = p.f64_or(name, default.as_secs_f64() * 1000.0)?;
+    if ms.is_nan() || ms < 1.0 {
+        return Err(ParamError::new(
+            name,
+            format!("must be milliseconds ≥ 1, not {ms}"),
+        ));
+    }
+    Duration::try_from_secs_f64(ms / 1000.0)
+        .map_err(|_| ParamError::new(name, format!("must be milliseconds ≥ 1, not {ms}")))
+}
+
+/// A count parameter (at least 1).
+fn count(p: &mut Params, name: &str, default: usize) -> Result<usize, ParamError> {
+    let n = p.u64_or(name, default as u64)?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| ParamError::new(name, format!("must be a whole number ≥ 1, not {n}")))
 }
 
 fn build<T: Item>(

@@ -1,5 +1,6 @@
 //! Options of the gr-zeromq-compatible blocks, named as GNU Radio names them.
 
+use crate::SocketOptions;
 use std::time::Duration;
 
 /// Options of a `zmq_*_sink` or `zmq_*_source` (GNU Radio's constructor arguments).
@@ -28,11 +29,25 @@ pub struct ZmqOptions {
     pub max_frame: u64,
     /// Sinks: the most items per message (0: as many as the input holds, as gr-zeromq does).
     pub max_items: usize,
+    /// A connection whose ZeroMQ handshake has not ended within this is closed (libzmq's
+    /// `ZMQ_HANDSHAKE_IVL`, 30 s).
+    pub handshake_ivl: Duration,
+    /// Binding sockets: the most connections at once (1024).
+    pub max_peers: usize,
+    /// A peer silent for this long in the middle of a frame or message is closed and its
+    /// partial message dropped (10 s).
+    pub frame_timeout: Duration,
+    /// PUSH, REQ, REP: the most bytes queued for one peer beyond its kernel socket buffer;
+    /// PUSH skips a peer at this mark (256 KiB).
+    pub hwm_bytes: usize,
+    /// PUB: the most distinct topics one subscriber may hold (1024).
+    pub max_subscriptions: usize,
 }
 
 impl ZmqOptions {
     /// gr-zeromq's defaults for `address`; `bind` as given.
     pub fn new(address: &str, bind: bool) -> Self {
+        let d = SocketOptions::default();
         ZmqOptions {
             address: address.to_string(),
             bind,
@@ -43,6 +58,25 @@ impl ZmqOptions {
             drop_on_hwm: true,
             max_frame: 256 << 20,
             max_items: 0,
+            handshake_ivl: d.handshake_ivl,
+            max_peers: d.max_peers,
+            frame_timeout: d.frame_timeout,
+            hwm_bytes: d.hwm_bytes,
+            max_subscriptions: d.max_subscriptions,
+        }
+    }
+
+    /// The socket's options from these.
+    pub(crate) fn socket_options(&self) -> SocketOptions {
+        SocketOptions {
+            max_frame: self.max_frame,
+            drop_on_hwm: self.drop_on_hwm,
+            handshake_ivl: self.handshake_ivl,
+            max_peers: self.max_peers,
+            frame_timeout: self.frame_timeout,
+            hwm_bytes: self.hwm_bytes,
+            max_subscriptions: self.max_subscriptions,
+            ..SocketOptions::default()
         }
     }
 

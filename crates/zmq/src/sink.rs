@@ -4,7 +4,7 @@
 //! consumed once the whole message is in the kernel's socket buffer.
 
 use crate::tag_header;
-use crate::{Sent, Socket, SocketOptions, SocketType, ZmqError, ZmqOptions};
+use crate::{Sent, Socket, SocketType, ZmqError, ZmqOptions};
 use sluice_runtime::{Item, Node, NodeError, Ports, Tag, TagPolicy, Work, WorkIo};
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -21,6 +21,10 @@ pub struct ZmqSink<T> {
     inflight: Option<usize>,
     /// REP: items the current request asked for.
     requested: Option<u64>,
+    /// REP: the first bytes of a request whose body is coming.
+    request_body: Option<Vec<u8>>,
+    /// REP: replies not sent because their requester left (their items went to the next).
+    orphaned: u64,
     messages: u64,
     _items: PhantomData<T>,
 }
@@ -34,11 +38,7 @@ impl<T: Item> ZmqSink<T> {
                 kind.name()
             )));
         }
-        let sopts = SocketOptions {
-            max_frame: opts.max_frame,
-            drop_on_hwm: opts.drop_on_hwm,
-            ..SocketOptions::default()
-        };
+        let sopts = opts.socket_options();
         Ok(ZmqSink {
             socket: Socket::new(kind, &opts.address, opts.bind, sopts)?,
             opts,
@@ -46,6 +46,8 @@ impl<T: Item> ZmqSink<T> {
             tags: Vec::new(),
             inflight: None,
             requested: None,
+            request_body: None,
+            orphaned: 0,
             messages: 0,
             _items: PhantomData,
         })
@@ -56,15 +58,48 @@ impl<T: Item> ZmqSink<T> {
         self.socket.local_addr()
     }
 
-    /// REP: the number of items the next request asks for, if one came.
+    /// REP: the number of items the next request asks for, once it came whole. Never waits:
+    /// a request's body that is slow to come is taken over several calls (and a requester
+    /// that stops in the middle is closed by the socket's frame timeout, its request dropped).
     fn request(&mut self) -> Result<Option<u64>, ZmqError> {
-        let Some(_) = self.socket.next_frame()? else {
-            return Ok(None);
-        };
-        let body = self.socket.read_small(4, Duration::from_secs(1))?;
+        if self.request_body.is_none() {
+            let Some(_) = self.socket.next_frame()? else {
+                return Ok(None);
+            };
+            self.request_body = Some(Vec::with_capacity(4));
+        }
+        let body = self.request_body.as_mut().expect("a request is coming");
+        loop {
+            let mut b = [0u8; 4];
+            let room = 4usize.saturating_sub(body.len());
+            let step = if room > 0 {
+                self.socket.read_into(&mut b[..room]).map(|k| k as u64)
+            } else {
+                self.socket.skip(self.socket.remaining())
+            };
+            let got = match step {
+                Ok(k) => {
+                    body.extend_from_slice(&b[..(k as usize).min(room)]);
+                    k
+                }
+                Err(e) if e.is_peer() => {
+                    // The requester left or was closed mid-request: nothing to answer.
+                    self.request_body = None;
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            };
+            if self.socket.remaining() == 0 {
+                break;
+            }
+            if got == 0 {
+                return Ok(None);
+            }
+        }
+        let body = self.request_body.take().unwrap_or_default();
         // gr-zeromq's req_source sends a host-order u32; a shorter request asks for anything.
         Ok(Some(match body.get(..4) {
-            Some(b) => u64::from(u32::from_le_bytes(b.try_into().expect("four bytes"))),
+            Some(b) => u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
             None => u64::MAX,
         }))
     }
@@ -140,6 +175,13 @@ impl<T: Item> Node for ZmqSink<T> {
                 self.requested = None;
                 self.messages += 1;
             }
+            Sent::NoPeer if self.socket.kind() == SocketType::Rep => {
+                // The requester left before its reply went out: the items stay for the next
+                // request (libzmq drops such a reply; here nothing of the stream is lost).
+                self.inflight = None;
+                self.requested = None;
+                self.orphaned += 1;
+            }
             Sent::Pending | Sent::NoPeer => {
                 if io.stop_requested() && sent == Sent::NoPeer {
                     return Ok(Work::Done);
@@ -155,13 +197,32 @@ impl<T: Item> Node for ZmqSink<T> {
     }
 
     fn warnings(&mut self) -> Vec<String> {
+        let mut w = Vec::new();
         let dropped = self.socket.dropped();
-        if dropped == 0 {
-            return Vec::new();
+        if dropped > 0 {
+            w.push(format!(
+                "{dropped} messages were not sent to a subscriber whose socket was full (drop_on_hwm); {} messages were sent",
+                self.messages
+            ));
         }
-        vec![format!(
-            "{dropped} messages were not sent to a subscriber whose socket was full (drop_on_hwm); {} messages were sent",
-            self.messages
-        )]
+        if self.orphaned > 0 {
+            w.push(format!(
+                "{} replies were not sent because their requester left (their items went to the next request)",
+                self.orphaned
+            ));
+        }
+        w.extend(refusals(&self.socket));
+        w
     }
+}
+
+/// The warning about refused connections and failed accepts, if any.
+pub(crate) fn refusals(socket: &Socket) -> Option<String> {
+    let (refused, failed) = (socket.refused(), socket.accept_failures());
+    (refused + failed > 0).then(|| {
+        format!(
+            "{refused} connections were closed for the peer's misbehaviour and accept failed {failed} times; the last: {}",
+            socket.last_refusal().unwrap_or("-")
+        )
+    })
 }

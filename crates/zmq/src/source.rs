@@ -23,6 +23,10 @@ enum State {
     Header,
     /// Reading items: `left` still to come of the message, `done` committed.
     Payload { left: u64, done: u64 },
+    /// Reading a message of `items` that fits the output queue: its bytes go into one
+    /// reservation and are committed when the last one came, so that a peer that stops in
+    /// the middle leaves nothing of its message in the stream.
+    Whole { items: u64 },
 }
 
 /// A gr-zeromq-compatible source of `T` items over a PULL, SUB or REQ socket.
@@ -51,7 +55,7 @@ pub struct ZmqSource<T> {
 enum Step {
     Moved,
     Idle,
-    NeedOutput,
+    NeedOutput(usize),
 }
 
 impl<T: Item> ZmqSource<T> {
@@ -64,9 +68,8 @@ impl<T: Item> ZmqSource<T> {
             )));
         }
         let sopts = SocketOptions {
-            max_frame: opts.max_frame,
             subscribe: opts.key.clone(),
-            ..SocketOptions::default()
+            ..opts.socket_options()
         };
         Ok(ZmqSource {
             socket: Socket::new(kind, &opts.address, opts.bind, sopts)?,
@@ -102,8 +105,8 @@ impl<T: Item> ZmqSource<T> {
         }
     }
 
-    /// Starts the payload of a frame of `len` bytes.
-    fn begin_payload(&mut self, len: u64) -> Result<(), ZmqError> {
+    /// Starts the payload of a frame of `len` bytes, into an output of `capacity` items.
+    fn begin_payload(&mut self, len: u64, capacity: usize) -> Result<(), ZmqError> {
         let size = std::mem::size_of::<T>() as u64;
         if !len.is_multiple_of(size) {
             return Err(ZmqError::Protocol {
@@ -113,11 +116,40 @@ impl<T: Item> ZmqSource<T> {
                 ),
             });
         }
-        self.state = State::Payload {
-            left: len / size,
-            done: 0,
+        let items = len / size;
+        self.state = if items <= capacity as u64 {
+            State::Whole { items }
+        } else {
+            State::Payload {
+                left: items,
+                done: 0,
+            }
         };
         Ok(())
+    }
+
+    /// A peer error while a message was coming (the peer left, stalled, or sent what cannot
+    /// be taken): what came of the message is dropped and the source goes on with the next.
+    fn lost(&mut self, e: ZmqError) -> Result<Step, NodeError> {
+        if !e.is_peer() {
+            return Err(e.into());
+        }
+        if self.state != State::Idle || self.partial > 0 {
+            self.lost_messages += 1;
+        }
+        self.partial = 0;
+        self.state = State::Idle;
+        self.after_key = false;
+        self.asked = false;
+        self.tags.clear();
+        Ok(Step::Moved)
+    }
+
+    /// A message this end cannot take: its peer is closed (counted, logged) and the message
+    /// dropped.
+    fn refuse(&mut self, e: ZmqError) -> Result<Step, NodeError> {
+        self.socket.refuse_current(&e);
+        self.lost(e)
     }
 
     fn step(&mut self, out: &mut Output<T>) -> Result<Step, NodeError> {
@@ -125,7 +157,7 @@ impl<T: Item> ZmqSource<T> {
             State::Idle => {
                 if self.socket.kind() == SocketType::Req && !self.asked {
                     let Some(space) = out.reserve(1)? else {
-                        return Ok(Step::NeedOutput);
+                        return Ok(Step::NeedOutput(1));
                     };
                     let n = u32::try_from(space.len()).unwrap_or(u32::MAX).to_le_bytes();
                     match self.socket.send(&[&[&n]])? {
@@ -149,15 +181,17 @@ impl<T: Item> ZmqSource<T> {
                 } else if self.opts.pass_tags && (frame.first || self.after_key) {
                     self.after_key = false;
                     self.state = State::Header;
-                } else {
-                    self.begin_payload(frame.len)?;
+                } else if let Err(e) = self.begin_payload(frame.len, out.capacity()) {
+                    return self.refuse(e);
                 }
                 Ok(Step::Moved)
             }
             State::Skip => {
                 let left = self.socket.remaining();
-                if left > 0 && self.socket.skip(left)? == 0 {
-                    return Ok(Step::Idle);
+                match self.socket.skip(left) {
+                    Ok(0) if left > 0 => return Ok(Step::Idle),
+                    Ok(_) => {}
+                    Err(e) => return self.lost(e),
                 }
                 if self.socket.remaining() == 0 {
                     self.state = State::Idle;
@@ -169,18 +203,36 @@ impl<T: Item> ZmqSource<T> {
                 let remaining = self.socket.remaining() as usize;
                 let mut n = remaining.min(256);
                 loop {
-                    let Some(bytes) = self.socket.peek(n)? else {
-                        return Ok(Step::Idle);
+                    let bytes = match self.socket.peek(n) {
+                        Ok(Some(bytes)) => bytes,
+                        Ok(None) => return Ok(Step::Idle),
+                        Err(e) => return self.lost(e),
                     };
                     match tag_header::decode(bytes) {
                         Ok((h, len)) => {
-                            self.socket.skip(len as u64)?;
-                            self.on_header(h.offset, h.tags, out);
-                            let rest = self.socket.remaining();
-                            self.begin_payload(rest)?;
-                            if let State::Payload { left, .. } = self.state {
-                                self.next_offset = Some(h.offset + left);
+                            if let Err(e) = self.socket.skip(len as u64) {
+                                return self.lost(e);
                             }
+                            let rest = self.socket.remaining();
+                            if let Err(e) = self.begin_payload(rest, out.capacity()) {
+                                return self.refuse(e);
+                            }
+                            let items = match self.state {
+                                State::Payload { left, .. } => left,
+                                State::Whole { items } => items,
+                                _ => 0,
+                            };
+                            // The offset is the peer's: one that would pass u64::MAX is its
+                            // protocol error, not an overflow here.
+                            let Some(next) = h.offset.checked_add(items) else {
+                                let e = self.bad(format!(
+                                    "offset {} plus {items} items passes the largest offset",
+                                    h.offset
+                                ));
+                                return self.refuse(e);
+                            };
+                            self.on_header(h.offset, h.tags, out);
+                            self.next_offset = Some(next);
                             return Ok(Step::Moved);
                         }
                         // A PMT cut short can read as malformed (a length beyond the end):
@@ -189,13 +241,15 @@ impl<T: Item> ZmqSource<T> {
                             n = (2 * n).min(remaining).min(READ_AHEAD);
                         }
                         Err(HeaderError::Truncated) => {
-                            return Err(self
-                                .bad(format!(
-                                    "the header does not end within the message's first {n} bytes"
-                                ))
-                                .into())
+                            let e = self.bad(format!(
+                                "the header does not end within the message's first {n} bytes"
+                            ));
+                            return self.refuse(e);
                         }
-                        Err(HeaderError::Bad(m)) => return Err(self.bad(m).into()),
+                        Err(HeaderError::Bad(m)) => {
+                            let e = self.bad(m);
+                            return self.refuse(e);
+                        }
                     }
                 }
             }
@@ -207,19 +261,14 @@ impl<T: Item> ZmqSource<T> {
                 }
                 let size = std::mem::size_of::<T>();
                 let Some(space) = out.reserve(1)? else {
-                    return Ok(Step::NeedOutput);
+                    return Ok(Step::NeedOutput(1));
                 };
                 let k = space.len().min(usize::try_from(left).unwrap_or(usize::MAX));
                 let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut space[..k]);
                 let got = match self.socket.read_into(&mut bytes[self.partial..]) {
                     Ok(got) => got,
-                    Err(_) => {
-                        // The peer left mid-message: what it sent of it is dropped.
-                        self.lost_messages += 1;
-                        self.partial = 0;
-                        self.state = State::Idle;
-                        return Ok(Step::Moved);
-                    }
+                    // The peer left mid-message: what it sent of it is dropped.
+                    Err(e) => return self.lost(e),
                 };
                 if got == 0 {
                     return Ok(Step::Idle);
@@ -228,7 +277,7 @@ impl<T: Item> ZmqSource<T> {
                 let whole = self.partial / size;
                 if whole > 0 {
                     let base = out.items_written();
-                    let end = done + whole as u64;
+                    let end = done.saturating_add(whole as u64);
                     for t in self
                         .tags
                         .iter()
@@ -242,10 +291,44 @@ impl<T: Item> ZmqSource<T> {
                     out.commit(whole);
                     self.partial -= whole * size;
                     self.state = State::Payload {
-                        left: left - whole as u64,
+                        left: left.saturating_sub(whole as u64),
                         done: end,
                     };
                 }
+                Ok(Step::Moved)
+            }
+            State::Whole { items } => {
+                // ≤ the queue's capacity: the message fits one reservation.
+                let n = items as usize;
+                let Some(space) = out.reserve(n.max(1))? else {
+                    return Ok(Step::NeedOutput(n.max(1)));
+                };
+                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut space[..n]);
+                let total = bytes.len();
+                let got = if self.partial < total {
+                    match self.socket.read_into(&mut bytes[self.partial..]) {
+                        Ok(got) => got,
+                        // The peer left or stalled mid-message: nothing of it was committed.
+                        Err(e) => return self.lost(e),
+                    }
+                } else {
+                    0
+                };
+                self.partial += got;
+                if self.partial < total {
+                    return Ok(if got == 0 { Step::Idle } else { Step::Moved });
+                }
+                let base = out.items_written();
+                for t in self.tags.iter().filter(|t| t.index < items) {
+                    out.push_tag(Tag {
+                        index: base + t.index,
+                        ..t.clone()
+                    });
+                }
+                out.commit(n);
+                self.partial = 0;
+                self.state = State::Idle;
+                self.messages += 1;
                 Ok(Step::Moved)
             }
         }
@@ -256,7 +339,7 @@ impl<T: Item> ZmqSource<T> {
         if let Some(expected) = self.next_offset {
             if offset > expected {
                 let lost = offset - expected;
-                self.missed += lost;
+                self.missed = self.missed.saturating_add(lost);
                 self.gaps += 1;
                 out.push_tag(Tag::new(
                     out.items_written(),
@@ -290,8 +373,10 @@ impl<T: Item> Node for ZmqSource<T> {
         for _ in 0..256 {
             match self.step(out)? {
                 Step::Moved => moved = true,
-                Step::NeedOutput if !moved => return Ok(Work::NeedOutput { port: 0, items: 1 }),
-                Step::NeedOutput => break,
+                Step::NeedOutput(items) if !moved => {
+                    return Ok(Work::NeedOutput { port: 0, items })
+                }
+                Step::NeedOutput(_) => break,
                 Step::Idle => {
                     if !moved {
                         // Nothing came: a downstream that has gone ends this node here
@@ -322,10 +407,11 @@ impl<T: Item> Node for ZmqSource<T> {
         }
         if self.lost_messages > 0 {
             w.push(format!(
-                "{} messages were cut short by a peer that left mid-message and dropped",
+                "{} messages were cut short by a peer that left or stalled mid-message, or was refused, and dropped",
                 self.lost_messages
             ));
         }
+        w.extend(crate::sink::refusals(&self.socket));
         w
     }
 }

@@ -15,14 +15,19 @@
 //! is remembered and the caller calls again with the same message until it returns
 //! [`Sent::Done`].
 
+mod accept;
+mod incoming;
+mod peer;
 mod send;
+mod subs;
 
-use crate::decoder::{Decoder, Event};
-use crate::zmtp::{self, SocketType};
+use crate::zmtp::SocketType;
 use crate::ZmqError;
+use incoming::PumpError;
+use peer::{Peer, Tx};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
-use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::io::{ErrorKind, Read};
+use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
 
 /// A data frame at most this long counts as small: after it the socket reads ahead.
@@ -57,16 +62,30 @@ pub struct SocketOptions {
     /// SUB: send the subscription as ZMTP 3.1's SUBSCRIBE command to 3.1 peers (otherwise
     /// ZMTP 3.0's `01`-prefixed message, which every ZMTP 3 peer takes).
     pub subscribe_command: bool,
+    /// A connection whose greeting and READY have not both come within this is closed
+    /// (libzmq's `ZMQ_HANDSHAKE_IVL`; 30 s).
+    pub handshake_ivl: Duration,
+    /// A binding socket's most connections at once; one beyond is closed at once (1024).
+    pub max_peers: usize,
+    /// A peer that sends nothing for this long while it owes the rest of a frame or of a
+    /// multi-frame message is closed, and its partial message dropped (10 s).
+    pub frame_timeout: Duration,
+    /// PUSH, REQ, REP: the most bytes queued for one peer beyond what its kernel socket buffer
+    /// took (its high-water mark); PUSH gives a message to the next peer with room (256 KiB).
+    pub hwm_bytes: usize,
+    /// PUB: the most distinct topics one subscriber may hold; a subscription beyond closes
+    /// its connection (1024). Repeats of a topic are counted, not stored.
+    pub max_subscriptions: usize,
+    /// How long accepting pauses after `accept` failed (out of descriptors: EMFILE, ...);
+    /// the peers are served meanwhile (100 ms).
+    pub accept_backoff: Duration,
+    /// Refusals and accept failures are logged at most once per this interval (1 s).
+    pub log_interval: Duration,
 }
 
 impl Default for SocketOptions {
     fn default() -> Self {
-        SocketOptions {
-            max_frame: 256 << 20,
-            drop_on_hwm: true,
-            subscribe: Vec::new(),
-            subscribe_command: false,
-        }
+        SocketOptions::defaults()
     }
 }
 
@@ -92,39 +111,6 @@ pub enum Sent {
     NoPeer,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tx {
-    Idle,
-    /// Bytes of the current message written.
-    Sending(u64),
-    /// This message is not for this peer (PUB: not subscribed, or dropped).
-    Skipped,
-}
-
-#[derive(Debug)]
-struct Peer {
-    stream: TcpStream,
-    name: String,
-    dec: Decoder,
-    stash: Vec<u8>,
-    at: usize,
-    len: usize,
-    small: bool,
-    /// Control bytes to send at the next message boundary (greeting, READY, PONG, ...).
-    out: Vec<u8>,
-    tx: Tx,
-    subs: Vec<Vec<u8>>,
-    /// Body of an internal frame being collected.
-    body: Option<Vec<u8>>,
-    /// The last frame had MORE: the next one continues the message.
-    in_message: bool,
-    /// REQ/REP: the envelope (up to the empty delimiter) is done for the current message.
-    enveloped: bool,
-    /// The connection was reset (the peer closed with our bytes unread: libzmq does so when
-    /// it refuses our READY, and the reset may discard its greeting before we read it).
-    reset: bool,
-}
-
 /// A ZeroMQ socket of one [`SocketType`] (see the module docs).
 #[derive(Debug)]
 pub struct Socket {
@@ -147,6 +133,16 @@ pub struct Socket {
     partner: Option<usize>,
     dropped: u64,
     disconnects: u64,
+    /// Accepting pauses until then (after an accept error).
+    accept_paused: Option<Instant>,
+    /// When the handshake deadlines are next looked at.
+    next_sweep: Instant,
+    refused: u64,
+    accept_failures: u64,
+    log: accept::RateLog,
+    last_refusal: Option<String>,
+    /// The peer of the current frame was lost: the next body call says so.
+    lost_current: bool,
 }
 
 fn would_block(e: &std::io::Error) -> bool {
@@ -188,6 +184,13 @@ impl Socket {
             partner: None,
             dropped: 0,
             disconnects: 0,
+            accept_paused: None,
+            next_sweep: Instant::now(),
+            refused: 0,
+            accept_failures: 0,
+            log: accept::RateLog::new(),
+            last_refusal: None,
+            lost_current: false,
         };
         if bind {
             let at = hostport.replacen('*', "0.0.0.0", 1);
@@ -227,6 +230,32 @@ impl Socket {
         self.disconnects
     }
 
+    /// Connections closed for the peer's misbehaviour (protocol error, oversize frame, wrong
+    /// mechanism, no handshake in time, a stall mid-frame, one beyond `max_peers`).
+    pub fn refused(&self) -> u64 {
+        self.refused
+    }
+
+    /// What the last refusal's log line said (see [`Socket::refused`]).
+    pub fn last_refusal(&self) -> Option<&str> {
+        self.last_refusal.as_deref()
+    }
+
+    /// Times `accept` failed (transient: accepting paused, the socket went on).
+    pub fn accept_failures(&self) -> u64 {
+        self.accept_failures
+    }
+
+    /// Open connections, in the handshake or not.
+    pub fn peers(&self) -> usize {
+        self.peers.len()
+    }
+
+    /// PUB: the distinct topics held over all subscribers.
+    pub fn subscriptions(&self) -> usize {
+        self.peers.iter().map(|p| p.subs.len()).sum()
+    }
+
     /// Peers whose READY came.
     pub fn ready_peers(&self) -> usize {
         self.peers.iter().filter(|p| p.dec.is_ready()).count()
@@ -240,38 +269,10 @@ impl Socket {
         }
     }
 
-    fn add_peer(&mut self, stream: TcpStream) -> Result<(), ZmqError> {
-        let name = stream
-            .peer_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_else(|_| self.describe());
-        stream
-            .set_nonblocking(true)
-            .and_then(|_| stream.set_nodelay(true))
-            .map_err(|e| ZmqError::io(&name, "socket setup", &e))?;
-        // READY follows once the peer's greeting came: a libzmq peer then has sent its greeting
-        // before it judges our READY, so a refusal is told apart from a port probe.
-        let out = zmtp::greeting().to_vec();
-        self.peers.push(Peer {
-            dec: Decoder::new(self.kind, &name, self.opts.max_frame),
-            stream,
-            name,
-            stash: vec![0; READ_AHEAD],
-            at: 0,
-            len: 0,
-            small: true,
-            out,
-            tx: Tx::Idle,
-            subs: Vec::new(),
-            body: None,
-            in_message: false,
-            enveloped: false,
-            reset: false,
-        });
-        Ok(())
-    }
-
     fn drop_peer(&mut self, i: usize) {
+        if self.current == Some(i) {
+            self.lost_current = true;
+        }
         self.peers.remove(i);
         self.disconnects += 1;
         let fix = |slot: &mut Option<usize>| {
@@ -292,38 +293,7 @@ impl Socket {
     /// Accepts new peers, (re)connects, and flushes pending control bytes and batched small
     /// messages (all of them when `all`, else only batches that are full).
     fn service(&mut self, all: bool) -> Result<(), ZmqError> {
-        let now = Instant::now();
-        let accept_due = self.peers.is_empty() || now >= self.next_accept;
-        if let Some(l) = self.listener.as_ref().filter(|_| accept_due) {
-            // Looked at every few milliseconds, not at every message: accept() is a system call.
-            self.next_accept = now + ACCEPT_EVERY;
-            let mut new = Vec::new();
-            loop {
-                match l.accept() {
-                    Ok((s, _)) => new.push(s),
-                    Err(e) if would_block(&e) => break,
-                    Err(e) => return Err(ZmqError::io(&self.describe(), "accept", &e)),
-                }
-            }
-            for s in new {
-                self.add_peer(s)?;
-            }
-        }
-        if let Some(addr) = self.connect.clone() {
-            if self.peers.is_empty() && Instant::now() >= self.next_connect {
-                self.next_connect = Instant::now() + RECONNECT;
-                let addrs: Vec<SocketAddr> = addr
-                    .to_socket_addrs()
-                    .map_err(|e| ZmqError::Config(format!("cannot resolve tcp://{addr}: {e}")))?
-                    .collect();
-                for a in addrs {
-                    if let Ok(s) = TcpStream::connect_timeout(&a, RECONNECT) {
-                        self.add_peer(s)?;
-                        break;
-                    }
-                }
-            }
-        }
+        self.admit()?;
         let mut i = 0;
         while i < self.peers.len() {
             let later = !all && self.peers[i].out.len() < BATCH && self.peers[i].dec.is_ready();
@@ -333,221 +303,13 @@ impl Socket {
                 // Read what it sent before it left: its READY says why, if it came.
                 let _ = self.fill(i, READ_AHEAD);
                 if let Err(PumpError::Zmq(e)) = self.pump_inner(i, true) {
-                    return Err(e);
-                }
-                if self.left_in_handshake(i) {
-                    return Err(self.handshake_error(i));
-                }
-                self.drop_peer(i);
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes peer `i`'s control bytes if it is between messages; false if it is gone.
-    fn flush(&mut self, i: usize) -> Result<bool, ZmqError> {
-        let p = &mut self.peers[i];
-        while !p.out.is_empty() && !matches!(p.tx, Tx::Sending(_)) {
-            match p.stream.write(&p.out) {
-                Ok(0) => return Ok(false),
-                Ok(k) => {
-                    p.out.drain(..k);
-                }
-                Err(e) if would_block(&e) => break,
-                Err(_) => {
-                    p.reset = true;
-                    return Ok(false);
-                }
-            }
-        }
-        Ok(true)
-    }
-
-    /// Reads more bytes into peer `i`'s stash: `Ok(Some(k))` (0: would block), `Ok(None)` on
-    /// end of file or a reset.
-    fn fill(&mut self, i: usize, ahead: usize) -> Result<Option<usize>, ZmqError> {
-        let p = &mut self.peers[i];
-        if p.at == p.len {
-            p.at = 0;
-            p.len = 0;
-        }
-        let ahead = ahead.max(1);
-        let end = (p.len + ahead).min(p.stash.len());
-        if end == p.len {
-            // The stash is full of unread bytes (a peek of its whole size).
-            return Ok(Some(0));
-        }
-        match p.stream.read(&mut p.stash[p.len..end]) {
-            Ok(0) => Ok(None),
-            Ok(k) => {
-                p.len += k;
-                Ok(Some(k))
-            }
-            Err(e) if would_block(&e) => Ok(Some(0)),
-            Err(_) => {
-                p.reset = true;
-                Ok(None)
-            }
-        }
-    }
-
-    /// Runs peer `i`'s decoder until a data frame for the caller starts (`Some`), or it needs
-    /// bytes that have not come (`None`). A lost peer is an `Err` with `is_peer()`; the caller
-    /// drops it.
-    fn pump(&mut self, i: usize, until_ready: bool) -> Result<Option<Frame>, PumpError> {
-        match self.pump_inner(i, until_ready) {
-            Err(PumpError::Lost) if self.left_in_handshake(i) => {
-                Err(PumpError::Zmq(self.handshake_error(i)))
-            }
-            other => other,
-        }
-    }
-
-    /// Whether peer `i` left during the handshake after it showed itself a ZeroMQ peer (its
-    /// signature came) or reset the connection on our greeting and READY.
-    fn left_in_handshake(&self, i: usize) -> bool {
-        let p = &self.peers[i];
-        (p.dec.signed() || p.reset) && !p.dec.is_ready()
-    }
-
-    fn handshake_error(&self, i: usize) -> ZmqError {
-        ZmqError::Protocol {
-            peer: self.peers[i].name.clone(),
-            what: format!(
-                "the peer closed the connection during the handshake, before its READY: it probably refused this {} socket (a peer must be {})",
-                self.kind.name(),
-                self.kind.peers_phrase()
-            ),
-        }
-    }
-
-    fn pump_inner(&mut self, i: usize, until_ready: bool) -> Result<Option<Frame>, PumpError> {
-        loop {
-            let p = &mut self.peers[i];
-            if until_ready && p.dec.is_ready() {
-                return Ok(None);
-            }
-            if let Some(remaining) = p.dec.payload_remaining() {
-                if p.body.is_some() {
-                    // An internal frame: collect it.
-                    if p.at == p.len {
-                        match self.fill(i, READ_AHEAD)? {
-                            None => return Err(PumpError::Lost),
-                            Some(0) => return Ok(None),
-                            Some(_) => {}
-                        }
-                    }
-                    let p = &mut self.peers[i];
-                    let k = (remaining as usize).min(p.len - p.at);
-                    p.body
-                        .as_mut()
-                        .expect("collecting")
-                        .extend_from_slice(&p.stash[p.at..p.at + k]);
-                    p.at += k;
-                    p.dec.payload_done(k as u64);
-                    if p.dec.payload_remaining().is_none() {
-                        let body = p.body.take().expect("collecting");
-                        self.internal(i, body)?;
-                    }
-                    continue;
-                }
-                return Ok(None);
-            }
-            if p.at == p.len {
-                let ahead = if p.small || !p.dec.is_ready() {
-                    READ_AHEAD
+                    self.fail_peer(i, e)?;
+                } else if self.left_in_handshake(i) {
+                    let e = self.handshake_error(i);
+                    self.fail_peer(i, e)?;
                 } else {
-                    p.dec.header_wanted()
-                };
-                match self.fill(i, ahead)? {
-                    None => return Err(PumpError::Lost),
-                    Some(0) => return Ok(None),
-                    Some(_) => continue,
+                    self.drop_peer(i);
                 }
-            }
-            let p = &mut self.peers[i];
-            let (k, event) = p.dec.feed(&p.stash[p.at..p.len])?;
-            p.at += k;
-            let Some(event) = event else { continue };
-            match event {
-                Event::Greeting { minor } => {
-                    let ready = zmtp::ready(self.kind);
-                    self.peers[i].out.extend_from_slice(&ready);
-                    if self.kind == SocketType::Sub {
-                        let topic = self.opts.subscribe.clone();
-                        let sub = if minor >= 1 && self.opts.subscribe_command {
-                            zmtp::subscription_command(&topic, true)
-                        } else {
-                            zmtp::subscription_message(&topic, true)
-                        };
-                        // After our READY, before any data.
-                        self.peers[i].out.extend_from_slice(&sub);
-                    }
-                }
-                Event::Ready { .. } => {}
-                Event::Subscribe(t) => self.subscribe(i, t, true),
-                Event::Cancel(t) => self.subscribe(i, t, false),
-                Event::Ping { context } => {
-                    self.peers[i].out.extend_from_slice(&zmtp::pong(&context))
-                }
-                Event::Pong | Event::Unknown(_) => {}
-                Event::Message { len, more } => {
-                    let p = &mut self.peers[i];
-                    p.small = len <= SMALL_FRAME;
-                    let first = !p.in_message;
-                    let envelope =
-                        matches!(self.kind, SocketType::Req | SocketType::Rep) && !p.enveloped;
-                    if !envelope {
-                        p.in_message = more;
-                    }
-                    if !more {
-                        p.enveloped = false;
-                    }
-                    let internal =
-                        matches!(self.kind, SocketType::Pub | SocketType::Push) || envelope;
-                    if internal {
-                        if len > SMALL_LIMIT {
-                            return Err(PumpError::Zmq(ZmqError::Protocol {
-                                peer: p.name.clone(),
-                                what: format!("a {len}-byte frame where a {} socket expects a subscription or an envelope", self.kind.name()),
-                            }));
-                        }
-                        if envelope && len == 0 && more {
-                            p.enveloped = true;
-                        } else if envelope {
-                            return Err(PumpError::Zmq(ZmqError::Protocol {
-                                peer: p.name.clone(),
-                                what: "a REQ/REP message without the empty delimiter frame".into(),
-                            }));
-                        } else if len == 0 {
-                            self.internal(i, Vec::new())?;
-                        } else {
-                            p.body = Some(Vec::with_capacity(len as usize));
-                        }
-                        continue;
-                    }
-                    return Ok(Some(Frame { len, more, first }));
-                }
-            }
-        }
-    }
-
-    fn subscribe(&mut self, i: usize, topic: Vec<u8>, on: bool) {
-        let subs = &mut self.peers[i].subs;
-        if on {
-            subs.push(topic);
-        } else if let Some(at) = subs.iter().position(|s| *s == topic) {
-            subs.remove(at);
-        }
-    }
-
-    /// A whole internal frame (PUB: a subscription message).
-    fn internal(&mut self, i: usize, body: Vec<u8>) -> Result<(), ZmqError> {
-        if self.kind == SocketType::Pub {
-            match body.split_first() {
-                Some((1, t)) => self.subscribe(i, t.to_vec(), true),
-                Some((0, t)) => self.subscribe(i, t.to_vec(), false),
-                _ => {} // XPUB/XSUB user messages: nothing for a PUB to do.
             }
         }
         Ok(())
@@ -562,6 +324,7 @@ impl Socket {
             "next_frame before the body of the last frame was taken ({})",
             self.describe()
         );
+        self.lost_current = false;
         self.service(true)?;
         let n = self.peers.len();
         let order: Vec<usize> = match self.sticky {
@@ -589,7 +352,10 @@ impl Socket {
                     self.drop_peer(i);
                     return Ok(None);
                 }
-                Err(PumpError::Zmq(e)) => return Err(e),
+                Err(PumpError::Zmq(e)) => {
+                    self.fail_peer(i, e)?;
+                    return Ok(None);
+                }
             }
         }
         Ok(None)
@@ -605,7 +371,7 @@ impl Socket {
     /// The first `n` body bytes of the current frame (`n` ≤ [`READ_AHEAD`] and ≤ what
     /// remains), if they have come; they stay untaken.
     pub fn peek(&mut self, n: usize) -> Result<Option<&[u8]>, ZmqError> {
-        let i = self.current.expect("peek needs a current frame");
+        let i = self.current_peer()?;
         assert!(n as u64 <= self.remaining() && n <= READ_AHEAD);
         let p = &mut self.peers[i];
         if p.len - p.at < n {
@@ -615,12 +381,54 @@ impl Socket {
                 p.at = 0;
             }
             let want = n - (self.peers[i].len - self.peers[i].at);
-            if self.fill(i, want)?.is_none() {
-                return Err(self.lost_mid_frame(i));
+            match self.fill(i, want) {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    let e = self.lost_mid_frame(i);
+                    self.current = None;
+                    self.sticky = None;
+                    self.drop_peer(i);
+                    self.lost_current = false;
+                    return Err(e);
+                }
+                Err(e) => {
+                    self.current = None;
+                    self.sticky = None;
+                    self.refuse(i, &e);
+                    self.lost_current = false;
+                    return Err(e);
+                }
             }
         }
         let p = &self.peers[i];
         Ok((p.len - p.at >= n).then(|| &p.stash[p.at..p.at + n]))
+    }
+
+    /// The peer of the current frame; an error if it was lost since the frame started.
+    fn current_peer(&mut self) -> Result<usize, ZmqError> {
+        match self.current {
+            Some(i) => Ok(i),
+            None if std::mem::take(&mut self.lost_current) => Err(ZmqError::Io {
+                peer: self.describe(),
+                what: "receive",
+                message: "the peer left in the middle of a frame".into(),
+            }),
+            None => panic!(
+                "a frame body call without a current frame ({})",
+                self.describe()
+            ),
+        }
+    }
+
+    /// Refuses the peer of the current frame for `why` (a message the caller cannot take: a
+    /// bad tag header, a size that is not whole items); its partial message is the caller's
+    /// to drop.
+    pub fn refuse_current(&mut self, why: &ZmqError) {
+        if let Some(i) = self.current.take().or(self.sticky) {
+            self.sticky = None;
+            self.refuse(i, why);
+        }
+        self.lost_current = false;
     }
 
     fn lost_mid_frame(&self, i: usize) -> ZmqError {
@@ -636,7 +444,16 @@ impl Socket {
     /// lost mid-frame is an error ([`ZmqError::is_peer`]); the caller discards the partial
     /// message and goes on.
     pub fn read_into(&mut self, dest: &mut [u8]) -> Result<usize, ZmqError> {
-        let Some(i) = self.current else { return Ok(0) };
+        let Some(i) = self.current else {
+            if std::mem::take(&mut self.lost_current) {
+                return Err(ZmqError::Io {
+                    peer: self.describe(),
+                    what: "receive",
+                    message: "the peer left in the middle of a frame".into(),
+                });
+            }
+            return Ok(0);
+        };
         let remaining = self.remaining();
         let want = (dest.len() as u64).min(remaining) as usize;
         let p = &mut self.peers[i];
@@ -650,18 +467,33 @@ impl Socket {
                     self.current = None;
                     self.sticky = None;
                     self.drop_peer(i);
+                    self.lost_current = false;
                     return Err(e);
                 }
                 Ok(k) => got += k,
-                Err(e) if would_block(&e) => {}
+                Err(e) if would_block(&e) => {
+                    if got == 0 {
+                        if let Some(e) = self.stalled(i) {
+                            self.current = None;
+                            self.sticky = None;
+                            self.refuse(i, &e);
+                            self.lost_current = false;
+                            return Err(e);
+                        }
+                    }
+                }
                 Err(e) => {
                     let err = ZmqError::io(&self.peers[i].name, "receive", &e);
                     self.current = None;
                     self.sticky = None;
                     self.drop_peer(i);
+                    self.lost_current = false;
                     return Err(err);
                 }
             }
+        }
+        if got > 0 {
+            self.progressed(i);
         }
         let p = &mut self.peers[i];
         p.dec.payload_done(got as u64);
@@ -675,6 +507,9 @@ impl Socket {
     pub fn skip(&mut self, n: u64) -> Result<u64, ZmqError> {
         let mut scratch = [0u8; 4096];
         let mut done = 0;
+        if self.current.is_none() {
+            self.read_into(&mut [])?; // says whether the frame's peer was lost
+        }
         while done < n && self.current.is_some() {
             let k = (n - done).min(scratch.len() as u64) as usize;
             let got = self.read_into(&mut scratch[..k])?;
@@ -716,49 +551,12 @@ impl Socket {
                         self.drop_peer(i);
                         continue;
                     }
-                    Err(PumpError::Zmq(e)) => return Err(e),
+                    Err(PumpError::Zmq(e)) => self.fail_peer(i, e)?,
                     Ok(_) => i += 1,
                 }
             }
         }
         Ok(())
-    }
-
-    /// Takes the whole body of the current frame (at most `max` bytes kept, the rest
-    /// discarded), waiting up to `limit` for its bytes.
-    pub fn read_small(&mut self, max: usize, limit: Duration) -> Result<Vec<u8>, ZmqError> {
-        let start = Instant::now();
-        let keep = (self.remaining() as usize).min(max);
-        let mut body = vec![0u8; keep];
-        let mut at = 0;
-        while at < keep {
-            let k = self.read_into(&mut body[at..])?;
-            at += k;
-            if k == 0 {
-                if start.elapsed() > limit {
-                    return Err(self.slow_frame());
-                }
-                self.wait(Duration::from_millis(5), false);
-            }
-        }
-        while self.remaining() > 0 {
-            if self.skip(self.remaining())? == 0 {
-                if start.elapsed() > limit {
-                    return Err(self.slow_frame());
-                }
-                self.wait(Duration::from_millis(5), false);
-            }
-        }
-        Ok(body)
-    }
-
-    fn slow_frame(&self) -> ZmqError {
-        ZmqError::Protocol {
-            peer: self
-                .current
-                .map_or_else(|| self.describe(), |i| self.peers[i].name.clone()),
-            what: "a small frame's body did not come in time".into(),
-        }
     }
 
     /// Closes gracefully: ends our sending side of every connection, then reads (and drops)
@@ -803,7 +601,8 @@ impl Socket {
             let _ = self.flush(i);
         }
         let mut fds = Vec::with_capacity(self.peers.len() + 1);
-        if let Some(l) = &self.listener {
+        let paused = self.accept_paused.is_some_and(|t| Instant::now() < t);
+        if let Some(l) = self.listener.as_ref().filter(|_| !paused) {
             fds.push(PollFd::new(l, PollFlags::IN));
         }
         for p in &self.peers {
@@ -820,22 +619,13 @@ impl Socket {
         if self.connect.is_some() && self.peers.is_empty() {
             timeout = timeout.min(self.next_connect.saturating_duration_since(Instant::now()));
         }
+        if let Some(t) = self.accept_paused {
+            timeout = timeout.min(t.saturating_duration_since(Instant::now()));
+        }
         let ts = Timespec {
             tv_sec: timeout.as_secs() as i64,
             tv_nsec: i64::from(timeout.subsec_nanos()),
         };
         let _ = poll(&mut fds, Some(&ts));
-    }
-}
-
-#[derive(Debug)]
-enum PumpError {
-    Lost,
-    Zmq(ZmqError),
-}
-
-impl From<ZmqError> for PumpError {
-    fn from(e: ZmqError) -> Self {
-        PumpError::Zmq(e)
     }
 }

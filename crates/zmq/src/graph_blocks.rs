@@ -64,23 +64,23 @@ fn param_max_items() -> ParamDecl {
 }
 
 fn param_handshake_ivl() -> ParamDecl {
-    Param::number("handshake_ivl", "milliseconds a connection may take for its ZeroMQ handshake before it is closed (libzmq's ZMQ_HANDSHAKE_IVL)").default(30000.0)
+    Param::integer("handshake_ivl", "milliseconds a connection may take for its ZeroMQ handshake before it is closed (libzmq's ZMQ_HANDSHAKE_IVL)").default(30000)
 }
 fn param_max_peers() -> ParamDecl {
-    Param::number(
+    Param::integer(
         "max_peers",
         "binding sockets: the most connections at once (one beyond is closed at once)",
     )
-    .default(1024.0)
+    .default(1024)
 }
 fn param_frame_timeout() -> ParamDecl {
-    Param::number("frame_timeout", "milliseconds a peer may stay silent in the middle of a message before it is closed (its partial message is dropped)").default(10000.0)
+    Param::integer("frame_timeout", "milliseconds a peer may stay silent in the middle of a message before it is closed (its partial message is dropped)").default(10000)
 }
 fn param_hwm_bytes() -> ParamDecl {
-    Param::number("hwm_bytes", "PUSH/REP: the most bytes queued for one peer beyond its socket buffer; PUSH skips a peer at this mark").default(262144.0)
+    Param::integer("hwm_bytes", "PUSH/REP: the most bytes queued for one peer beyond its socket buffer; PUSH skips a peer at this mark").default(262144)
 }
 fn param_max_subscriptions() -> ParamDecl {
-    Param::number("max_subscriptions", "PUB: the most distinct topics one subscriber may hold (repeats are counted, not stored); one beyond closes its connection").default(1024.0)
+    Param::integer("max_subscriptions", "PUB: the most distinct topics one subscriber may hold (repeats are counted, not stored); one beyond closes its connection").default(1024)
 }
 
 fn param_bind(sink: bool) -> ParamDecl {

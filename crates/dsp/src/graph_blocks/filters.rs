@@ -328,6 +328,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .params(fft_params())
             .example(r#"design = "complex_bandpass", num_taps = 1023, low = 0.05, high = 0.15"#)
+            .memory(|_| Ok(Memory::Infinite))
             .build(fft_filter),
     ]
 }

@@ -230,6 +230,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .param(Param::number("frequency", "shift in Hz, negative shifts down (settable while running)").derived("0").settable())
             .param(param_sample_rate())
             .example("frequency = -125000.0, sample_rate = 1000000.0")
+            .memory(|_| Ok(Memory::Infinite))
             .build(rotator),
         BlockType::new("fm_demod", Family::Radio, "FM quadrature demodulator: gain x phase step per sample; `channels` > 1 demodulates vectors of that many channels in one node.")
             .port(PortDecl::input("in", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))

@@ -261,13 +261,15 @@ impl ParamDecl {
             .unit
             .as_deref()
             .map_or(String::new(), |u| format!(" {u}"));
+        if !x.is_finite() {
+            return Some(format!("must be a finite number, not {x}"));
+        }
         match (self.min, self.max) {
             (Some(lo), Some(hi)) if !(lo..=hi).contains(&x) => {
                 Some(format!("must be between {lo} and {hi}{unit}, not {x}"))
             }
             (Some(lo), _) if x < lo => Some(format!("must be at least {lo}{unit}, not {x}")),
             (_, Some(hi)) if x > hi => Some(format!("must be at most {hi}{unit}, not {x}")),
-            _ if x.is_nan() => Some("must be a number, not NaN".into()),
             _ => None,
         }
     }

@@ -429,9 +429,9 @@ fn amps_runs(
     rng: &mut rand::rngs::StdRng,
 ) -> anyhow::Result<()> {
     let band = out.join("amps_band");
-    sluice_dsp::amps::write_band(
+    sluice_amps::write_band(
         &band,
-        sluice_dsp::amps::BandConfig::default(),
+        sluice_amps::BandConfig::default(),
         args.amps_seconds,
     )
     .map_err(anyhow::Error::msg)?;

@@ -106,7 +106,7 @@ fn build_liquid(src: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
 
 /// One run of the sluice graph of `case`; input items per second.
 fn sluice_rate(case: Case, items: u64) -> anyhow::Result<f64> {
-    let registry = sluice_dsp::graph_blocks::standard_registry();
+    let registry = sluice_blocks::graph_blocks::standard_registry();
     let graph = sluice_graph::load_str(&case.graph(items), &case.name(), &registry)?;
     let t0 = Instant::now();
     let report = graph.run(&sluice_runtime::RunOptions::default())?;
@@ -194,7 +194,7 @@ pub fn run(args: BenchRadioArgs) -> anyhow::Result<()> {
     };
     let dir = crate::report::results_dir(&args.out)?;
     let taps_file = dir.join("channelizer-prototype.f32");
-    let proto = sluice_dsp::kernels::Channelizer::prototype(M, P)?;
+    let proto = sluice_kernels::Channelizer::prototype(M, P)?;
     std::fs::write(&taps_file, bytemuck::cast_slice::<f32, u8>(&proto))
         .with_context(|| format!("writing {}", taps_file.display()))?;
     let taps_arg = taps_file.to_string_lossy().into_owned();

@@ -66,7 +66,7 @@ struct BlocksArgs {
 /// The block types graph files may use: the standard blocks, the network endpoints and the
 /// gr-zeromq-compatible ZeroMQ blocks.
 pub(crate) fn registry() -> sluice_graph::Registry {
-    let mut registry = sluice_dsp::graph_blocks::standard_registry();
+    let mut registry = sluice_blocks::graph_blocks::standard_registry();
     sluice_net::graph_blocks::register(&mut registry);
     sluice_audio::graph_blocks::register(&mut registry);
     sluice_zmq::graph_blocks::register(&mut registry);
@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn an_error_that_quotes_its_cause_says_it_once() {
         let io = std::io::Error::from(std::io::ErrorKind::NotFound);
-        let wav = sluice_dsp::wav::WavError::Io {
+        let wav = sluice_formats::wav::WavError::Io {
             path: "x.wav".into(),
             source: io,
         };

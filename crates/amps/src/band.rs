@@ -7,8 +7,8 @@ use super::{
     bin, channel_offset_hz, PfbSynthesizer, TestVoice, BAND_RATE, BANK_CHANNELS, BANK_DECIMATION,
     CENTRE_HZ, CHANNELS, CHANNEL_RATE, DEVIATION_HZ, RASTER_SHIFT_HZ, RESAMPLING, SPACING_HZ, TAU,
 };
-use sluice_kernels::{deemphasis, lowpass, DspError, RationalResampler, Rotator, Window};
 use num_complex::Complex32;
+use sluice_kernels::{deemphasis, lowpass, DspError, RationalResampler, Rotator, Window};
 use std::f64::consts::TAU as TWO_PI;
 use std::io::Write;
 use std::path::Path;

@@ -3,8 +3,8 @@
 //! search, the reference being a closed form that can be evaluated at any time), then the
 //! correlation and the SNR (signal over what the best-scaled reference leaves).
 
-use sluice_kernels::FftPlanCache;
 use num_complex::Complex32;
+use sluice_kernels::FftPlanCache;
 
 /// The result of [`align_and_compare`].
 #[derive(Debug, Clone, Copy)]

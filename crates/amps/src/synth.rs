@@ -8,9 +8,9 @@
 //! reaches (`g` the prototype, `L` taps, gain `D`). One FFT per frame and `L/D` multiply-adds
 //! per output sample, whatever the number of channels.
 
-use sluice_kernels::{Channelizer, DspError, FftPlanCache};
 use num_complex::Complex32;
 use rustfft::Fft;
+use sluice_kernels::{Channelizer, DspError, FftPlanCache};
 use std::sync::Arc;
 
 /// A synthesis filter bank; see the module docs.

@@ -12,12 +12,12 @@
 //! not how a cluster of separate machines would scale.
 
 use crate::report::{machine_description, median, results_dir, Table};
+use sluice_amps::{self as amps, BandConfig};
 use sluice_cluster::control::{self, ControlOptions, Outcome};
 use sluice_cluster::etcd::Etcd;
 use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
 use sluice_cluster::membership;
 use sluice_cluster::placement::{self, Plan, PlanOptions};
-use sluice_amps::{self as amps, BandConfig};
 use sluice_graph::{Override, Registry};
 use sluice_net::auth::ClusterKey;
 use sluice_runtime::{RunOptions, StopHandle};

@@ -9,8 +9,8 @@
 
 use num_complex::Complex32;
 use serde_json::Value;
-use sluice_blocks::blocks::{SigmfSink, SigmfSource, VectorSink, VectorSource};
 use sluice_blocks::blocks::sigmf_tags::{annotation_tag, ANNOTATION};
+use sluice_blocks::blocks::{SigmfSink, SigmfSource, VectorSink, VectorSource};
 use sluice_formats::sigmf::Datatype;
 use sluice_runtime::metadata::{CENTER_FREQUENCY, SAMPLE_RATE};
 use sluice_runtime::{Graph, TagValue};

@@ -23,9 +23,9 @@
 //! The time of the next output is kept as a whole input index plus an f64 fraction, advanced
 //! by `1/ratio` per output: after 10^12 outputs the drift is below 1e-4 samples.
 
-use crate::fir::multi_dot::dot;
 use super::resample::windowed_sinc;
 use super::DspError;
+use crate::fir::multi_dot::dot;
 use num_complex::Complex32;
 
 /// Zero crossings of the sinc on each side.

@@ -30,10 +30,10 @@ mod elementwise;
 mod error;
 mod fft;
 mod fir;
-mod gaussian;
 mod fm_demod;
 #[cfg(target_arch = "x86_64")]
 mod fm_demod_x86;
+mod gaussian;
 mod iir_design;
 mod interleave;
 mod iq_convert;
@@ -73,8 +73,8 @@ pub use elementwise::{add_const, multiply, subtract, Arith, BinaryOp};
 pub use error::DspError;
 pub use fft::FftPlanCache;
 pub use fir::{ChannelFir, ChannelSample, ComplexTaps, Fir, FirTaps, RealTaps};
-pub use gaussian::Gaussian;
 pub use fm_demod::{fast_atan2, FmDemod};
+pub use gaussian::Gaussian;
 pub use iir_design::{
     butterworth, cascade_response, dc_blocker, deemphasis, Butterworth, MAX_IIR_ORDER,
 };

@@ -10,8 +10,8 @@
 //! together so each tap vector loaded serves four windows ([`crate::fir::multi_dot`]).
 //! History lives in an internal buffer (zeros before the first sample).
 
-use crate::fir::multi_dot::{Dots, Periods, GROUP};
 use super::DspError;
+use crate::fir::multi_dot::{Dots, Periods, GROUP};
 use num_complex::Complex32;
 
 /// Input samples buffered per round at most (beyond the history).

@@ -12,8 +12,8 @@
 //! drift. Retuning re-rotates the taps (as GNU Radio's `set_center_freq` does) and the output
 //! phase goes on from where it was.
 
-use crate::fir::multi_dot::{complex_dots, GROUP};
 use super::DspError;
+use crate::fir::multi_dot::{complex_dots, GROUP};
 use num_complex::Complex32;
 use std::f64::consts::TAU;
 

@@ -4,9 +4,9 @@
 
 use crate::font::font_available;
 use crate::PlotError;
-use sluice_kernels::colour_map;
 use plotters::coord::ReverseCoordTranslate;
 use plotters::prelude::*;
+use sluice_kernels::colour_map;
 use std::path::Path;
 
 /// The frequency axis of a picture: the first bin's frequency, the bin spacing, and the unit

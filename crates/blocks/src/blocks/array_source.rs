@@ -1,8 +1,8 @@
 //! The `array_source` block: the antennas of a uniform linear array receiving plane waves
 //! (see [`ArrayGenerator`]), one output per antenna.
 
-use sluice_kernels::ArrayGenerator;
 use num_complex::Complex32;
+use sluice_kernels::ArrayGenerator;
 use sluice_runtime::{Node, NodeError, Ports, Work, WorkIo};
 
 /// Samples generated per work call at most.

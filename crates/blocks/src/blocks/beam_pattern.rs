@@ -2,9 +2,9 @@
 //! over the whole stream of every antenna, drawn as a PNG (power against steering angle) when
 //! the stream ends.
 
+use num_complex::Complex32;
 use sluice_kernels::{PhaseBeamformer, Steering, MAX_ANTENNAS, MAX_BEAMS};
 use sluice_plot::beam_pattern_png;
-use num_complex::Complex32;
 use sluice_runtime::{Node, NodeError, Ports, Work, WorkIo};
 use std::path::PathBuf;
 

@@ -8,9 +8,9 @@
 //! full beam. The node holds a window of every input at once and writes every beam straight
 //! into its output's reservation. Angles and taper can be changed while running.
 
+use num_complex::Complex32;
 use sluice_kernels::{DelayBeamformer, DspError, PhaseBeamformer, Steering, Window};
 use sluice_kernels::{MAX_ANTENNAS, MAX_BEAMS};
-use num_complex::Complex32;
 use sluice_runtime::{ControlSpec, Node, NodeError, OutPort, Ports, TagValue, Work, WorkIo};
 
 /// Items formed per work call at most.

@@ -1,8 +1,8 @@
 //! Polyphase filter-bank channelizer block: one complex stream in, the chosen channels out as
 //! one stream per channel or as one stream of vectors (one sample per channel per item).
 
-use sluice_kernels::Channelizer;
 use num_complex::Complex32;
+use sluice_kernels::Channelizer;
 use sluice_runtime::{Node, NodeError, Outputs, Ports, TagPolicy, Work, WorkIo};
 
 /// How the channels leave the block.

@@ -14,8 +14,8 @@
 //! counted, and the first item after each gap carries the tag [`OVERFLOW`] with the number of
 //! items dropped just before it. The count is reported when the node ends.
 
-use sluice_kernels::GapCounter;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use sluice_kernels::GapCounter;
 use sluice_runtime::{Item, Node, NodeError, Ports, TagPolicy, TagValue, Work, WorkIo};
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};

@@ -7,8 +7,8 @@
 //! input). The first `L − 1` outputs, whose windows reach into those zeros, come from a direct
 //! form at startup; the last partial block at end of stream is zero-padded once.
 
-use sluice_kernels::{ComplexTaps, Fir, OverlapSave};
 use num_complex::Complex32;
+use sluice_kernels::{ComplexTaps, Fir, OverlapSave};
 use sluice_runtime::{Node, NodeError, Ports, Work, WorkIo};
 
 /// An overlap-save FFT filter for complex items with complex taps.

@@ -25,7 +25,8 @@ impl<I: Item, T: FirTaps<I, Output = I>> FirFilter<I, T> {
     /// A filter keeping one output in `decimation` (1 for none).
     pub fn new(taps: T, decimation: usize) -> Result<Self, NodeError> {
         let taps_len = taps.len();
-        let kernel = Fir::decimating(taps, decimation).map_err(|e| NodeError::msg(e.to_string()))?;
+        let kernel =
+            Fir::decimating(taps, decimation).map_err(|e| NodeError::msg(e.to_string()))?;
         let startup_outputs = (taps_len - 1).div_ceil(decimation);
         Ok(FirFilter {
             kernel,
@@ -120,8 +121,8 @@ impl<I: Item, T: FirTaps<I, Output = I> + Send> Node for FirFilter<I, T> {
 mod tests {
     use super::*;
     use crate::blocks::test_support::{c32_noise, direct_f64, max_rel_error, run_filter};
-    use sluice_kernels::{ComplexTaps, RealTaps};
     use num_complex::Complex32;
+    use sluice_kernels::{ComplexTaps, RealTaps};
 
     #[test]
     fn matches_f64_direct_convolution_with_and_without_decimation() {

@@ -1,7 +1,7 @@
 //! FM quadrature demodulator block: one channel, or many channels as vector items.
 
-use sluice_kernels::FmDemod;
 use num_complex::Complex32;
+use sluice_kernels::FmDemod;
 use sluice_runtime::{FixedRate, InputRate, NodeError, Ports};
 
 /// `out = gain · arg(x[n] · conj(x[n − 1]))` per channel (GNU Radio's `quadrature_demod_cf`);

@@ -8,8 +8,8 @@
 //! unchanged; tags move to the sample they were on.
 
 use super::tag_map::move_tags;
-use sluice_kernels::{c32_to_iq, iq_to_c32, IqFormat, IqValue};
 use num_complex::Complex32;
+use sluice_kernels::{c32_to_iq, iq_to_c32, IqFormat, IqValue};
 use sluice_runtime::{Item, Node, NodeError, Ports, Tag, TagPolicy, Work, WorkIo};
 use std::marker::PhantomData;
 

@@ -4,8 +4,8 @@
 //! and carry tags 1:1. The conversions between interleaved integer IQ and complex samples are
 //! in [`super::iq`].
 
-use sluice_kernels::{Arith};
 use num_complex::Complex32;
+use sluice_kernels::Arith;
 use sluice_runtime::{FixedRate, InputRate, Item, NodeError, Ports};
 
 /// `out[j] = f(in[j])` for an elementwise kernel `f` (a function of slices that returns the

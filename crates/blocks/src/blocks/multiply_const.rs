@@ -1,6 +1,6 @@
 //! Multiply by a constant whose value can be changed while the graph runs.
 
-use sluice_kernels::{Scalable};
+use sluice_kernels::Scalable;
 use sluice_runtime::{
     control, ControlSpec, FixedRate, InputRate, Item, NodeError, Ports, TagValue,
 };

@@ -7,8 +7,8 @@
 //! an AGC's envelope): their output depends on everything since the start, so a replica
 //! started later does not produce the same samples until that memory has faded.
 
-use sluice_kernels::{Agc, AgcSample, AgcSettings, AmDemod, Biquad, BiquadCascade, IirSample};
 use num_complex::Complex32;
+use sluice_kernels::{Agc, AgcSample, AgcSettings, AmDemod, Biquad, BiquadCascade, IirSample};
 use sluice_runtime::{FixedRate, InputRate, Item, NodeError, Ports};
 
 fn node_error(e: sluice_kernels::DspError) -> NodeError {

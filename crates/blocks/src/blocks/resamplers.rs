@@ -1,8 +1,8 @@
 //! Rate-changing filter blocks: the frequency-translating decimating FIR, the rational
 //! resampler and the arbitrary-ratio resampler.
 
-use sluice_kernels::{ArbResampler, RationalResampler, XlatingFir};
 use num_complex::Complex32;
+use sluice_kernels::{ArbResampler, RationalResampler, XlatingFir};
 use sluice_runtime::{control, ControlSpec, FixedRate, InputRate, Node, NodeError, Ports};
 use sluice_runtime::{TagPolicy, TagValue, Work, WorkIo};
 

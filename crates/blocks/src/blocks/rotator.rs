@@ -1,7 +1,7 @@
 //! Frequency shift (GNU Radio's `rotator_cc`) whose shift can be changed while it runs.
 
-use sluice_kernels::Rotator;
 use num_complex::Complex32;
+use sluice_kernels::Rotator;
 use sluice_runtime::{control, ControlSpec, FixedRate, InputRate, NodeError, Ports, TagValue};
 
 /// The run-time parameter `frequency`.

@@ -8,12 +8,12 @@
 //! happened while it was made.
 
 use super::fd_io::OVERFLOW;
-use sluice_kernels::c32_to_iq;
-use sluice_formats::output_file::PartialFile;
 use crate::blocks::sigmf_tags::{annotation_fields, to_json, ANNOTATION};
-use sluice_formats::sigmf::{self, format_datetime, Datatype};
 use num_complex::Complex32;
 use serde_json::{json, Map, Value};
+use sluice_formats::output_file::PartialFile;
+use sluice_formats::sigmf::{self, format_datetime, Datatype};
+use sluice_kernels::c32_to_iq;
 use sluice_runtime::metadata::{CENTER_FREQUENCY, SAMPLE_RATE, TIME};
 use sluice_runtime::{Node, NodeError, Ports, Tag, TagPolicy, TagValue, Work, WorkIo};
 use std::io::{BufWriter, Write};

@@ -1,10 +1,10 @@
 //! [`SigmfSource`]: a SigMF recording as a stream of complex samples, its metadata as tags
 //! (see [`crate::blocks::sigmf_tags`] for the mapping).
 
-use sluice_kernels::iq_to_c32;
 use crate::blocks::sigmf_tags::{annotation_from_json, ANNOTATION};
-use sluice_formats::sigmf::{self, Datatype, Meta};
 use num_complex::Complex32;
+use sluice_formats::sigmf::{self, Datatype, Meta};
+use sluice_kernels::iq_to_c32;
 use sluice_runtime::metadata::{self, CENTER_FREQUENCY, SAMPLE_RATE, TIME};
 use sluice_runtime::{Node, NodeError, Ports, Tag, TagValue, Work, WorkIo};
 use std::fs::File;

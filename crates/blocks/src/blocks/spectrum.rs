@@ -8,8 +8,8 @@
 //! its frequency axis from them.
 
 use super::tag_map::move_tags;
-use sluice_kernels::{PowerSpectrum, SpectrumSample, SpectrumWindow, Waterfall};
 use sluice_formats::output_file::PartialFile;
+use sluice_kernels::{PowerSpectrum, SpectrumSample, SpectrumWindow, Waterfall};
 use sluice_plot::{spectrum_png, waterfall_png, FrequencyAxis};
 use sluice_runtime::metadata::{CENTER_FREQUENCY, SAMPLE_RATE};
 use sluice_runtime::{Item, Node, NodeError, Ports, Tag, TagPolicy, TagValue, Work, WorkIo};

@@ -2,8 +2,8 @@
 
 use crate::blocks::beamform::parse_taper;
 use crate::blocks::{ArraySource, BeamPattern, Beamformer, SteeringMode};
-use sluice_kernels::{ArrayGenerator, Emission, PlaneWave, Steering};
 use sluice_graph::{BlockType, FileAccess, FileParam, ParamDoc, ParamError, Params};
+use sluice_kernels::{ArrayGenerator, Emission, PlaneWave, Steering};
 use sluice_runtime::{Node, NodeError};
 
 fn node_err(param: &'static str) -> impl Fn(NodeError) -> ParamError {

@@ -2,14 +2,14 @@
 //! overlap-save FFT filter, with taps from a list, a file or a built-in design.
 
 use crate::blocks::{ChannelFirFilter, FftFilter, FirFilter};
+use num_complex::Complex32;
 use sluice_formats::{load_taps, Taps};
+use sluice_graph::memory::ensure_fits;
+use sluice_graph::{BlockType, Memory, ParamDoc, ParamError, Params};
 use sluice_kernels::{
     bandpass, complex_bandpass, fft_size_for_taps, lowpass, prefer_overlap_save, ComplexTaps,
     RealTaps, Window,
 };
-use num_complex::Complex32;
-use sluice_graph::memory::ensure_fits;
-use sluice_graph::{BlockType, Memory, ParamDoc, ParamError, Params};
 use sluice_runtime::{Node, Rated};
 use std::path::Path;
 

@@ -7,9 +7,9 @@ use crate::blocks::{
     FrequencyShift, RationalResamplerBlock,
 };
 use sluice_formats::Taps;
-use sluice_kernels::{lowpass, Channelizer, Window};
 use sluice_graph::memory::ensure_fits;
 use sluice_graph::{BlockType, Memory, ParamDoc, ParamError, Params};
+use sluice_kernels::{lowpass, Channelizer, Window};
 use sluice_runtime::{Node, NodeError, Rated};
 
 const SAMPLE_RATE: ParamDoc = ParamDoc {

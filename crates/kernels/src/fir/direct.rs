@@ -25,9 +25,9 @@
 //! ([`ComplexTaps`], `Complex32 → Complex32`).
 
 use super::FirTaps;
-use crate::DspError;
 #[cfg(doc)]
 use super::{ComplexTaps, RealTaps};
+use crate::DspError;
 
 /// A direct-form FIR filter over prepared taps `T`, keeping one output in `D` (see the module
 /// docs for the window contract).
@@ -103,9 +103,9 @@ impl<T> Fir<T> {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_util::{assert_close, chunked, direct_f64, rand_c, rand_r};
     use super::super::{ComplexTaps, RealTaps};
     use super::*;
+    use crate::test_util::{assert_close, chunked, direct_f64, rand_c, rand_r};
     use num_complex::Complex32;
     use rand::SeedableRng;
 

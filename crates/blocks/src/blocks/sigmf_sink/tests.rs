@@ -2,8 +2,8 @@
 //! metadata; and what a failed run or a bad recording does.
 
 use super::*;
-use crate::blocks::{SigmfSource, VectorSink, VectorSource};
 use crate::blocks::sigmf_tags::annotation_tag;
+use crate::blocks::{SigmfSource, VectorSink, VectorSource};
 use sluice_runtime::Graph;
 
 struct Dir(PathBuf);

@@ -2,9 +2,9 @@
 
 use super::{node_err, sample_item, stateless};
 use crate::blocks::{AddConst, Binary, ComplexToIq, FloatToComplex, IqToComplex, Map};
-use sluice_kernels::{BinaryOp, IqFormat};
 use num_complex::Complex32;
 use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
+use sluice_kernels::{BinaryOp, IqFormat};
 use sluice_runtime::{Node, Rated};
 
 const SAMPLE: ParamDoc = ParamDoc {

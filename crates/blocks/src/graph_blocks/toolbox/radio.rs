@@ -3,9 +3,9 @@
 
 use super::{channels, dsp_err, infinite, node_err, positive, sample_item, CHANNELS};
 use crate::blocks::{AgcBlock, AmDemodBlock, IirFilter, PowerSquelch};
-use sluice_kernels::{butterworth, dc_blocker, deemphasis, AgcSettings, Biquad, Butterworth};
 use num_complex::Complex32;
 use sluice_graph::{BlockType, ParamDoc, ParamError, Params};
+use sluice_kernels::{butterworth, dc_blocker, deemphasis, AgcSettings, Biquad, Butterworth};
 use sluice_runtime::{Node, Rated};
 
 const ITEM_F32: ParamDoc = ParamDoc {

@@ -4,12 +4,12 @@ use super::{node_err, positive, sample_item};
 use crate::blocks::{
     Convolve, Picture, PngSettings, SigmfSink, SigmfSource, Spectrum, SpectrumPng,
 };
-use sluice_kernels::{resample_ir, SpectrumWindow, MAX_SPECTRUM_SIZE};
-use sluice_formats::sigmf::Datatype;
-use sluice_formats::wav::WavReader;
 use num_complex::Complex32;
 use sluice_conv::{parse_partitioning, ConvolverConfig, LatePolicy, Scheduling};
+use sluice_formats::sigmf::Datatype;
+use sluice_formats::wav::WavReader;
 use sluice_graph::{BlockType, FileAccess, FileParam, ParamDoc, ParamError, Params};
+use sluice_kernels::{resample_ir, SpectrumWindow, MAX_SPECTRUM_SIZE};
 use sluice_runtime::Node;
 use std::path::Path;
 

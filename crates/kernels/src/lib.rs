@@ -49,18 +49,17 @@ mod spectrum;
 mod sum;
 #[cfg(test)]
 mod test_util;
-mod xlating;
-
-pub use arb_resample::ArbResampler;
-pub use channelizer::Channelizer;
 mod waterfall;
+mod xlating;
 
 pub use agc::{Agc, AgcSample, AgcSettings};
 pub use am_demod::AmDemod;
+pub use arb_resample::ArbResampler;
 pub use array_gen::{ArrayGenerator, Emission, PlaneWave};
 pub use beamform::{PhaseBeamformer, Steering, MAX_ANTENNAS, MAX_BEAMS};
 pub use beamform_ttd::{fractional_delay, DelayBeamformer, FD_TAPS};
 pub use biquad::{Biquad, BiquadCascade, IirSample};
+pub use channelizer::Channelizer;
 pub use cmac::{cmac, cmac_with, cmul, cmul_assign, cmul_with, SimdLevel};
 pub use complex_parts::{
     conjugate, imag_part, magnitude, magnitude_squared, real_part, to_complex,

@@ -44,7 +44,7 @@ else
   echo "setup: Debian packages already installed"
 fi
 
-# The SigMF reference implementation for crates/dsp/tests/sigmf_python.rs. It has no Debian
+# The SigMF reference implementation for crates/blocks/tests/sigmf_python.rs. It has no Debian
 # package; its dependencies (numpy, jsonschema, defusedxml) come from Debian above, so only it
 # is added.
 if ! /usr/bin/python3 -c 'import sigmf' 2>/dev/null; then

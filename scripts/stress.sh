@@ -13,14 +13,14 @@ runs=${1:-500}
 out=$(mktemp -d /tmp/sluice-stress.XXXXXX)
 
 # Build the test binaries once and find their paths.
-cargo test -p sluice-runtime -p sluice-dsp --no-run --message-format=json 2>/dev/null |
+cargo test -p sluice-runtime -p sluice-blocks --no-run --message-format=json 2>/dev/null |
   python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         t = m["target"]
-        if t["name"] in ("graph", "soundness") or (t["name"] == "sluice_dsp" and "lib" in t["kind"]):
+        if t["name"] in ("graph", "soundness") or (t["name"] == "sluice_blocks" and "lib" in t["kind"]):
             print(m["target"]["name"] + "-" + m["package_id"].split("#")[0].split("/")[-1], m["executable"])
 ' > "$out/binaries"
 cat "$out/binaries"

@@ -346,7 +346,7 @@ impl Parser {
             .ok_or_else(|| self.err("missing parameter 8 (file)"))?;
         let path = self.cdir.join(name);
         let mut reader =
-            sluice_dsp::wav::WavReader::open(&path).map_err(|e| self.err(e.to_string()))?;
+            sluice_formats::wav::WavReader::open(&path).map_err(|e| self.err(e.to_string()))?;
         let info = reader.info();
         let channels = reader
             .read_channels()
@@ -489,7 +489,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sluice_dsp::wav::{Encoding, WavWriter};
+    use sluice_formats::wav::{Encoding, WavWriter};
 
     fn wav(path: &Path, rate: u32, channels: &[Vec<f32>]) {
         let mut w =

@@ -433,7 +433,7 @@ pub fn resample_matrix(irs: &IrMatrix, from: u32, to: u32) -> Result<IrMatrix, A
     for i in 0..irs.inputs() {
         for o in 0..irs.outputs() {
             if let Some(h) = irs.get(i, o) {
-                out.set(i, o, sluice_dsp::kernels::resample_ir(h, from, to))?;
+                out.set(i, o, sluice_kernels::resample_ir(h, from, to))?;
             }
         }
     }

@@ -6,8 +6,8 @@
 //! libjack attaches a process to one server at a time, so the tests take turns.
 
 use sluice_audio::{DummyServer, JackPorts, JackSink, JackSource};
-use sluice_dsp::blocks::throttle::Throttle;
-use sluice_dsp::blocks::vector::{VectorSink, VectorSource};
+use sluice_blocks::blocks::throttle::Throttle;
+use sluice_blocks::blocks::vector::{VectorSink, VectorSource};
 use sluice_runtime::{Graph, RunOptions};
 
 static ONE_SERVER_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -4,7 +4,7 @@
 //! stage takes, so the next bottleneck is visible.
 
 use crate::report::{machine_description, median, results_dir, Table};
-use sluice_dsp::amps::{self, BandConfig};
+use sluice_amps::{self as amps, BandConfig};
 use sluice_graph::Override;
 use sluice_runtime::RunOptions;
 use std::io::Read;
@@ -35,7 +35,7 @@ pub struct BenchAmpsArgs {
 pub fn run(args: BenchAmpsArgs) -> anyhow::Result<()> {
     let out = results_dir(&args.out)?;
     let samples = (args.seconds * amps::BAND_RATE).round() as u64;
-    let (_, data) = sluice_dsp::sigmf::paths(&args.band);
+    let (_, data) = sluice_formats::sigmf::paths(&args.band);
     if std::fs::metadata(&data).map(|m| m.len()).ok() != Some(samples * 8) {
         println!(
             "# generating {} s of band into {}",

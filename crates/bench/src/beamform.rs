@@ -13,7 +13,7 @@
 use super::report::{machine_description, median, Table};
 use anyhow::{bail, Context};
 use num_complex::Complex32;
-use sluice_dsp::kernels::{DelayBeamformer, PhaseBeamformer, SimdLevel, Steering, Window};
+use sluice_kernels::{DelayBeamformer, PhaseBeamformer, SimdLevel, Steering, Window};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -134,7 +134,7 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
     let ttd = DelayBeamformer::new(ANTENNAS, BEAMS, steering.max_delay(spc), &w, &delays)?;
     let phase = PhaseBeamformer::new(ANTENNAS, BEAMS, &w)?;
     let n = args.samples;
-    let mut rng = sluice_dsp::blocks::sample::Gaussian::new(16);
+    let mut rng = sluice_blocks::blocks::sample::Gaussian::new(16);
     let x: Vec<Vec<Complex32>> = (0..ANTENNAS)
         .map(|_| {
             (0..n)

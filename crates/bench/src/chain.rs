@@ -11,7 +11,7 @@ use super::report::{machine_description, median, Table};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use num_complex::Complex32;
-use sluice_dsp::blocks::{Copy, Head};
+use sluice_blocks::blocks::{Copy, Head};
 use sluice_runtime::{Flavor, Graph, Node, QueueOptions, RunOptions, Scheduler};
 use std::path::PathBuf;
 use std::process::Command;

@@ -12,12 +12,12 @@
 //! not how a cluster of separate machines would scale.
 
 use crate::report::{machine_description, median, results_dir, Table};
+use sluice_amps::{self as amps, BandConfig};
 use sluice_cluster::control::{self, ControlOptions, Outcome};
 use sluice_cluster::etcd::Etcd;
 use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
 use sluice_cluster::membership;
 use sluice_cluster::placement::{self, Plan, PlanOptions};
-use sluice_dsp::amps::{self, BandConfig};
 use sluice_graph::{Override, Registry};
 use sluice_net::auth::ClusterKey;
 use sluice_runtime::{RunOptions, StopHandle};
@@ -166,7 +166,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
     // 2. AMPS on four hosts, the seed's 12 channels and the whole band.
     let band = out.join("amps_band");
     let samples = (args.seconds * amps::BAND_RATE).round() as u64;
-    let (_, data) = sluice_dsp::sigmf::paths(&band);
+    let (_, data) = sluice_formats::sigmf::paths(&band);
     if std::fs::metadata(&data).map(|m| m.len()).ok() != Some(samples * 8) {
         println!(
             "# generating {} s of band into {}",

@@ -429,12 +429,8 @@ fn amps_runs(
     rng: &mut rand::rngs::StdRng,
 ) -> anyhow::Result<()> {
     let band = out.join("amps_band");
-    sluice_dsp::amps::write_band(
-        &band,
-        sluice_dsp::amps::BandConfig::default(),
-        args.amps_seconds,
-    )
-    .map_err(anyhow::Error::msg)?;
+    sluice_amps::write_band(&band, sluice_amps::BandConfig::default(), args.amps_seconds)
+        .map_err(anyhow::Error::msg)?;
     let text = amps_with_standby()?;
     let mut walls = Vec::new();
     let mut dirs = Vec::new();

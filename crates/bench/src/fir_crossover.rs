@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use num_complex::Complex32;
-use sluice_dsp::kernels::{fft_size_for_taps, ComplexTaps, Fir, OverlapSave};
+use sluice_kernels::{fft_size_for_taps, ComplexTaps, Fir, OverlapSave};
 
 use super::report::{machine_description, median, Table};
 

@@ -17,7 +17,7 @@ mod net;
 mod net_small;
 mod net_zmq;
 mod overlap_save;
-pub mod plot;
+pub use sluice_plot as plot;
 mod radio;
 mod radio_cases;
 pub mod report;

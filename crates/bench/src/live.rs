@@ -149,11 +149,11 @@ fn write_ir(path: &Path, len: usize, rate: u32) -> anyhow::Result<()> {
             (s as f32 / 4_294_967_296.0 - 0.5) * (-(i as f32) / (len as f32 / 6.0)).exp()
         })
         .collect();
-    let mut w = sluice_dsp::wav::WavWriter::create(
+    let mut w = sluice_formats::wav::WavWriter::create(
         path,
         1,
         Some(rate),
-        sluice_dsp::wav::Encoding::Float(32),
+        sluice_formats::wav::Encoding::Float(32),
     )?;
     w.write(&ir)?;
     w.finish()?;

@@ -37,7 +37,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use num_complex::Complex32;
-use sluice_dsp::kernels::{fft_size_for_taps, OverlapSave};
+use sluice_kernels::{fft_size_for_taps, OverlapSave};
 use sluice_queue::{channel, QueueOptions, Reader, RingReader, RingWriter, Writer};
 
 use super::plot;
@@ -620,13 +620,13 @@ fn graph_rate(
     table: &[Complex32],
     threads: Option<usize>,
 ) -> anyhow::Result<f64> {
-    use sluice_dsp::blocks::{FftFilter, Head, NullSink, VectorSource};
+    use sluice_blocks::blocks::{FftFilter, Head, NullSink, VectorSource};
     use sluice_runtime::{Graph, RunOptions, Scheduler};
     let mut g = Graph::new();
     let repeats = samples.div_ceil(table.len() as u64);
     let src = g.add("src", VectorSource::new(table.to_vec()).repeat(repeats))?;
     let head = g.add("head", Head::<Complex32>::new(samples))?;
-    let n = sluice_dsp::kernels::fft_size_for_taps(taps.len());
+    let n = sluice_kernels::fft_size_for_taps(taps.len());
     let filt = g.add("fft_filter", FftFilter::new(taps, n)?)?;
     let sink = g.add("sink", NullSink::<Complex32>::new())?;
     g.connect(src, "out", head, "in")?;

@@ -194,7 +194,7 @@ pub fn run(args: BenchRadioArgs) -> anyhow::Result<()> {
     };
     let dir = crate::report::results_dir(&args.out)?;
     let taps_file = dir.join("channelizer-prototype.f32");
-    let proto = sluice_dsp::kernels::Channelizer::prototype(M, P)?;
+    let proto = sluice_kernels::Channelizer::prototype(M, P)?;
     std::fs::write(&taps_file, bytemuck::cast_slice::<f32, u8>(&proto))
         .with_context(|| format!("writing {}", taps_file.display()))?;
     let taps_arg = taps_file.to_string_lossy().into_owned();

@@ -3,7 +3,7 @@
 //! graph would), as the kernel alone in one thread, and as the arguments of its peers.
 
 use num_complex::Complex32;
-use sluice_dsp::kernels::{
+use sluice_kernels::{
     ArbResampler, Channelizer, Fir, FmDemod, RationalResampler, RealTaps, Rotator, XlatingFir,
 };
 use std::time::Instant;

@@ -11,7 +11,7 @@ use super::plot::{lines, Series};
 use super::report::{machine_description, median, Table};
 use anyhow::Context;
 use clap::Args;
-use sluice_dsp::blocks::Sum;
+use sluice_blocks::blocks::Sum;
 use sluice_runtime::{
     Graph, InPort, Node, NodeError, OutPort, Ports, RunOptions, Scheduler, Work, WorkIo,
 };

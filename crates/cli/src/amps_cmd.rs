@@ -1,7 +1,7 @@
 //! `sluice amps`: the AMPS whole-band example's helpers: generate a band, print channel bins.
 
 use anyhow::{bail, Context};
-use sluice_dsp::amps::{self, BandConfig};
+use sluice_amps::{self as amps, BandConfig};
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -21,8 +21,8 @@ pub use sluice_conv::Layout;
 use sluice_conv::{
     convolve_offline_with_progress, ConvolverConfig, LatePolicy, Partitioning, Scheduling,
 };
-use sluice_dsp::kernels::resample_ir;
-use sluice_dsp::wav::{Encoding, WavReader, WavWriter};
+use sluice_formats::wav::{Encoding, WavReader, WavWriter};
+use sluice_kernels::resample_ir;
 
 /// Arguments of `sluice convolve`.
 #[derive(clap::Args, Debug)]

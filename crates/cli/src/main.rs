@@ -145,7 +145,7 @@ mod tests {
     #[test]
     fn an_error_that_quotes_its_cause_says_it_once() {
         let io = std::io::Error::from(std::io::ErrorKind::NotFound);
-        let wav = sluice_dsp::wav::WavError::Io {
+        let wav = sluice_formats::wav::WavError::Io {
             path: "x.wav".into(),
             source: io,
         };

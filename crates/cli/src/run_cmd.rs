@@ -286,7 +286,7 @@ mod tests {
     #[test]
     fn the_default_graph_loads_and_has_the_documented_level() {
         let text = DEFAULT_GRAPH.replace("20_000_000", "200_000");
-        let registry = sluice_dsp::graph_blocks::standard_registry();
+        let registry = sluice_blocks::graph_blocks::standard_registry();
         let report = sluice_graph::load_str(&text, "default", &registry)
             .unwrap()
             .run_stepped()
@@ -297,7 +297,7 @@ mod tests {
     #[test]
     fn the_progress_line_follows_the_bounded_node_furthest_along() {
         let text = DEFAULT_GRAPH.replace("20_000_000", "300_000");
-        let registry = sluice_dsp::graph_blocks::standard_registry();
+        let registry = sluice_blocks::graph_blocks::standard_registry();
         let graph = sluice_graph::load_str(&text, "default", &registry).unwrap();
         let progress = Progress::new();
         assert_eq!(

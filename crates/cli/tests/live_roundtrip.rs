@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use sluice_audio::jack::{self, AudioIn, AudioOut, Client, Control, Port, ProcessScope};
 use sluice_audio::{open_client, set_freewheel, DummyServer};
-use sluice_dsp::wav::{Encoding, WavReader, WavWriter};
+use sluice_formats::wav::{Encoding, WavReader, WavWriter};
 
 const NOT_STARTED: u64 = u64::MAX;
 

@@ -24,7 +24,7 @@
 //! yet reflect and resends it to whichever replica comes.
 //!
 //! ```
-//! # let registry = sluice_dsp::graph_blocks::standard_registry();
+//! # let registry = sluice_blocks::graph_blocks::standard_registry();
 //! let text = r#"
 //! [hosts.a]
 //! address = "10.0.0.1"
@@ -779,7 +779,7 @@ mod tests {
     use super::*;
 
     fn registry() -> Registry {
-        sluice_dsp::graph_blocks::standard_registry()
+        sluice_blocks::graph_blocks::standard_registry()
     }
 
     /// a: source → (b: filter, standby s) → (c: sink, standby `c_standby` when given).

@@ -38,7 +38,7 @@ impl TestWorker {
             key_file: PathBuf::from("/nonexistent/key"), // the partitions have no streams
             stats_period: Duration::from_millis(200),
         };
-        let worker = Worker::bind(opts, sluice_dsp::graph_blocks::standard_registry()).unwrap();
+        let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();
         let stop = StopHandle::new();
         let s = stop.clone();

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 fn registry() -> sluice_graph::Registry {
-    let mut r = sluice_dsp::graph_blocks::standard_registry();
+    let mut r = sluice_blocks::graph_blocks::standard_registry();
     sluice_net::graph_blocks::register(&mut r);
     r
 }

@@ -3,7 +3,7 @@
 //! (`longest IR − 1` frames) after [`StreamConvolver::finish`].
 //!
 //! This is the loop behind [`convolve_offline`](crate::convolve_offline) and the `convolve`
-//! graph block of `sluice-dsp`: chunks are gathered into blocks of the configured size (the
+//! graph block of `sluice-blocks`: chunks are gathered into blocks of the configured size (the
 //! last one padded with zeros), and whole blocks that arrive aligned are handed to the engine
 //! straight from the caller's slices, with no copy.
 

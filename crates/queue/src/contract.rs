@@ -31,7 +31,7 @@ pub trait RingWriter<T> {
     ///
     /// The space lives in memory owned *through* the writer (the ring's mapping, or a heap
     /// staging buffer), never inside the writer value itself: moving the writer does not move
-    /// it, and it stays reserved until the next call on the writer. (`sluice-dsp`'s
+    /// it, and it stays reserved until the next call on the writer. (`sluice-blocks`'s
     /// asynchronous copy into a queue moves the writer into the copy engine and relies on it.)
     fn reserve_with(&mut self, n: usize, wait: Wait) -> Result<Option<&mut [T]>, QueueError>;
 

@@ -14,7 +14,7 @@ use sluice_graph::Registry;
 /// channelizers, radio, beamforming, analysis, files), the network endpoints (TCP, shared
 /// memory), the gr-zeromq-compatible ZeroMQ blocks and the JACK blocks.
 pub fn standard_registry() -> Registry {
-    let mut registry = sluice_dsp::graph_blocks::standard_registry();
+    let mut registry = sluice_blocks::graph_blocks::standard_registry();
     sluice_net::graph_blocks::register(&mut registry);
     sluice_audio::graph_blocks::register(&mut registry);
     sluice_zmq::graph_blocks::register(&mut registry);

@@ -266,7 +266,7 @@ fn a_graph_file_wires_push_and_pull_by_name() {
         .local_addr()
         .unwrap()
         .port();
-    let mut registry = sluice_dsp::graph_blocks::standard_registry();
+    let mut registry = sluice_blocks::graph_blocks::standard_registry();
     sluice_zmq::graph_blocks::register(&mut registry);
     let rx = format!(
         r#"

@@ -2,7 +2,7 @@
 //! ones: `clip` limits every f32 sample to `±level`, and `level` can change while the graph
 //! runs. `graph.toml` beside this crate uses it; `cargo test` runs that graph.
 
-use sluice_dsp::blocks::apply::Apply;
+use sluice_blocks::blocks::apply::Apply;
 use sluice_graph::{Block, BlockType, Family, ItemDecl, Param, Registry};
 use sluice_runtime::{ControlSpec, Rated};
 
@@ -37,7 +37,7 @@ impl Block for Clip {
 
 /// The standard blocks and this crate's.
 pub fn registry() -> Registry {
-    let mut registry = sluice_dsp::graph_blocks::standard_registry();
+    let mut registry = sluice_blocks::graph_blocks::standard_registry();
     registry
         .register::<Clip>()
         .expect("clip is not a standard block's name");

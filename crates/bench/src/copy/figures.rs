@@ -11,7 +11,7 @@ use sluice_copy::{
     AlignedBuf, BreakEven, Channel, Engine, EngineOptions, ItemSize, Kernels, Op, Pattern,
     Priority, Strategy, Transform, Turn,
 };
-use sluice_dsp::kernels::{Fir, RealTaps};
+use sluice_kernels::{Fir, RealTaps};
 
 use super::BenchCopyArgs;
 use crate::plot::{self, Series};

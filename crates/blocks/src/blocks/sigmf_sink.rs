@@ -1,0 +1,261 @@
+//! [`SigmfSink`]: a stream of complex samples as a SigMF recording, its metadata and tags in
+//! the meta file (see [`crate::blocks::sigmf_tags`] for the mapping).
+//!
+//! Both files are written beside their destinations and moved onto them when the stream ends
+//! (see [`PartialFile`]): a run that fails leaves an existing recording untouched. Besides the
+//! metadata tags, every other tag (a gap's `rt_overflow`, a `set:gain` change) becomes an
+//! annotation labelled with its key, its value in `core:comment`, so a recording keeps what
+//! happened while it was made.
+
+use super::fd_io::OVERFLOW;
+use crate::blocks::sigmf_tags::{annotation_fields, to_json, ANNOTATION};
+use num_complex::Complex32;
+use serde_json::{json, Map, Value};
+use sluice_formats::output_file::PartialFile;
+use sluice_formats::sigmf::{self, format_datetime, Datatype};
+use sluice_kernels::c32_to_iq;
+use sluice_runtime::metadata::{CENTER_FREQUENCY, SAMPLE_RATE, TIME};
+use sluice_runtime::{Node, NodeError, Ports, Tag, TagPolicy, TagValue, Work, WorkIo};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Samples converted per write for the integer types.
+const CHUNK: usize = 1 << 14;
+
+/// Writes a SigMF recording (see the module docs).
+#[derive(Debug)]
+pub struct SigmfSink {
+    datatype: Datatype,
+    meta_path: PathBuf,
+    data: Option<(PartialFile, BufWriter<std::fs::File>)>,
+    meta: Option<PartialFile>,
+    sample_rate: Option<f64>,
+    frequency: Option<f64>,
+    description: Option<String>,
+    written: u64,
+    scratch: Vec<i16>,
+    clipped: u64,
+    /// `(sample, field, value)` of the captures, in sample order.
+    captures: Vec<(u64, &'static str, Value)>,
+    annotations: Vec<Value>,
+    tags: Vec<Tag>,
+    warnings: Vec<String>,
+}
+
+impl SigmfSink {
+    /// Prepares the recording `path` names (`NAME` or `NAME.sigmf-*`) in `datatype`. Without
+    /// `sample_rate` the stream's `rx_rate` is written; `frequency` is the first capture's
+    /// centre frequency when the stream gives none at its start.
+    pub fn create(
+        path: &Path,
+        datatype: Datatype,
+        sample_rate: Option<f64>,
+        frequency: Option<f64>,
+        description: Option<String>,
+    ) -> Result<Self, NodeError> {
+        let (meta_path, data_path) = sigmf::paths(path);
+        let data = PartialFile::new(&data_path);
+        let file = std::fs::File::create(data.temporary())
+            .map_err(|e| NodeError::caused(format!("cannot create {}", data_path.display()), e))?;
+        Ok(SigmfSink {
+            datatype,
+            meta: Some(PartialFile::new(&meta_path)),
+            meta_path,
+            data: Some((data, BufWriter::new(file))),
+            sample_rate,
+            frequency,
+            description,
+            written: 0,
+            scratch: if datatype == Datatype::Cf32Le {
+                Vec::new()
+            } else {
+                vec![0; 2 * CHUNK]
+            },
+            clipped: 0,
+            captures: Vec::new(),
+            annotations: Vec::new(),
+            tags: Vec::new(),
+            warnings: Vec::new(),
+        })
+    }
+
+    /// Records what the tags on the items just written say.
+    fn read_tags(&mut self) {
+        for tag in self.tags.drain(..) {
+            let at = tag.index;
+            match (&*tag.key, &tag.value) {
+                (SAMPLE_RATE, TagValue::F64(hz)) => match self.sample_rate {
+                    None => self.sample_rate = Some(*hz),
+                    Some(rate) if rate != *hz => self.warnings.push(format!(
+                        "the stream's rate is {hz} Hz from sample {at}, but a SigMF recording has one rate ({rate} Hz)"
+                    )),
+                    Some(_) => {}
+                },
+                (CENTER_FREQUENCY, TagValue::F64(hz)) => {
+                    self.captures.push((at, "core:frequency", json!(hz)));
+                }
+                (TIME, TagValue::Tuple(t)) => {
+                    if let (Some(TagValue::U64(s)), Some(TagValue::F64(f))) = (t.first(), t.get(1)) {
+                        self.captures.push((at, "core:datetime", json!(format_datetime(*s, *f))));
+                    }
+                }
+                (ANNOTATION, value) => {
+                    let mut a = Map::new();
+                    a.insert("core:sample_start".into(), json!(at));
+                    for (k, v) in annotation_fields(value) {
+                        a.insert(k, to_json(&v));
+                    }
+                    self.annotations.push(Value::Object(a));
+                }
+                (key, value) => {
+                    let comment = match value {
+                        TagValue::Str(s) => s.to_string(),
+                        TagValue::U64(n) if key == OVERFLOW => format!("{n} samples lost before this one"),
+                        other => to_json(other).to_string(),
+                    };
+                    self.annotations.push(json!({
+                        "core:sample_start": at,
+                        "core:label": key,
+                        "core:comment": comment,
+                        "core:generator": "sluice",
+                    }));
+                }
+            }
+        }
+    }
+
+    /// The meta file's JSON.
+    fn meta_json(&self) -> Value {
+        let mut global = Map::new();
+        global.insert("core:datatype".into(), json!(self.datatype.name()));
+        global.insert("core:version".into(), json!(sigmf::VERSION));
+        global.insert("core:recorder".into(), json!("sluice"));
+        if let Some(rate) = self.sample_rate {
+            global.insert("core:sample_rate".into(), json!(rate));
+        }
+        if let Some(d) = &self.description {
+            global.insert("core:description".into(), json!(d));
+        }
+        let mut captures: Vec<Map<String, Value>> = Vec::new();
+        for (at, field, value) in &self.captures {
+            if captures
+                .last()
+                .and_then(|c| c["core:sample_start"].as_u64())
+                != Some(*at)
+            {
+                let mut c = Map::new();
+                c.insert("core:sample_start".into(), json!(at));
+                captures.push(c);
+            }
+            if let Some(c) = captures.last_mut() {
+                c.insert(field.to_string(), value.clone());
+            }
+        }
+        if captures
+            .first()
+            .and_then(|c| c["core:sample_start"].as_u64())
+            != Some(0)
+        {
+            captures.insert(0, Map::from_iter([("core:sample_start".into(), json!(0))]));
+        }
+        if let (Some(hz), false) = (self.frequency, captures[0].contains_key("core:frequency")) {
+            captures[0].insert("core:frequency".into(), json!(hz));
+        }
+        json!({ "global": global, "captures": captures, "annotations": self.annotations })
+    }
+
+    /// Writes the meta file and moves both files into place.
+    fn finish(&mut self) -> Result<(), NodeError> {
+        let (Some((data, mut file)), Some(meta)) = (self.data.take(), self.meta.take()) else {
+            return Ok(());
+        };
+        if self.sample_rate.is_none() {
+            self.warnings.push(
+                "neither the graph nor the stream gives a sample rate; the recording has none"
+                    .into(),
+            );
+        }
+        let text =
+            serde_json::to_string_pretty(&self.meta_json()).map_err(NodeError::from_error)?;
+        let name = |p: &Path| p.display().to_string();
+        file.flush()
+            .map_err(|e| NodeError::caused(format!("writing {}", name(data.destination())), e))?;
+        std::fs::write(meta.temporary(), text + "\n")
+            .map_err(|e| NodeError::caused(format!("writing {}", self.meta_path.display()), e))?;
+        let dest = name(data.destination());
+        data.commit()
+            .map_err(|e| NodeError::caused(format!("cannot move the data into {dest}"), e))?;
+        meta.commit().map_err(|e| {
+            NodeError::msg(format!(
+                "cannot move the metadata into {}: {e}",
+                self.meta_path.display()
+            ))
+        })
+    }
+}
+
+impl Node for SigmfSink {
+    fn ports(&self) -> Ports {
+        Ports::new().input::<Complex32>("in")
+    }
+
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let input = io.inputs.get::<Complex32>(0)?;
+        let read = input.items_read();
+        let Some(x) = input.window(1)? else {
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        };
+        if x.is_empty() {
+            self.finish()?;
+            return Ok(Work::Done);
+        }
+        let Some((data, file)) = &mut self.data else {
+            return Ok(Work::Done);
+        };
+        let n = match self.datatype.iq_format() {
+            None => file.write_all(bytemuck::cast_slice(x)).map(|()| x.len()),
+            Some(format) => {
+                let n = x.len().min(CHUNK);
+                let raw = &mut self.scratch[..2 * n];
+                let clipped = if self.datatype == Datatype::Ci16Le {
+                    c32_to_iq(format, &x[..n], raw).1
+                } else {
+                    c32_to_iq(
+                        format,
+                        &x[..n],
+                        &mut bytemuck::cast_slice_mut::<i16, u8>(raw)[..2 * n],
+                    )
+                    .1
+                };
+                self.clipped += clipped;
+                let bytes: &[u8] = bytemuck::cast_slice(raw);
+                file.write_all(&bytes[..n * self.datatype.sample_bytes()])
+                    .map(|()| n)
+            }
+        }
+        .map_err(|e| NodeError::caused(format!("writing {}", data.destination().display()), e))?;
+        input.take_tags(read + n as u64, &mut self.tags);
+        input.consume(n);
+        self.written += n as u64;
+        self.read_tags();
+        Ok(Work::Progress)
+    }
+
+    fn tag_policy(&self) -> TagPolicy {
+        TagPolicy::Drop
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        if self.clipped > 0 {
+            self.warnings.push(format!(
+                "{} values clipped to the {} range",
+                self.clipped,
+                self.datatype.name()
+            ));
+        }
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,19 @@
+//! sluice-formats: the files sluice reads and writes, as plain readers and writers over paths
+//! and slices: WAV ([`wav`], including RF64, unknown sizes and 64-bit float), SigMF recordings'
+//! meta files ([`sigmf`]), filter taps files ([`taps`]), and output files that replace their
+//! destination only when finished ([`output_file`]).
+//!
+//! Architecture invariant: this crate knows no runtime, queue, graph or block; of sluice it
+//! depends only on `sluice-kernels` (for the sample formats and the DSP error type). The blocks
+//! that stream these files live in `sluice-blocks`.
+#![forbid(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+#![warn(missing_docs)]
+
+pub mod output_file;
+pub mod sigmf;
+pub mod taps;
+pub mod wav;
+
+pub use taps::{load_taps, load_taps_as, parse_taps_text, Taps, TapsFormat};

@@ -10,7 +10,10 @@ const RULES: &[(&str, &[&str])] = &[
     ("sluice-os", &[]),
     ("sluice-queue", &["sluice-os"]),
     ("sluice-runtime", &["sluice-os", "sluice-queue"]),
-    ("sluice-graph", &["sluice-os", "sluice-queue", "sluice-runtime"]),
+    (
+        "sluice-graph",
+        &["sluice-os", "sluice-queue", "sluice-runtime"],
+    ),
     // Pure DSP and file formats: no runtime, graph or blocks.
     ("sluice-kernels", &[]),
     ("sluice-formats", &["sluice-kernels"]),
@@ -21,34 +24,85 @@ const RULES: &[(&str, &[&str])] = &[
     (
         "sluice-blocks",
         &[
-            "sluice-os", "sluice-queue", "sluice-runtime", "sluice-graph", "sluice-kernels",
-            "sluice-formats", "sluice-plot", "sluice-conv", "sluice-copy",
+            "sluice-os",
+            "sluice-queue",
+            "sluice-runtime",
+            "sluice-graph",
+            "sluice-kernels",
+            "sluice-formats",
+            "sluice-plot",
+            "sluice-conv",
+            "sluice-copy",
         ],
     ),
     ("sluice-amps", &["sluice-kernels", "sluice-formats"]),
-    ("sluice-net", &["sluice-os", "sluice-queue", "sluice-runtime", "sluice-graph"]),
-    ("sluice-zmq", &["sluice-os", "sluice-queue", "sluice-runtime", "sluice-graph"]),
+    (
+        "sluice-net",
+        &[
+            "sluice-os",
+            "sluice-queue",
+            "sluice-runtime",
+            "sluice-graph",
+        ],
+    ),
+    (
+        "sluice-zmq",
+        &[
+            "sluice-os",
+            "sluice-queue",
+            "sluice-runtime",
+            "sluice-graph",
+        ],
+    ),
     (
         "sluice-audio",
         &[
-            "sluice-os", "sluice-runtime", "sluice-graph", "sluice-kernels", "sluice-formats",
+            "sluice-os",
+            "sluice-runtime",
+            "sluice-graph",
+            "sluice-kernels",
+            "sluice-formats",
             "sluice-conv",
         ],
     ),
     (
         "sluice-cluster",
-        &["sluice-os", "sluice-queue", "sluice-runtime", "sluice-graph", "sluice-net"],
+        &[
+            "sluice-os",
+            "sluice-queue",
+            "sluice-runtime",
+            "sluice-graph",
+            "sluice-net",
+        ],
     ),
     (
         "sluice-registry",
-        &["sluice-graph", "sluice-blocks", "sluice-net", "sluice-zmq", "sluice-audio"],
+        &[
+            "sluice-graph",
+            "sluice-blocks",
+            "sluice-net",
+            "sluice-zmq",
+            "sluice-audio",
+        ],
     ),
     (
         "sluice-bench",
         &[
-            "sluice-os", "sluice-queue", "sluice-runtime", "sluice-graph", "sluice-kernels",
-            "sluice-formats", "sluice-plot", "sluice-blocks", "sluice-amps", "sluice-conv",
-            "sluice-copy", "sluice-net", "sluice-zmq", "sluice-audio", "sluice-cluster",
+            "sluice-os",
+            "sluice-queue",
+            "sluice-runtime",
+            "sluice-graph",
+            "sluice-kernels",
+            "sluice-formats",
+            "sluice-plot",
+            "sluice-blocks",
+            "sluice-amps",
+            "sluice-conv",
+            "sluice-copy",
+            "sluice-net",
+            "sluice-zmq",
+            "sluice-audio",
+            "sluice-cluster",
             "sluice-registry",
         ],
     ),
@@ -57,11 +111,21 @@ const RULES: &[(&str, &[&str])] = &[
 /// Each workspace crate and the workspace crates it depends on: (normal, dev).
 fn dependencies() -> BTreeMap<String, (Vec<String>, Vec<String>)> {
     let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut crates = BTreeMap::new();
     for package in meta["packages"].as_array().unwrap() {
@@ -88,13 +152,17 @@ fn crates_depend_only_as_the_architecture_allows() {
     let mut broken = Vec::new();
     for (name, (normal, dev)) in dependencies() {
         if dev.iter().chain(&normal).any(|d| d == "sluice") && name != "sluice" {
-            broken.push(format!("{name} depends on the command (sluice); no library may"));
+            broken.push(format!(
+                "{name} depends on the command (sluice); no library may"
+            ));
         }
         if name == "sluice" {
             continue;
         }
         let Some(allowed) = rules.get(name.as_str()) else {
-            broken.push(format!("{name} has no rule: add it to RULES and ARCHITECTURE.md"));
+            broken.push(format!(
+                "{name} has no rule: add it to RULES and ARCHITECTURE.md"
+            ));
             continue;
         };
         for dep in &normal {

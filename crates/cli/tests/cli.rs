@@ -34,24 +34,34 @@ fn default_graph_runs_and_says_what_it_did() {
 }
 
 #[test]
-fn blocks_lists_every_block_with_parameters() {
+fn blocks_lists_every_block_by_family_and_one_in_full() {
     let (ok, stdout, _) = sluice(&["blocks"]);
     assert!(ok);
-    for name in [
-        "null_source",
-        "head",
-        "copy",
-        "fir",
-        "fft_filter",
-        "wav_source",
-        "probe",
+    for (family, name) in [
+        ("sources:", "null_source"),
+        ("plumbing:", "head"),
+        ("plumbing:", "copy"),
+        ("filters:", "fir"),
+        ("filters:", "fft_filter"),
+        ("files:", "wav_source"),
+        ("analysis:", "probe"),
     ] {
+        let section = stdout.split(family).nth(1).unwrap_or_default();
+        let section = section.split("\n\n").next().unwrap_or_default();
         assert!(
-            stdout.lines().any(|l| l == name),
-            "{name} missing from:\n{stdout}"
+            section
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{name} "))),
+            "{name} missing from {family} in:\n{stdout}"
         );
     }
-    assert!(stdout.contains("taps_file"));
+    let (ok, fir, _) = sluice(&["blocks", "fir"]);
+    assert!(ok);
+    assert!(fir.contains("taps_file"), "{fir}");
+    let (ok, json, _) = sluice(&["blocks", "--json"]);
+    assert!(ok);
+    let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(parsed.as_array().unwrap().len() > 60);
 }
 
 #[test]
@@ -69,7 +79,7 @@ fn a_bad_graph_file_is_one_line_naming_file_line_and_node() {
     assert_eq!(
         stderr.trim(),
         format!(
-            "sluice: error: {}:4:19: node 'src': parameter 'item': unknown item type 'c64' (use c32, f32, i16 or u8)",
+            "sluice: error: {}:4:19: node 'src': parameter 'item' must be one of c32, f32, i16, u8, not 'c64'",
             path.display()
         )
     );

@@ -265,7 +265,7 @@ impl<T: Item> TcpSink<T> {
             metadata: self.metadata.clone(),
             fence,
         })
-        .map_err(|e| NodeError::msg(format!("encoding HELLO metadata: {e}")))?;
+        .map_err(|e| NodeError::caused("encoding HELLO metadata", e))?;
         if let Err(e) = conn.send_control(&hello, CONTROL_WAIT) {
             let cause = io_err(&conn.peer, self.acked, "send HELLO", &e);
             self.lose(cause)?;
@@ -561,7 +561,7 @@ impl<T: Item> TcpSink<T> {
         if self.tags.iter().any(|t| in_frame(&t)) {
             let tags: Vec<Tag> = self.tags.iter().filter(in_frame).cloned().collect();
             wire::encode_tags(&tags, &mut batch.heads)
-                .map_err(|e| NodeError::msg(format!("encoding tags at offset {offset}: {e}")))?;
+                .map_err(|e| NodeError::caused(format!("encoding tags at offset {offset}"), e))?;
         }
         let tag_bytes = batch.heads.len() - start - HEADER_LEN - DATA_HEAD_LEN;
         if tag_bytes > wire::MAX_CONTROL {

@@ -5,7 +5,7 @@
 
 use crate::tag_header;
 use crate::{Sent, Socket, SocketType, ZmqError, ZmqOptions};
-use sluice_runtime::{Item, Node, NodeError, Ports, Tag, TagPolicy, Work, WorkIo};
+use sluice_runtime::{Input, Item, Node, NodeError, Ports, Tag, TagPolicy, Work, WorkIo};
 use std::marker::PhantomData;
 use std::time::Duration;
 
@@ -105,6 +105,53 @@ impl<T: Item> ZmqSink<T> {
     }
 }
 
+impl<T: Item> ZmqSink<T> {
+    /// Starts the next message: the items it takes from `input` (its tag header encoded), or
+    /// the outcome of `work` while there is none to send.
+    fn next_message(
+        &mut self,
+        input: &mut Input<T>,
+        stop: bool,
+    ) -> Result<Result<usize, Work>, NodeError> {
+        if self.socket.kind() == SocketType::Rep && self.requested.is_none() {
+            match self.request()? {
+                Some(r) => self.requested = Some(r),
+                None => {
+                    if stop {
+                        return Ok(Err(Work::Done));
+                    }
+                    self.socket.wait(self.opts.slice(), false);
+                    return Ok(Err(Work::Progress));
+                }
+            }
+        }
+        let Some(window) = input.window(1)? else {
+            self.socket.poll()?;
+            return Ok(Err(Work::NeedInput { port: 0, items: 1 }));
+        };
+        if window.is_empty() {
+            return Ok(Err(Work::Done));
+        }
+        let mut n = window.len();
+        if self.opts.max_items > 0 {
+            n = n.min(self.opts.max_items);
+        }
+        if let Some(r) = self.requested {
+            n = n.min(usize::try_from(r).unwrap_or(usize::MAX));
+        }
+        self.header.clear();
+        if self.opts.pass_tags {
+            let start = input.items_read();
+            self.tags.clear();
+            input.take_tags(start + n as u64, &mut self.tags);
+            tag_header::encode(start, &self.tags, &mut self.header)
+                .map_err(|e| NodeError::caused("tag header", e))?;
+        }
+        self.inflight = Some(n);
+        Ok(Ok(n))
+    }
+}
+
 impl<T: Item> Node for ZmqSink<T> {
     fn ports(&self) -> Ports {
         Ports::new().input::<T>("in")
@@ -115,47 +162,14 @@ impl<T: Item> Node for ZmqSink<T> {
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let stop = io.stop_requested();
         let input = io.inputs.get::<T>(0)?;
         let n = match self.inflight {
             Some(n) => n,
-            None => {
-                if self.socket.kind() == SocketType::Rep && self.requested.is_none() {
-                    match self.request()? {
-                        Some(r) => self.requested = Some(r),
-                        None => {
-                            if io.stop_requested() {
-                                return Ok(Work::Done);
-                            }
-                            self.socket.wait(self.opts.slice(), false);
-                            return Ok(Work::Progress);
-                        }
-                    }
-                }
-                let Some(window) = input.window(1)? else {
-                    self.socket.poll()?;
-                    return Ok(Work::NeedInput { port: 0, items: 1 });
-                };
-                if window.is_empty() {
-                    return Ok(Work::Done);
-                }
-                let mut n = window.len();
-                if self.opts.max_items > 0 {
-                    n = n.min(self.opts.max_items);
-                }
-                if let Some(r) = self.requested {
-                    n = n.min(usize::try_from(r).unwrap_or(usize::MAX));
-                }
-                self.header.clear();
-                if self.opts.pass_tags {
-                    let start = input.items_read();
-                    self.tags.clear();
-                    input.take_tags(start + n as u64, &mut self.tags);
-                    tag_header::encode(start, &self.tags, &mut self.header)
-                        .map_err(|e| NodeError::msg(format!("tag header: {e}")))?;
-                }
-                self.inflight = Some(n);
-                n
-            }
+            None => match self.next_message(input, stop)? {
+                Ok(n) => n,
+                Err(outcome) => return Ok(outcome),
+            },
         };
         let window = input
             .window(n)?
@@ -183,7 +197,7 @@ impl<T: Item> Node for ZmqSink<T> {
                 self.orphaned += 1;
             }
             Sent::Pending | Sent::NoPeer => {
-                if io.stop_requested() && sent == Sent::NoPeer {
+                if stop && sent == Sent::NoPeer {
                     return Ok(Work::Done);
                 }
                 self.socket.wait(self.opts.slice(), true);

@@ -20,7 +20,12 @@ impl Block for Clip {
         BlockType::new("clip", Family::Other, "Limits every sample to ±`level`.")
             .input("in", ItemDecl::fixed("f32"))
             .output("out", ItemDecl::fixed("f32"))
-            .param(Param::number("level", LEVEL.help).min(0.0).default(1.0).settable())
+            .param(
+                Param::number("level", LEVEL.help)
+                    .min(0.0)
+                    .default(1.0)
+                    .settable(),
+            )
             .example("level = 0.5")
             .build(|p| {
                 let clip = |level: &f32, x: &[f32], y: &mut [f32]| {
@@ -30,7 +35,9 @@ impl Block for Clip {
                     y.len()
                 };
                 let apply = Apply::new(p.f32("level")?, clip);
-                Ok(Box::new(Rated::new(apply.settable(LEVEL, |l, v| *l = v as f32))))
+                Ok(Box::new(Rated::new(
+                    apply.settable(LEVEL, |l, v| *l = v as f32),
+                )))
             })
     }
 }

@@ -27,10 +27,15 @@ fn the_graph_file_runs_with_the_users_block() {
 #[test]
 fn a_misspelt_parameter_of_the_users_block_is_named() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("graph.toml");
-    let text = std::fs::read_to_string(&path).unwrap().replace("level = 0.5", "levle = 0.5");
-    let err = Graph::from_str(&text, "graph.toml", &registry()).err().unwrap();
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("level = 0.5", "levle = 0.5");
+    let err = Graph::from_str(&text, "graph.toml", &registry())
+        .err()
+        .unwrap();
     assert!(
-        err.to_string().contains("unknown parameter 'levle' for clip (did you mean 'level'?)"),
+        err.to_string()
+            .contains("unknown parameter 'levle' for clip (did you mean 'level'?)"),
         "{err}"
     );
 }

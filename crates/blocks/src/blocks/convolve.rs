@@ -93,6 +93,24 @@ impl Convolve {
     }
 }
 
+impl Convolve {
+    /// A rate tag among those consumed must agree with the impulse response's rate.
+    fn check_rate(&self) -> Result<(), NodeError> {
+        for tag in &self.tags {
+            if let (SAMPLE_RATE, TagValue::F64(hz)) = (&*tag.key, &tag.value) {
+                if (hz - f64::from(self.ir_rate)).abs() > 0.5 {
+                    return Err(NodeError::msg(format!(
+                        "the stream is {hz} Hz but the impulse response {} is {} Hz; give \
+                         sample_rate = {hz} to resample it",
+                        self.ir_name, self.ir_rate
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Node for Convolve {
     fn ports(&self) -> Ports {
         let ports = (0..self.inputs).fold(Ports::new(), |p, c| p.input::<f32>(&format!("in{c}")));
@@ -148,17 +166,7 @@ impl Node for Convolve {
             input.take_tags(before, &mut self.tags);
             input.consume(consumed);
         }
-        for tag in &self.tags {
-            if let (SAMPLE_RATE, TagValue::F64(hz)) = (&*tag.key, &tag.value) {
-                if (hz - f64::from(self.ir_rate)).abs() > 0.5 {
-                    return Err(NodeError::msg(format!(
-                        "the stream is {hz} Hz but the impulse response {} is {} Hz; give \
-                         sample_rate = {hz} to resample it",
-                        self.ir_name, self.ir_rate
-                    )));
-                }
-            }
-        }
+        self.check_rate()?;
         for output in io.outputs.all::<f32>()? {
             for tag in &self.tags {
                 output.push_tag(tag.clone());

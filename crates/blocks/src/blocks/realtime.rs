@@ -19,7 +19,9 @@
 use super::fd_io::OVERFLOW;
 use super::tag_map::move_tags;
 use sluice_kernels::{GapCounter, RtClock};
-use sluice_runtime::{Item, Node, NodeError, Ports, Tag, TagPolicy, TagValue, Work, WorkIo};
+use sluice_runtime::{
+    Input, Item, Node, NodeError, Output, Ports, Tag, TagPolicy, TagValue, Work, WorkIo,
+};
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
@@ -84,6 +86,35 @@ impl<T: Item> RtThrottle<T> {
     }
 }
 
+impl<T: Item> RtThrottle<T> {
+    /// The device's buffer overflowed: the oldest `lost` items are gone.
+    fn overflow(&mut self, input: &mut Input<T>, lost: u64) {
+        let read = input.items_read();
+        input.take_tags(read + lost, &mut self.held);
+        input.consume(lost as usize);
+        self.clock.account(lost);
+        self.gaps.lose(lost);
+        self.shift -= i128::from(lost);
+    }
+
+    /// Nothing to play: the device plays zeros for every `due` item.
+    fn underflow(&mut self, output: &mut Output<T>, due: u64) -> Result<Work, NodeError> {
+        let written = output.items_written();
+        let Some(y) = output.reserve(1)? else {
+            return Ok(Work::NeedOutput { port: 0, items: 1 });
+        };
+        let zeros = (due.min(y.len() as u64)) as usize;
+        y[..zeros].fill(T::zeroed());
+        output.add_tag(written, UNDERFLOW, TagValue::U64(zeros as u64));
+        self.gaps.lose(zeros as u64);
+        self.gaps.take_pending(); // each fill is its own gap, tagged here
+        self.clock.account(zeros as u64);
+        self.shift += zeros as i128;
+        output.commit(zeros);
+        Ok(Work::Progress)
+    }
+}
+
 impl<T: Item> Node for RtThrottle<T> {
     fn ports(&self) -> Ports {
         Ports::new().input::<T>("in").output::<T>("out")
@@ -104,31 +135,11 @@ impl<T: Item> Node for RtThrottle<T> {
         let due = self.clock.due(start.elapsed().as_secs_f64());
         let allowed = match self.mode {
             RtMode::Source if due > self.buffer => {
-                // The device's buffer overflowed: the oldest items are gone.
-                let lost = (due - self.buffer).min(available as u64);
-                input.take_tags(read + lost, &mut self.held);
-                input.consume(lost as usize);
-                self.clock.account(lost);
-                self.gaps.lose(lost);
-                self.shift -= i128::from(lost);
+                self.overflow(input, (due - self.buffer).min(available as u64));
                 return Ok(Work::Progress);
             }
             RtMode::Source => due,
-            RtMode::Sink if available == 0 && due > 0 => {
-                // Nothing to play: the device plays zeros for every due item.
-                let Some(y) = output.reserve(1)? else {
-                    return Ok(Work::NeedOutput { port: 0, items: 1 });
-                };
-                let zeros = (due.min(y.len() as u64)) as usize;
-                y[..zeros].fill(T::zeroed());
-                output.add_tag(written, UNDERFLOW, TagValue::U64(zeros as u64));
-                self.gaps.lose(zeros as u64);
-                self.gaps.take_pending(); // each fill is its own gap, tagged here
-                self.clock.account(zeros as u64);
-                self.shift += zeros as i128;
-                output.commit(zeros);
-                return Ok(Work::Progress);
-            }
+            RtMode::Sink if available == 0 && due > 0 => return self.underflow(output, due),
             RtMode::Sink => due + self.buffer,
         };
         if available == 0 {

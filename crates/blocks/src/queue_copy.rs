@@ -11,10 +11,11 @@
 //! writer ends the stream without committing the copied items). [`PendingCommit::wait`]
 //! commits and hands the writer back.
 //!
-//! This relies on one property of `sluice-queue` that its API does not spell out: the space
-//! `reserve` returns lives in memory owned *through* the writer (the mirrored mapping, or the
-//! copying ring's heap scratch buffer), not inside the `Writer` value, so it stays put when
-//! the writer is moved, until the next call on the writer.
+//! This relies on a property `sluice-queue`'s contract states (`RingWriter::reserve_with`) and
+//! tests (`tests/reservation_address.rs`): the space `reserve` returns lives in memory owned
+//! *through* the writer (the mirrored mapping, or the copying ring's heap scratch buffer), not
+//! inside the `Writer` value, so it stays put when the writer is moved, until the next call on
+//! the writer.
 
 use std::sync::OnceLock;
 

@@ -4,7 +4,7 @@
 //! (`tcp-listen://host:port`) or connect (`tcp://host:port`). The wire format is specified in
 //! `docs/net/wire.md`: little-endian frames with a magic and a version, a HELLO naming the item
 //! type and size and carrying stream metadata, DATA frames with the absolute offset of their
-//! first item, their tags ([`sluice_queue::pmt`] encoding) and an optional CRC32C, credits and
+//! first item, their tags ([`sluice_pmt`] encoding) and an optional CRC32C, credits and
 //! acknowledgements from the receiver, heartbeats both ways, a clean END, and ERROR frames.
 //!
 //! **Zero copy.** The receiver reads each DATA frame's payload from the socket straight into

@@ -1,8 +1,9 @@
 //! The wire format (see `docs/net/wire.md`): constants, the frame header, and the encoders of
 //! every frame kind. Everything is little-endian except the PMT bytes of tags, which are
-//! GNU Radio's big-endian serialization ([`sluice_queue::pmt`]).
+//! GNU Radio's big-endian serialization ([`sluice_pmt`]).
 
-use sluice_queue::{pmt, Tag, TagValue};
+use sluice_pmt as pmt;
+use sluice_queue::{Tag, TagValue};
 use std::sync::Arc;
 
 /// The four bytes every frame starts with.

@@ -30,7 +30,7 @@
 //! state makes no system call.
 //!
 //! **Tags** ([`Tag`]: absolute item index, key, [`TagValue`], source) travel beside the items;
-//! [`pmt`] is their byte encoding for networks, GNU Radio's PMT serialization byte for byte.
+//! Their byte encoding for networks (GNU Radio's PMT serialization) is `sluice-pmt`'s.
 //!
 //! **Capacity** is rounded up so that the ring is a whole number of pages (or 2 MiB huge pages)
 //! *and* of items: for an item of `s` bytes and pages of `P` bytes, the byte size is a multiple
@@ -56,7 +56,7 @@ pub use error::QueueError;
 pub use queue::{channel, Flavor, QueueOptions, Reader, Writer};
 #[cfg(not(loom))]
 pub use shm::{ShmReader, ShmWriter};
-pub use tag::{pmt, Tag, TagValue, Uniform};
+pub use tag::{Tag, TagValue, Uniform};
 
 /// Items a queue can carry: plain old data that may cross threads.
 pub trait Item: bytemuck::Pod + Send + Sync + 'static {}

@@ -1,6 +1,5 @@
 //! Stream tags: key/value pairs attached to absolute item indices, travelling beside the items.
 
-pub mod pmt;
 mod value;
 
 use crate::sync::{lock, AtomicUsize, Mutex, Ordering};

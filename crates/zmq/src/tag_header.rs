@@ -7,13 +7,13 @@
 //! | 1 | version `0x01` |
 //! | 8 | offset of the message's first item in the sender's stream, host order |
 //! | 8 | tag count, host order |
-//! | per tag | 8-byte absolute item offset (host order), then key, value and source id as PMTs ([`sluice_queue::pmt`]) |
+//! | per tag | 8-byte absolute item offset (host order), then key, value and source id as PMTs ([`sluice_pmt`]) |
 //!
 //! The source id is a symbol, or `PMT_F` (`#f`) when the tag has none. GNU Radio writes host
 //! order; sluice writes and reads little-endian, which is host order on every machine GNU
 //! Radio's binary packages run on (x86-64, ARM64).
 
-use sluice_queue::pmt::{self, PmtError};
+use sluice_pmt::{self as pmt, PmtError};
 use sluice_queue::{Tag, TagValue};
 
 /// The header's magic.

@@ -13,7 +13,7 @@ mod common;
 
 use common::Py;
 use num_complex::{Complex32, Complex64};
-use sluice_queue::pmt;
+use sluice_pmt as pmt;
 use sluice_runtime::{
     Graph, Node, NodeError, Ports, RunOptions, StopHandle, Tag, TagPolicy, TagValue, Uniform, Work,
     WorkIo,

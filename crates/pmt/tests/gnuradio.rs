@@ -9,7 +9,7 @@
 //! fails and says so, it never skips.
 
 use num_complex::{Complex32, Complex64};
-use sluice_queue::pmt;
+use sluice_pmt as pmt;
 use sluice_queue::{TagValue, Uniform};
 use std::fmt::Write as _;
 use std::io::Write as _;

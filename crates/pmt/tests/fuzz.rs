@@ -5,7 +5,7 @@
 use num_complex::{Complex32, Complex64};
 use proptest::collection::vec;
 use proptest::prelude::*;
-use sluice_queue::pmt;
+use sluice_pmt as pmt;
 use sluice_queue::{TagValue, Uniform};
 
 fn uniform() -> impl Strategy<Value = Uniform> {

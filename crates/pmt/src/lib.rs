@@ -51,9 +51,15 @@
 //! nest at most [`MAX_DEPTH`] deep (each pair of a list counts as one level). A reader checks
 //! every count against the bytes left before it allocates anything, so a malformed frame costs
 //! an error, never a panic or a large allocation.
+//!
+//! *Architecture invariant*: the queue knows tag values, not their bytes; only the crates that
+//! speak wire formats (`sluice-net`, `sluice-zmq`) depend on this one.
 
-use super::value::{TagValue, Uniform};
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 use num_complex::{Complex32, Complex64};
+use sluice_queue::{TagValue, Uniform};
 use std::sync::Arc;
 use thiserror::Error;
 

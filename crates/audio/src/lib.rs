@@ -22,6 +22,7 @@ mod jack_source;
 pub mod jconvolver;
 mod latency;
 mod live;
+pub mod offline;
 
 pub use client::{connect_when_ready, open_client, set_freewheel, DummyServer};
 pub use error::AudioError;

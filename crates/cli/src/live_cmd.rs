@@ -98,7 +98,7 @@ fn load(args: &LiveConvolveArgs) -> anyhow::Result<LiveSpec> {
             .ir
             .as_ref()
             .expect("clap requires --ir without a config");
-        let ir = crate::convolve::read_wav(path)?;
+        let ir = sluice_audio::offline::read_wav(path)?;
         if ir.frames() == 0 {
             bail!("{}: the impulse response has no samples", path.display());
         }

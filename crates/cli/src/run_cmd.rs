@@ -1,8 +1,8 @@
 //! `sluice run [GRAPH.toml]`: runs a graph file, or the built-in default graph.
 
-use crate::control_socket::ControlSocket;
 use clap::Args;
 use sluice_graph::{LoadedGraph, Override};
+use sluice_runtime::control_socket::{self, ControlSocket};
 use sluice_runtime::{Progress, RunOptions, Scheduler, StopHandle};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -97,7 +97,7 @@ pub fn graph(args: GraphArgs) -> anyhow::Result<()> {
 /// Runs `sluice run`.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.control {
-        crate::control_socket::refuse_non_socket(path)?;
+        control_socket::refuse_non_socket(path)?;
     }
     let loaded = load(args.graph.as_ref(), &args.overrides)?;
     let LoadedGraph { graph, source } = loaded;

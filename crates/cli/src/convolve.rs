@@ -118,23 +118,15 @@ pub fn run(args: ConvolveArgs) -> anyhow::Result<()> {
             max_ir_len: args.max_ir_len,
         },
     };
-    let bar = if args.quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr())
-    };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} convolving [{bar:40}] {percent:>3}% {elapsed} (eta {eta})",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
+    let quiet = args.quiet;
+    // Made once the files are read and checked, as long as the output: a failed check
+    // draws no bar.
+    let mut bar = indicatif::ProgressBar::hidden();
     let (mut total, mut done_at) = (0, 0);
     let report = offline::convolve_files(&options, |event| match event {
         OfflineEvent::Start { total_frames } => {
             total = total_frames;
-            bar.set_length(total);
+            bar = progress_bar(total, quiet);
         }
         OfflineEvent::Progress { frames_done } => {
             // Redraw every ~1% only: the bar is cheap, but not free at small blocks.
@@ -156,4 +148,24 @@ pub fn run(args: ConvolveArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The progress bar of `total` frames on stderr (hidden if `quiet`).
+fn progress_bar(total: u64, quiet: bool) -> indicatif::ProgressBar {
+    let bar = if quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::with_draw_target(
+            Some(total),
+            indicatif::ProgressDrawTarget::stderr(),
+        )
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} convolving [{bar:40}] {percent:>3}% {elapsed} (eta {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar
 }

@@ -11,6 +11,7 @@ mod ctl_cmd;
 mod live_cmd;
 mod probe_cmd;
 mod probe_report;
+mod progress_line;
 mod run_cmd;
 
 use clap::{Parser, Subcommand};

@@ -55,6 +55,9 @@ pub enum AudioError {
         /// What is wrong and what was expected.
         message: String,
     },
+    /// A WAV file (an impulse response) could not be read.
+    #[error(transparent)]
+    Wav(#[from] sluice_formats::wav::WavError),
     /// Bad settings given by the caller (channel counts, port names, gains).
     #[error("{0}")]
     Invalid(String),

@@ -345,12 +345,8 @@ impl Parser {
             .get(7)
             .ok_or_else(|| self.err("missing parameter 8 (file)"))?;
         let path = self.cdir.join(name);
-        let mut reader =
-            sluice_formats::wav::WavReader::open(&path).map_err(|e| self.err(e.to_string()))?;
-        let info = reader.info();
-        let channels = reader
-            .read_channels()
-            .map_err(|e| self.err(e.to_string()))?;
+        let audio = crate::offline::read_wav(&path).map_err(|e| self.err(e.to_string()))?;
+        let channels = audio.channels;
         if channel < 1 || channel > channels.len() {
             return Err(self.err(format!(
                 "{}: channel {channel} does not exist (the file has {})",
@@ -359,16 +355,16 @@ impl Parser {
             )));
         }
         match self.rate {
-            Some((r, line)) if r != info.sample_rate => {
+            Some((r, line)) if r != audio.rate => {
                 return Err(self.err(format!(
                     "{} is {} Hz but the file on line {line} is {r} Hz; all impulse files must \
                      have one rate",
                     path.display(),
-                    info.sample_rate
+                    audio.rate
                 )))
             }
             Some(_) => {}
-            None => self.rate = Some((info.sample_rate, self.line)),
+            None => self.rate = Some((audio.rate, self.line)),
         }
         let data = &channels[channel - 1];
         if offset > data.len() {

@@ -17,14 +17,17 @@
 mod client;
 mod error;
 pub mod graph_blocks;
+mod ir_file;
 mod jack_sink;
 mod jack_source;
 pub mod jconvolver;
 mod latency;
 mod live;
+pub mod offline;
 
 pub use client::{connect_when_ready, open_client, set_freewheel, DummyServer};
 pub use error::AudioError;
+pub use ir_file::live_spec_from_wav;
 /// The `jack` crate sluice-audio is built on, for clients of one's own (tests, tools).
 pub use jack;
 pub use jack_sink::{JackPorts, JackSink};

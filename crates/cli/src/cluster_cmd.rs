@@ -4,22 +4,19 @@
 //! address) alive under a lease, so a dead worker disappears within the lease's TTL. A run
 //! records its placement under `/sluice/CLUSTER/runs/RUN/` while it lasts.
 
+use crate::cluster_run_cmd::{ClusterRunArgs, PlanArgs};
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use sluice_cluster::control::{self, ControlOptions, HostStatus, LeaseOptions};
 use sluice_cluster::etcd::Etcd;
 use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
-use sluice_cluster::membership;
-use sluice_cluster::placement::{self, PlanOptions};
+use sluice_cluster::membership::{self, RegistrationEvent};
 use sluice_cluster::worker::{Worker, WorkerOptions};
-use sluice_graph::Override;
 use sluice_net::auth::ClusterKey;
 use sluice_runtime::StopHandle;
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where `sluice cluster up --local` keeps its clusters' state.
 const DEFAULT_BASE: &str = "/run/sluice/clusters";
@@ -111,43 +108,6 @@ pub struct ClusterRef {
     pub base_dir: PathBuf,
 }
 
-/// Arguments of `sluice cluster plan`.
-#[derive(Args, Debug)]
-pub struct PlanArgs {
-    /// Graph file whose nodes name their hosts.
-    pub graph: PathBuf,
-    /// Override a node's parameter, as for `sluice run`.
-    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
-    pub overrides: Vec<Override>,
-    /// Port of the first stream between hosts (the next ones count up).
-    #[arg(long, default_value_t = 7400)]
-    pub first_port: u16,
-}
-
-/// Arguments of `sluice cluster run`.
-#[derive(Args, Debug)]
-pub struct ClusterRunArgs {
-    /// Graph file whose nodes name their hosts.
-    pub graph: PathBuf,
-    #[command(flatten)]
-    pub cluster: ClusterRef,
-    /// Override a node's parameter, as for `sluice run`.
-    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
-    pub overrides: Vec<Override>,
-    /// Port of the first stream between hosts (the next ones count up).
-    #[arg(long, default_value_t = 7400)]
-    pub first_port: u16,
-    /// Print each host's per-node statistics at the end.
-    #[arg(long)]
-    pub stats: bool,
-    /// Seconds to wait for a worker to answer (connection, key check, loading).
-    #[arg(long, default_value_t = 30.0)]
-    pub timeout: f64,
-    /// Do not show the live table.
-    #[arg(long, short)]
-    pub quiet: bool,
-}
-
 /// Runs `sluice worker`.
 pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
     let key = ClusterKey::load(&args.key_file)?;
@@ -172,7 +132,23 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
     let keeper = {
         let (stop, name, cluster) = (stop.clone(), args.name.clone(), args.cluster.clone());
         std::thread::spawn(move || {
-            keep_registered(registration, &etcd, &cluster, &name, control, &stop)
+            let report = |event: RegistrationEvent<'_>| match event {
+                RegistrationEvent::Renewed => eprintln!(
+                    "sluice worker {name}: its registration had expired; registered again"
+                ),
+                RegistrationEvent::Retrying(e) => {
+                    eprintln!("sluice worker {name}: registering again: {e} (retrying)")
+                }
+            };
+            membership::keep_registered(
+                registration,
+                &etcd,
+                &cluster,
+                &name,
+                control,
+                &stop,
+                report,
+            )
         })
     };
     let served = worker.serve(&stop);
@@ -182,47 +158,14 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
     Ok(served?)
 }
 
-/// Keeps the worker registered until `stop`: a registration whose lease etcd let expire (the
-/// host was cut off, or etcd was away, longer than its TTL) is made again once etcd answers.
-fn keep_registered(
-    mut registration: membership::Registration,
-    etcd: &Etcd,
-    cluster: &str,
-    name: &str,
-    control: SocketAddr,
-    stop: &StopHandle,
-) {
-    let mut said = false;
-    while !stop.is_stopped() {
-        std::thread::sleep(Duration::from_millis(200));
-        if registration.is_alive() {
-            continue;
-        }
-        match membership::register(etcd, cluster, name, control) {
-            Ok(again) => {
-                eprintln!("sluice worker {name}: its registration had expired; registered again");
-                registration = again;
-                said = false;
-            }
-            // Once per outage: the next tries follow every 200 ms.
-            Err(e) if !said => {
-                eprintln!("sluice worker {name}: registering again: {e} (retrying)");
-                said = true;
-            }
-            Err(_) => {}
-        }
-    }
-    drop(registration);
-}
-
 /// Runs `sluice cluster …`.
 pub fn run(cmd: ClusterCommand) -> anyhow::Result<()> {
     match cmd {
         ClusterCommand::Up(args) => up(args),
         ClusterCommand::Down(args) => down(args),
         ClusterCommand::Status(args) => status(args),
-        ClusterCommand::Plan(args) => plan(args),
-        ClusterCommand::Run(args) => run_graph(args),
+        ClusterCommand::Plan(args) => crate::cluster_run_cmd::plan(args),
+        ClusterCommand::Run(args) => crate::cluster_run_cmd::run_graph(args),
     }
 }
 
@@ -332,13 +275,13 @@ fn only_cluster(base: &Path, name: Option<&str>) -> anyhow::Result<String> {
 }
 
 /// The etcd URL, cluster name and key a command uses.
-struct Target {
-    name: String,
-    etcd: Etcd,
-    key: ClusterKey,
+pub(crate) struct Target {
+    pub(crate) name: String,
+    pub(crate) etcd: Etcd,
+    pub(crate) key: ClusterKey,
 }
 
-fn target(r: &ClusterRef) -> anyhow::Result<Target> {
+pub(crate) fn target(r: &ClusterRef) -> anyhow::Result<Target> {
     if let Some(url) = &r.etcd {
         let key_file = r
             .key_file
@@ -361,7 +304,10 @@ fn target(r: &ClusterRef) -> anyhow::Result<Target> {
 }
 
 /// Registered workers: name → control address.
-fn registered_workers(etcd: &Etcd, cluster: &str) -> anyhow::Result<BTreeMap<String, String>> {
+pub(crate) fn registered_workers(
+    etcd: &Etcd,
+    cluster: &str,
+) -> anyhow::Result<BTreeMap<String, String>> {
     Ok(membership::workers(etcd, cluster)?
         .into_iter()
         .map(|(name, addr)| (name, addr.to_string()))
@@ -376,165 +322,4 @@ fn status(r: ClusterRef) -> anyhow::Result<()> {
         println!("  {name:<6} {addr}");
     }
     Ok(())
-}
-
-fn plan(args: PlanArgs) -> anyhow::Result<()> {
-    let text = sluice_graph::read(&args.graph)?;
-    let opts = PlanOptions {
-        first_port: args.first_port,
-        overrides: args.overrides,
-        ..PlanOptions::default()
-    };
-    let plan = placement::plan(
-        &text,
-        &args.graph.display().to_string(),
-        &crate::registry(),
-        &opts,
-    )?;
-    for s in &plan.streams {
-        println!(
-            "# stream {} on port {} ({}{})",
-            s.describe(),
-            s.port,
-            s.item,
-            vlen_text(s.vlen)
-        );
-    }
-    for (primary, standby) in plan.standbys() {
-        println!("# standby: host {standby} runs a hot copy of host {primary}'s partition and takes over when {primary} fails");
-    }
-    for p in &plan.partitions {
-        let role = match (&p.standby, &p.standby_of) {
-            (Some(s), _) => format!(" [standby {s}]"),
-            (_, Some(primary)) => format!(" [hot standby of {primary}]"),
-            _ => String::new(),
-        };
-        println!(
-            "\n# ---- host {} ({}){role}: {}\n{}",
-            p.host,
-            p.address,
-            p.nodes.join(", "),
-            p.text
-        );
-    }
-    Ok(())
-}
-
-fn vlen_text(vlen: usize) -> String {
-    if vlen > 1 {
-        format!("[{vlen}]")
-    } else {
-        String::new()
-    }
-}
-
-fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
-    let t = target(&args.cluster)?;
-    let workers = registered_workers(&t.etcd, &t.name)?;
-    let addresses = workers
-        .iter()
-        .filter_map(|(name, control)| {
-            let ip = control.parse::<SocketAddr>().ok()?.ip();
-            Some((name.clone(), ip.to_string()))
-        })
-        .collect();
-    let text = sluice_graph::read(&args.graph)?;
-    let origin = args.graph.display().to_string();
-    let plan = placement::plan(
-        &text,
-        &origin,
-        &crate::registry(),
-        &PlanOptions {
-            first_port: args.first_port,
-            overrides: args.overrides.clone(),
-            addresses,
-            // Each worker passes its own key file to its streams.
-            stream_params: toml::Table::new(),
-        },
-    )?;
-    let run = format!("{}-{}", std::process::id(), unix_seconds());
-    let partitions: Vec<(String, String)> = plan
-        .partitions
-        .iter()
-        .map(|p| (p.host.clone(), p.text.clone()))
-        .collect();
-    let record = membership::RunRecord::write(&t.etcd, &t.name, &run, &partitions)?;
-    eprintln!(
-        "sluice: running {origin} on cluster {}: {} hosts, {} streams between them",
-        t.name,
-        plan.partitions.len(),
-        plan.streams.len()
-    );
-    for (primary, standby) in plan.standbys() {
-        eprintln!("sluice: host {standby} is the hot standby of host {primary}");
-    }
-    let stop = StopHandle::new();
-    let signals = sluice_runtime::os::stop_on_signals(stop.clone());
-    let opts = ControlOptions {
-        run,
-        key: t.key.clone(),
-        timeout: Duration::from_secs_f64(args.timeout.max(0.1)),
-        cwd: std::env::current_dir()?.display().to_string(),
-        stop: stop.clone(),
-        // The pairs' partition leases live in the cluster's etcd, as the workers reach it.
-        leases: Some(LeaseOptions::new(t.etcd.url(), &t.name)),
-    };
-    let live = !args.quiet && std::io::stderr().is_terminal();
-    let mut drawn_lines = 0usize;
-    let mut last_draw = Instant::now();
-    let report = control::run(&plan, &workers, &opts, |hosts: &[HostStatus]| {
-        if live && last_draw.elapsed() > Duration::from_millis(250) {
-            last_draw = Instant::now();
-            let table = control::render_table(hosts);
-            // Redraw in place: up as many lines as last time, clear below.
-            if drawn_lines > 0 {
-                eprint!("\x1b[{drawn_lines}A\x1b[J");
-            }
-            eprint!("{table}");
-            drawn_lines = table.lines().count();
-        }
-    })?;
-    drop(record);
-    if live && drawn_lines > 0 {
-        eprint!("\x1b[{drawn_lines}A\x1b[J");
-    }
-    eprint!("{}", report.render());
-    if args.stats {
-        for h in &report.hosts {
-            if let Some(control::Outcome::Done { table, .. }) = &h.outcome {
-                println!("host {}:\n{table}", h.host);
-            }
-        }
-    }
-    for h in &report.hosts {
-        if let Some(control::Outcome::Done { warnings, .. }) = &h.outcome {
-            for w in warnings {
-                eprintln!("sluice: warning: host {}: {w}", h.host);
-            }
-        }
-    }
-    for failover in report.failovers() {
-        eprintln!("sluice: failed over: {failover} (its partner finished the partition)");
-    }
-    let signal = signals.signal();
-    drop(signals);
-    if let Some(failure) = report.first_failure() {
-        bail!("{origin}: {failure}");
-    }
-    eprintln!(
-        "sluice: {} hosts finished in {:.3} s",
-        report.hosts.len(),
-        report.wall_s
-    );
-    if let Some(signal) = signal {
-        eprintln!("sluice: stopped by signal {signal}: every host stopped its sources and finished its files");
-        std::process::exit(128 + signal);
-    }
-    Ok(())
-}
-
-fn unix_seconds() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }

@@ -9,9 +9,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context as _};
+use anyhow::bail;
 use sluice_audio::{LiveConvolver, LiveSpec};
-use sluice_conv::{IrMatrix, Layout, Partitioning};
+use sluice_conv::Partitioning;
 
 /// `sluice live …`: JACK clients.
 #[derive(clap::Subcommand, Debug)]
@@ -98,25 +98,7 @@ fn load(args: &LiveConvolveArgs) -> anyhow::Result<LiveSpec> {
             .ir
             .as_ref()
             .expect("clap requires --ir without a config");
-        let ir = crate::convolve::read_wav(path)?;
-        if ir.frames() == 0 {
-            bail!("{}: the impulse response has no samples", path.display());
-        }
-        let inputs = args.inputs.unwrap_or(if ir.channels.len() == 4 {
-            2
-        } else {
-            ir.channels.len()
-        });
-        let layout = Layout::choose(inputs, ir.channels.len())
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let irs: IrMatrix = layout
-            .matrix(inputs, &ir.channels)
-            .with_context(|| format!("{}", path.display()))?;
-        let outputs = irs.outputs();
-        let mut spec = LiveSpec::new("sluice-convolve", irs);
-        spec.ir_rate = Some(ir.rate);
-        spec.dry_sources = (0..outputs).map(|o| Some(layout.dry_source(o))).collect();
-        spec
+        sluice_audio::live_spec_from_wav(path, args.inputs)?
     };
     if !(0.0..=1.0).contains(&args.mix) {
         bail!("--mix must be between 0 and 1, got {}", args.mix);

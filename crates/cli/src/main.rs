@@ -5,10 +5,13 @@
 
 mod amps_cmd;
 mod cluster_cmd;
-mod control_socket;
+mod cluster_run_cmd;
 mod convolve;
+mod ctl_cmd;
 mod live_cmd;
 mod probe_cmd;
+mod probe_report;
+mod progress_line;
 mod run_cmd;
 
 use clap::{Parser, Subcommand};
@@ -27,7 +30,7 @@ enum Command {
     Run(run_cmd::RunArgs),
     /// Talk to a running graph through its control socket (`sluice run GRAPH --control
     /// SOCKET`): change a parameter while it runs, list what can be changed, or stop it.
-    Ctl(control_socket::CtlArgs),
+    Ctl(ctl_cmd::CtlArgs),
     /// List every block type with its ports, parameters and one line of help, or describe one.
     Blocks(BlocksArgs),
     /// Check a graph file and draw it as Graphviz DOT (`sluice graph --dot g.toml | dot -Tpng`).
@@ -104,7 +107,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run_cmd::run(args),
-        Command::Ctl(args) => control_socket::ctl(args),
+        Command::Ctl(args) => ctl_cmd::ctl(args),
         Command::Blocks(args) => blocks(args),
         Command::Graph(args) => run_cmd::graph(args),
         Command::Convolve(args) => convolve::run(args),

@@ -4,15 +4,13 @@
 //! machines); `loop` runs the whole loop on this machine with the reflectors as child
 //! processes on loopback; `table` puts several runs side by side with what each hop added.
 
+use crate::probe_report::{self, TableArgs};
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use sluice_bench::plot::{lines, Series};
-use sluice_bench::report::{machine_description, Table};
-use sluice_net::probe::{Origin, OriginConfig, OriginRun, Reflector, Relay, Summary};
+use sluice_net::probe::{self, cpu_line, LocalHops, Origin, OriginConfig, Reflector, Relay};
 use sluice_net::TcpOptions;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::Duration;
 
 /// The probe's roles and reports.
@@ -95,7 +93,8 @@ impl Via {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// The word for such a hop in reports (`reflector`, `relay`).
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Via::Reflector => "reflector",
             Via::Relay => "relay",
@@ -125,22 +124,7 @@ pub struct RelayArgs {
 pub struct Rate(pub Option<f64>);
 
 fn parse_rate(s: &str) -> Result<Rate, String> {
-    let t = s.trim();
-    if t.eq_ignore_ascii_case("full") || t == "0" {
-        return Ok(Rate(None));
-    }
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
-        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
-        _ => (t, 1.0),
-    };
-    match num.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(Rate(Some(v * mult))),
-        _ => Err(format!(
-            "'{s}' is not a bit rate (use 70M, 1.5G, 800k, a number of bits per second, or full)"
-        )),
-    }
+    probe::parse_bit_rate(s).map(Rate)
 }
 
 /// Arguments of `sluice probe origin`.
@@ -205,17 +189,6 @@ pub struct LoopArgs {
     pub reflect: ReflectOpts,
 }
 
-/// Arguments of `sluice probe table`.
-#[derive(Args, Debug)]
-pub struct TableArgs {
-    /// JSON summaries written by `origin` or `loop`.
-    #[arg(required = true)]
-    pub files: Vec<PathBuf>,
-    /// Also write the table as CSV here.
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
-}
-
 /// Runs `sluice probe …`.
 pub fn run(cmd: ProbeCommand) -> anyhow::Result<()> {
     match cmd {
@@ -223,7 +196,7 @@ pub fn run(cmd: ProbeCommand) -> anyhow::Result<()> {
         ProbeCommand::Reflect(a) => reflect(a),
         ProbeCommand::Relay(a) => relay(a),
         ProbeCommand::Loop(a) => run_loop(a),
-        ProbeCommand::Table(a) => table(a),
+        ProbeCommand::Table(a) => probe_report::table(a),
     }
 }
 
@@ -254,7 +227,7 @@ fn origin(a: OriginArgs) -> anyhow::Result<()> {
     let cpu0 = sluice_os::process_cpu_time();
     let run = origin.run()?;
     let cpu = (sluice_os::process_cpu_time() - cpu0).as_secs_f64();
-    report(&a.opts, &run, cpu, &[])
+    probe_report::report(&a.opts, &run, cpu, &[])
 }
 
 fn reflect_options(o: &ReflectOpts, timeout: Duration) -> (TcpOptions, TcpOptions) {
@@ -296,7 +269,7 @@ fn reflect(a: ReflectArgs) -> anyhow::Result<()> {
         a.opts.flush_us,
         a.opts.spin_us
     );
-    println!("reflect-cpu {cpu:.6} {bytes}");
+    println!("{}", cpu_line(cpu, bytes));
     Ok(())
 }
 
@@ -319,22 +292,8 @@ fn relay(a: RelayArgs) -> anyhow::Result<()> {
         "relay: passed {} bytes forward and {} back, CPU {cpu:.3} s (delay {} µs)",
         st.forward, st.back, a.delay_us
     );
-    println!("reflect-cpu {cpu:.6} {}", st.forward);
+    println!("{}", cpu_line(cpu, st.forward));
     Ok(())
-}
-
-/// Child processes that are killed if the loop ends before they do.
-struct Children(Vec<Child>);
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            if matches!(c.try_wait(), Ok(None)) {
-                let _ = c.kill();
-            }
-            let _ = c.wait();
-        }
-    }
 }
 
 fn run_loop(a: LoopArgs) -> anyhow::Result<()> {
@@ -347,19 +306,11 @@ fn run_loop(a: LoopArgs) -> anyhow::Result<()> {
         .zip(origin.from_addr())
         .context("the origin's listeners have no address")?;
     let exe = std::env::current_exe().context("cannot find the sluice executable")?;
-    let mut children = Children(Vec::new());
-    let mut outputs = Vec::new();
-    let mut prev = out_addr.to_string();
-    for i in 1..=a.reflectors {
+    let hops = LocalHops::start(a.reflectors, out_addr, back_addr, |from, to| {
         let r = &a.reflect;
-        let to = if i == a.reflectors {
-            format!("tcp://{back_addr}")
-        } else {
-            "tcp-listen://127.0.0.1:0".to_string()
-        };
         let mut cmd = Command::new(&exe);
         cmd.args(["probe", a.origin.via.command()])
-            .args(["--from", &format!("tcp://{prev}"), "--to", &to])
+            .args(["--from", from, "--to", to])
             .args(["--timeout", &a.origin.timeout.to_string()]);
         if a.origin.via == Via::Reflector {
             cmd.args(["--threads", &r.threads.to_string()])
@@ -368,301 +319,13 @@ fn run_loop(a: LoopArgs) -> anyhow::Result<()> {
                 .args(["--frame-bytes", &r.frame_bytes.to_string()])
                 .args(["--retention-bytes", &r.retention_bytes.to_string()]);
         }
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("cannot start {}", exe.display()))?;
-        let mut out = BufReader::new(child.stdout.take().context("no reflector stdout")?);
-        children.0.push(child);
-        let mut line = String::new();
-        out.read_line(&mut line)
-            .context("reading the reflector's first line")?;
-        if i < a.reflectors {
-            prev = line
-                .trim()
-                .split_once(": listening on ")
-                .map(|(_, a)| a)
-                .with_context(|| format!("reflector {i} said '{}'", line.trim()))?
-                .to_string();
-        }
-        outputs.push(out);
-    }
+        cmd
+    })?;
     let mut opts = a.origin.clone();
     opts.hops = a.reflectors;
     let cpu0 = sluice_os::process_cpu_time();
     let run = origin.run()?;
     let cpu = (sluice_os::process_cpu_time() - cpu0).as_secs_f64();
-    let mut reflector_cpu = Vec::new();
-    for (child, out) in children.0.iter_mut().zip(outputs) {
-        let status = child.wait().context("waiting for a reflector")?;
-        let mut cpu = None;
-        for line in out.lines() {
-            let line = line.unwrap_or_default();
-            if let Some(rest) = line.strip_prefix("reflect-cpu ") {
-                cpu = rest.split(' ').next().and_then(|v| v.parse::<f64>().ok());
-            } else {
-                println!("  {line}");
-            }
-        }
-        anyhow::ensure!(status.success(), "a reflector failed ({status})");
-        reflector_cpu.push(cpu.unwrap_or(f64::NAN));
-    }
-    report(&opts, &run, cpu, &reflector_cpu)
-}
-
-fn rate_words(rate: Option<f64>) -> String {
-    match rate {
-        None => "full speed".to_string(),
-        Some(r) if r >= 1e9 => format!("{} Gbit/s", r / 1e9),
-        Some(r) if r >= 1e6 => format!("{} Mbit/s", r / 1e6),
-        Some(r) => format!("{} kbit/s", r / 1e3),
-    }
-}
-
-/// Prints a run's summary and writes its CSV (every packet), JSON (the summary) and PNG.
-fn report(
-    o: &OriginOpts,
-    run: &OriginRun,
-    origin_cpu: f64,
-    reflector_cpu: &[f64],
-) -> anyhow::Result<()> {
-    let lat: Vec<f64> = run.samples.iter().map(|s| s.latency_us()).collect();
-    let s = Summary::of(&lat).context("no packet came back")?;
-    let n = run.samples.len() as f64;
-    let label = o.label.clone().unwrap_or_else(|| {
-        format!(
-            "{} machines ({} {}{}), {}",
-            o.hops + 1,
-            o.hops,
-            o.via.name(),
-            if o.hops == 1 { "" } else { "s" },
-            rate_words(o.rate.0)
-        )
-    });
-    let achieved = n * o.size as f64 * 8.0 / run.secs.max(1e-9);
-    println!("# {}", machine_description());
-    println!(
-        "probe: {} packets (after {} warm-up packets) of {} bytes at {} through {} {}{} ({}; {:.1} Mbit/s achieved, {:.2} s): every packet came back, in order and unaltered",
-        run.samples.len(),
-        o.warmup,
-        o.size,
-        rate_words(o.rate.0),
-        o.hops,
-        o.via.name(),
-        if o.hops == 1 { "" } else { "s" },
-        label,
-        achieved / 1e6,
-        run.secs
-    );
-    println!(
-        "latency µs: mean {:.1}  jitter (σ) {:.1}  min {:.1}  p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
-        s.mean, s.std, s.min, s.p50, s.p99, s.p999, s.max
-    );
-    let per = |cpu: f64| cpu / n * 1e6;
-    let refl: Vec<String> = reflector_cpu
-        .iter()
-        .map(|c| format!("{c:.3} s ({:.2} µs/packet)", per(*c)))
-        .collect();
-    println!(
-        "frames back {} ({:.2} packets per frame, {} reads); CPU: origin {origin_cpu:.3} s ({:.2} µs/packet){}{}",
-        run.frames_back,
-        n / run.frames_back.max(1) as f64,
-        run.reads,
-        per(origin_cpu),
-        if refl.is_empty() {
-            String::new()
-        } else {
-            format!(", {}s ", o.via.name())
-        },
-        refl.join(", ")
-    );
-    std::fs::create_dir_all(&o.out)
-        .with_context(|| format!("cannot create {}", o.out.display()))?;
-    let base = o.out.join(&o.name);
-    let mut csv = String::from("seq,sent_us,received_us,latency_us\n");
-    for x in &run.samples {
-        csv.push_str(&format!(
-            "{},{:.3},{:.3},{:.3}\n",
-            x.seq,
-            x.sent_ns as f64 / 1e3,
-            x.received_ns as f64 / 1e3,
-            x.latency_us()
-        ));
-    }
-    let csv_path = base.with_extension("csv");
-    std::fs::write(&csv_path, csv).with_context(|| format!("writing {}", csv_path.display()))?;
-    let json = serde_json::json!({
-        "benchmark": "probe",
-        "machine": machine_description(),
-        "label": label,
-        "hops": o.hops,
-        "via": o.via.name(),
-        "size": o.size,
-        "count": o.count,
-        "warmup": o.warmup,
-        "rate_bps": o.rate.0,
-        "crc": o.crc,
-        "secs": run.secs,
-        "achieved_bps": achieved,
-        "frames_back": run.frames_back,
-        "summary_us": {
-            "packets": s.packets, "mean": s.mean, "std": s.std, "min": s.min, "p50": s.p50,
-            "p99": s.p99, "p999": s.p999, "max": s.max,
-        },
-        "origin_cpu_s": origin_cpu,
-        "reflector_cpu_s": reflector_cpu,
-        "peers": [run.peers.0, run.peers.1],
-    });
-    let json_path = base.with_extension("json");
-    std::fs::write(&json_path, serde_json::to_string_pretty(&json)?)
-        .with_context(|| format!("writing {}", json_path.display()))?;
-    let png = base.with_extension("png");
-    lines(
-        &png,
-        &format!("Latency per packet: {label}"),
-        "packet",
-        "latency (µs)",
-        &[Series {
-            label: format!(
-                "mean {:.0} µs, jitter {:.0} µs, p99 {:.0} µs",
-                s.mean, s.std, s.p99
-            ),
-            style: 2,
-            group: 0,
-            points: run
-                .samples
-                .iter()
-                .map(|x| (x.seq as f64, x.latency_us()))
-                .collect(),
-        }],
-    )?;
-    println!(
-        "wrote {}, {} and {}",
-        csv_path.display(),
-        json_path.display(),
-        png.display()
-    );
-    Ok(())
-}
-
-/// One run's summary as `table` reads it back.
-struct Row {
-    label: String,
-    via: String,
-    hops: u64,
-    size: u64,
-    rate: Option<f64>,
-    s: Summary,
-}
-
-fn read_row(path: &Path) -> anyhow::Result<Row> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
-    let bad = || anyhow::anyhow!("{}: not a `sluice probe` summary", path.display());
-    let num = |x: &serde_json::Value, k: &str| x.get(k).and_then(|y| y.as_f64()).ok_or_else(bad);
-    let su = v.get("summary_us").ok_or_else(bad)?;
-    Ok(Row {
-        label: v
-            .get("label")
-            .and_then(|l| l.as_str())
-            .ok_or_else(bad)?
-            .to_string(),
-        via: v
-            .get("via")
-            .and_then(|l| l.as_str())
-            .unwrap_or("reflector")
-            .to_string(),
-        hops: num(&v, "hops")? as u64,
-        size: num(&v, "size")? as u64,
-        rate: v.get("rate_bps").and_then(|r| r.as_f64()),
-        s: Summary {
-            packets: num(su, "packets")? as u64,
-            mean: num(su, "mean")?,
-            std: num(su, "std")?,
-            min: num(su, "min")?,
-            p50: num(su, "p50")?,
-            p99: num(su, "p99")?,
-            p999: num(su, "p999")?,
-            max: num(su, "max")?,
-        },
-    })
-}
-
-fn table(a: TableArgs) -> anyhow::Result<()> {
-    let rows: Vec<Row> = a
-        .files
-        .iter()
-        .map(|f| read_row(f))
-        .collect::<anyhow::Result<_>>()?;
-    let mut t = Table::new(&[
-        "run",
-        "hops",
-        "via",
-        "rate",
-        "packets",
-        "mean µs",
-        "jitter µs",
-        "p50 µs",
-        "p99 µs",
-        "p99.9 µs",
-        "max µs",
-    ]);
-    for r in &rows {
-        t.push(vec![
-            r.label.clone(),
-            r.hops.to_string(),
-            r.via.clone(),
-            rate_words(r.rate),
-            r.s.packets.to_string(),
-            format!("{:.1}", r.s.mean),
-            format!("{:.1}", r.s.std),
-            format!("{:.1}", r.s.p50),
-            format!("{:.1}", r.s.p99),
-            format!("{:.1}", r.s.p999),
-            format!("{:.1}", r.s.max),
-        ]);
-    }
-    print!("{}", t.render());
-    let mut added = Table::new(&[
-        "hop added",
-        "rate",
-        "mean µs",
-        "jitter µs",
-        "p50 µs",
-        "p99 µs",
-    ]);
-    for more in &rows {
-        let fewer = rows.iter().find(|f| {
-            f.hops + 1 == more.hops
-                && f.rate == more.rate
-                && f.size == more.size
-                && f.via == more.via
-        });
-        if let Some(f) = fewer {
-            let d = more.s.added_over(&f.s);
-            added.push(vec![
-                format!("{} -> {} {}s", f.hops, more.hops, more.via),
-                rate_words(more.rate),
-                format!("{:+.1}", d.mean),
-                format!("{:.1}", d.jitter),
-                format!("{:+.1}", more.s.p50 - f.s.p50),
-                format!("{:+.1}", d.p99),
-            ]);
-        }
-    }
-    if !added.rows.is_empty() {
-        println!("\nadded per hop (the seed's arithmetic: difference of means, jitter sqrt(σ² − σ₀²); differences of p50s and p99s):");
-        print!("{}", added.render());
-    }
-    if let Some(csv) = a.csv {
-        let mut all = t.to_csv();
-        if !added.rows.is_empty() {
-            all.push('\n');
-            all.push_str(&added.to_csv());
-        }
-        std::fs::write(&csv, all).with_context(|| format!("writing {}", csv.display()))?;
-    }
-    Ok(())
+    let reflector_cpu = hops.finish(|line| println!("  {line}"))?;
+    probe_report::report(&opts, &run, cpu, &reflector_cpu)
 }

@@ -13,11 +13,16 @@
 //! A worker that dies stops renewing its lease and disappears from the list within the TTL.
 
 use crate::etcd::{Etcd, EtcdError, KeepAlive, LeaseId};
+use sluice_runtime::StopHandle;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 /// Seconds a worker's registration outlives its last renewal.
 pub const WORKER_TTL_S: i64 = 3;
+
+/// How often [`keep_registered`] checks that its registration is alive.
+const RECHECK: Duration = Duration::from_millis(200);
 
 /// The key of worker `name` of `cluster`.
 pub fn worker_key(cluster: &str, name: &str) -> String {
@@ -79,6 +84,51 @@ pub fn register(
         lease,
         keep_alive: Some(KeepAlive::start(etcd.clone(), lease, WORKER_TTL_S)),
     })
+}
+
+/// What [`keep_registered`] has to report, for its caller to print or log.
+#[derive(Debug)]
+pub enum RegistrationEvent<'a> {
+    /// The registration's lease had expired (the host was cut off, or etcd was away, longer
+    /// than its TTL); the worker is registered again.
+    Renewed,
+    /// Registering again failed; reported once per outage, while tries go on every 200 ms.
+    Retrying(&'a EtcdError),
+}
+
+/// Keeps worker `name` of `cluster` registered until `stop`: a registration whose lease etcd
+/// let expire is made again once etcd answers. Checks every 200 ms; `report` hears of each
+/// renewal and of the first failure of each outage. The registration is revoked on return.
+pub fn keep_registered(
+    mut registration: Registration,
+    etcd: &Etcd,
+    cluster: &str,
+    name: &str,
+    control: SocketAddr,
+    stop: &StopHandle,
+    mut report: impl FnMut(RegistrationEvent<'_>),
+) {
+    let mut said = false;
+    while !stop.is_stopped() {
+        std::thread::sleep(RECHECK);
+        if registration.is_alive() {
+            continue;
+        }
+        match register(etcd, cluster, name, control) {
+            Ok(again) => {
+                report(RegistrationEvent::Renewed);
+                registration = again;
+                said = false;
+            }
+            // Once per outage: the next tries follow every 200 ms.
+            Err(e) if !said => {
+                report(RegistrationEvent::Retrying(&e));
+                said = true;
+            }
+            Err(_) => {}
+        }
+    }
+    drop(registration);
 }
 
 /// The registered workers of `cluster`: name → control address. A record that is not a

@@ -297,3 +297,34 @@ fn a_standby_wins_when_the_primary_dies() {
     }
     assert!(campaign.last_error().is_some());
 }
+
+#[test]
+fn an_expired_worker_registration_is_made_again() {
+    use sluice_cluster::membership::{self, RegistrationEvent};
+    let etcd = TestEtcd::start("reregister");
+    let c = etcd.client();
+    let control = "127.0.0.1:7000".parse().unwrap();
+    let registration = membership::register(&c, "t", "w1", control).unwrap();
+    let key = membership::worker_key("t", "w1");
+    let lease = c.get_entry(&key).unwrap().unwrap().lease.unwrap();
+    let stop = sluice_runtime::StopHandle::new();
+    let (tx, rx) = mpsc::channel();
+    let keeper = {
+        let (c, stop) = (c.clone(), stop.clone());
+        std::thread::spawn(move || {
+            membership::keep_registered(registration, &c, "t", "w1", control, &stop, |e| {
+                let _ = tx.send(matches!(e, RegistrationEvent::Renewed));
+            })
+        })
+    };
+    // As if etcd had let the lease expire: the key goes, the keep-alive fails.
+    c.revoke(lease).unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(true));
+    let again = c.get_entry(&key).unwrap().expect("registered again");
+    assert_ne!(again.lease, Some(lease));
+    assert!(membership::workers(&c, "t").unwrap().contains_key("w1"));
+    stop.stop();
+    keeper.join().unwrap();
+    // Stopping revokes the registration: the key goes at once.
+    assert_eq!(c.get(&key).unwrap(), None);
+}

@@ -103,6 +103,7 @@
 #![forbid(unsafe_code)]
 
 pub mod control;
+pub mod control_socket;
 mod error;
 mod graph;
 mod io;
@@ -116,6 +117,7 @@ mod run;
 mod stats;
 
 pub use control::{ControlError, ControlHandle, ControlSpec};
+pub use control_socket::{ControlSocket, ControlSocketError};
 pub use error::{NodeError, RuntimeError};
 pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};
 pub use io::{Input, Inputs, Output, Outputs, WorkIo};

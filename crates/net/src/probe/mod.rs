@@ -13,15 +13,23 @@
 //! [`Relay`] passes bytes on unread (a blocking `read`/`write` loop, optionally delayed): a
 //! loop of relays is the floor a hop can reach on the same machine.
 
+mod chain;
 mod origin;
 pub mod packet;
+mod rate;
 mod reflector;
 mod relay;
+mod results;
 mod stats;
 
+pub use chain::{cpu_line, LocalHops};
 pub use origin::{Origin, OriginConfig, OriginRun, Sample};
+pub use rate::{parse_bit_rate, rate_words};
 pub use reflector::Reflector;
 pub use relay::{Relay, RelayStats};
+pub use results::{
+    default_label, hops_added, read_summary, summarize, HopAdded, ProbeRecord, SummaryRow,
+};
 pub use stats::{quantile, Added, Summary};
 
 use crate::NetError;
@@ -64,6 +72,33 @@ pub enum ProbeError {
         /// What happened, and what was expected.
         what: String,
     },
+    /// A file or a process of the probe could not be read, written or started.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done, naming the file or program.
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A summary file is not JSON.
+    #[error("{}: not JSON: {source}", .path.display())]
+    NotJson {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A JSON file is not a summary written by the probe.
+    #[error("{}: not a `sluice probe` summary", .0.display())]
+    NotSummary(std::path::PathBuf),
+    /// No timed packet came back.
+    #[error("no packet came back")]
+    NoPackets,
+    /// A hop process of a local loop failed.
+    #[error("a reflector failed ({0})")]
+    HopFailed(std::process::ExitStatus),
     /// The other direction of the loop failed first (its error is reported instead).
     #[error("stopped because the other direction of the loop failed")]
     Aborted,

@@ -1,0 +1,214 @@
+//! `sluice cluster plan` and `sluice cluster run`: a graph split over a cluster's hosts.
+
+use crate::cluster_cmd::{registered_workers, target, ClusterRef};
+use anyhow::bail;
+use clap::Args;
+use sluice_cluster::control::{self, ControlOptions, HostStatus, LeaseOptions};
+use sluice_cluster::membership;
+use sluice_cluster::placement::{self, PlanOptions};
+use sluice_graph::Override;
+use sluice_runtime::StopHandle;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Arguments of `sluice cluster plan`.
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// Graph file whose nodes name their hosts.
+    pub graph: PathBuf,
+    /// Override a node's parameter, as for `sluice run`.
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    pub overrides: Vec<Override>,
+    /// Port of the first stream between hosts (the next ones count up).
+    #[arg(long, default_value_t = 7400)]
+    pub first_port: u16,
+}
+
+/// Arguments of `sluice cluster run`.
+#[derive(Args, Debug)]
+pub struct ClusterRunArgs {
+    /// Graph file whose nodes name their hosts.
+    pub graph: PathBuf,
+    #[command(flatten)]
+    pub cluster: ClusterRef,
+    /// Override a node's parameter, as for `sluice run`.
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    pub overrides: Vec<Override>,
+    /// Port of the first stream between hosts (the next ones count up).
+    #[arg(long, default_value_t = 7400)]
+    pub first_port: u16,
+    /// Print each host's per-node statistics at the end.
+    #[arg(long)]
+    pub stats: bool,
+    /// Seconds to wait for a worker to answer (connection, key check, loading).
+    #[arg(long, default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Do not show the live table.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Runs `sluice cluster plan`: prints each host's partition.
+pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
+    let text = sluice_graph::read(&args.graph)?;
+    let opts = PlanOptions {
+        first_port: args.first_port,
+        overrides: args.overrides,
+        ..PlanOptions::default()
+    };
+    let plan = placement::plan(
+        &text,
+        &args.graph.display().to_string(),
+        &crate::registry(),
+        &opts,
+    )?;
+    for s in &plan.streams {
+        println!(
+            "# stream {} on port {} ({}{})",
+            s.describe(),
+            s.port,
+            s.item,
+            vlen_text(s.vlen)
+        );
+    }
+    for (primary, standby) in plan.standbys() {
+        println!("# standby: host {standby} runs a hot copy of host {primary}'s partition and takes over when {primary} fails");
+    }
+    for p in &plan.partitions {
+        let role = match (&p.standby, &p.standby_of) {
+            (Some(s), _) => format!(" [standby {s}]"),
+            (_, Some(primary)) => format!(" [hot standby of {primary}]"),
+            _ => String::new(),
+        };
+        println!(
+            "\n# ---- host {} ({}){role}: {}\n{}",
+            p.host,
+            p.address,
+            p.nodes.join(", "),
+            p.text
+        );
+    }
+    Ok(())
+}
+
+fn vlen_text(vlen: usize) -> String {
+    if vlen > 1 {
+        format!("[{vlen}]")
+    } else {
+        String::new()
+    }
+}
+
+/// Runs `sluice cluster run`.
+pub fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
+    let t = target(&args.cluster)?;
+    let workers = registered_workers(&t.etcd, &t.name)?;
+    let addresses = workers
+        .iter()
+        .filter_map(|(name, control)| {
+            let ip = control.parse::<SocketAddr>().ok()?.ip();
+            Some((name.clone(), ip.to_string()))
+        })
+        .collect();
+    let text = sluice_graph::read(&args.graph)?;
+    let origin = args.graph.display().to_string();
+    let plan = placement::plan(
+        &text,
+        &origin,
+        &crate::registry(),
+        &PlanOptions {
+            first_port: args.first_port,
+            overrides: args.overrides.clone(),
+            addresses,
+            // Each worker passes its own key file to its streams.
+            stream_params: toml::Table::new(),
+        },
+    )?;
+    let run = format!("{}-{}", std::process::id(), unix_seconds());
+    let partitions: Vec<(String, String)> = plan
+        .partitions
+        .iter()
+        .map(|p| (p.host.clone(), p.text.clone()))
+        .collect();
+    let record = membership::RunRecord::write(&t.etcd, &t.name, &run, &partitions)?;
+    eprintln!(
+        "sluice: running {origin} on cluster {}: {} hosts, {} streams between them",
+        t.name,
+        plan.partitions.len(),
+        plan.streams.len()
+    );
+    for (primary, standby) in plan.standbys() {
+        eprintln!("sluice: host {standby} is the hot standby of host {primary}");
+    }
+    let stop = StopHandle::new();
+    let signals = sluice_runtime::os::stop_on_signals(stop.clone());
+    let opts = ControlOptions {
+        run,
+        key: t.key.clone(),
+        timeout: Duration::from_secs_f64(args.timeout.max(0.1)),
+        cwd: std::env::current_dir()?.display().to_string(),
+        stop: stop.clone(),
+        // The pairs' partition leases live in the cluster's etcd, as the workers reach it.
+        leases: Some(LeaseOptions::new(t.etcd.url(), &t.name)),
+    };
+    let live = !args.quiet && std::io::stderr().is_terminal();
+    let mut drawn_lines = 0usize;
+    let mut last_draw = Instant::now();
+    let report = control::run(&plan, &workers, &opts, |hosts: &[HostStatus]| {
+        if live && last_draw.elapsed() > Duration::from_millis(250) {
+            last_draw = Instant::now();
+            let table = control::render_table(hosts);
+            // Redraw in place: up as many lines as last time, clear below.
+            if drawn_lines > 0 {
+                eprint!("\x1b[{drawn_lines}A\x1b[J");
+            }
+            eprint!("{table}");
+            drawn_lines = table.lines().count();
+        }
+    })?;
+    drop(record);
+    if live && drawn_lines > 0 {
+        eprint!("\x1b[{drawn_lines}A\x1b[J");
+    }
+    eprint!("{}", report.render());
+    if args.stats {
+        for h in &report.hosts {
+            if let Some(control::Outcome::Done { table, .. }) = &h.outcome {
+                println!("host {}:\n{table}", h.host);
+            }
+        }
+    }
+    for h in &report.hosts {
+        if let Some(control::Outcome::Done { warnings, .. }) = &h.outcome {
+            for w in warnings {
+                eprintln!("sluice: warning: host {}: {w}", h.host);
+            }
+        }
+    }
+    for failover in report.failovers() {
+        eprintln!("sluice: failed over: {failover} (its partner finished the partition)");
+    }
+    let signal = signals.signal();
+    drop(signals);
+    if let Some(failure) = report.first_failure() {
+        bail!("{origin}: {failure}");
+    }
+    eprintln!(
+        "sluice: {} hosts finished in {:.3} s",
+        report.hosts.len(),
+        report.wall_s
+    );
+    if let Some(signal) = signal {
+        eprintln!("sluice: stopped by signal {signal}: every host stopped its sources and finished its files");
+        std::process::exit(128 + signal);
+    }
+    Ok(())
+}
+
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}

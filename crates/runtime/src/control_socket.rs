@@ -1,0 +1,290 @@
+//! The control socket of a running graph: a Unix socket through which another process changes
+//! run-time parameters ([`ControlHandle`]) and stops the graph ([`StopHandle`]). The `sluice
+//! run --control PATH` option and `sluice ctl PATH …` use it; so can any other front end.
+//!
+//! The protocol is one line per command and one line per reply, so `socat` works too:
+//!
+//! | command | reply |
+//! |---|---|
+//! | `set NODE.PARAM=VALUE` | `ok NODE.PARAM=VALUE at item N` or `error: …` |
+//! | `list` | `ok NODE.PARAM NODE.PARAM …` (every run-time parameter) |
+//! | `stop` | `ok stopping` (a graceful stop, as Ctrl-C) |
+//!
+//! `N` is the item offset at which the change took effect: the node's first output item made
+//! with the new value, where a `set:PARAM` tag now sits.
+
+use crate::control::parse_value;
+use crate::{ControlHandle, StopHandle};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Why a control socket could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlSocketError {
+    /// The path exists and is not a socket; it is never deleted.
+    #[error(
+        "control socket {}: the path exists and is not a socket; choose another path \
+         (nothing was changed)",
+        path.display()
+    )]
+    NotASocket {
+        /// The path asked for.
+        path: PathBuf,
+    },
+    /// Another process listens on the socket.
+    #[error("control socket {}: another process is listening on it", path.display())]
+    InUse {
+        /// The path asked for.
+        path: PathBuf,
+    },
+    /// A stale socket left by a run that died could not be removed.
+    #[error("control socket {}: removing a stale socket: {source}", path.display())]
+    RemoveStale {
+        /// The path asked for.
+        path: PathBuf,
+        /// Why it could not be removed.
+        source: std::io::Error,
+    },
+    /// Binding the socket (or reading back its file) failed.
+    #[error("control socket {}: {source}", path.display())]
+    Bind {
+        /// The path asked for.
+        path: PathBuf,
+        /// Why binding failed.
+        source: std::io::Error,
+    },
+    /// The thread that accepts clients could not be started.
+    #[error("starting the control socket's thread: {0}")]
+    Thread(#[source] std::io::Error),
+}
+
+/// A listening control socket; removes its file when dropped.
+pub struct ControlSocket {
+    path: PathBuf,
+    /// The socket file's (device, inode), so that only our own file is removed.
+    identity: (u64, u64),
+    done: Arc<AtomicBool>,
+    stopped_here: Arc<AtomicBool>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl ControlSocket {
+    /// Listens on `path` for commands to `control` and `stop`. A path that exists and is not a
+    /// socket is refused (never deleted); a socket another process listens on is refused; a
+    /// stale socket left by a run that died is replaced.
+    pub fn bind(
+        path: &Path,
+        control: ControlHandle,
+        stop: StopHandle,
+    ) -> Result<Self, ControlSocketError> {
+        let bind_error = |source| ControlSocketError::Bind {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            refuse_non_socket(path)?;
+            debug_assert!(meta.file_type().is_socket());
+            if UnixStream::connect(path).is_ok() {
+                return Err(ControlSocketError::InUse {
+                    path: path.to_path_buf(),
+                });
+            }
+            std::fs::remove_file(path).map_err(|source| ControlSocketError::RemoveStale {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        }
+        let listener = UnixListener::bind(path).map_err(bind_error)?;
+        let meta = std::fs::symlink_metadata(path).map_err(bind_error)?;
+        let done = Arc::new(AtomicBool::new(false));
+        let stopped_here = Arc::new(AtomicBool::new(false));
+        let acceptor = {
+            let (done, stopped_here) = (Arc::clone(&done), Arc::clone(&stopped_here));
+            std::thread::Builder::new()
+                .name("sluice-control".into())
+                .spawn(move || accept(listener, control, stop, done, stopped_here))
+                .map_err(ControlSocketError::Thread)?
+        };
+        Ok(ControlSocket {
+            path: path.to_path_buf(),
+            identity: (meta.dev(), meta.ino()),
+            done,
+            stopped_here,
+            acceptor: Some(acceptor),
+        })
+    }
+
+    /// Whether a `stop` command came through this socket.
+    pub fn stopped_here(&self) -> bool {
+        self.stopped_here.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for ControlSocket {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Release);
+        // Wake the thread blocked in accept; it sees `done` and ends.
+        let _ = UnixStream::connect(&self.path);
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+        let ours = std::fs::symlink_metadata(&self.path)
+            .is_ok_and(|m| (m.dev(), m.ino()) == self.identity);
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Refuses a control socket path that exists and is not a socket (checked before anything
+/// else is opened or written, and again when binding).
+pub fn refuse_non_socket(path: &Path) -> Result<(), ControlSocketError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_socket() => Err(ControlSocketError::NotASocket {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn accept(
+    listener: UnixListener,
+    control: ControlHandle,
+    stop: StopHandle,
+    done: Arc<AtomicBool>,
+    stopped_here: Arc<AtomicBool>,
+) {
+    for stream in listener.incoming() {
+        if done.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(stream) = stream else { continue };
+        let (control, stop, stopped_here) =
+            (control.clone(), stop.clone(), Arc::clone(&stopped_here));
+        // One thread per client: a `set` may wait for its node to fire.
+        let _ = std::thread::Builder::new()
+            .name("sluice-control-client".into())
+            .spawn(move || serve(stream, &control, &stop, &stopped_here));
+    }
+}
+
+/// Answers one client's commands, a line each, until it hangs up.
+fn serve(
+    stream: UnixStream,
+    control: &ControlHandle,
+    stop: &StopHandle,
+    stopped_here: &AtomicBool,
+) {
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
+    for line in BufReader::new(stream).lines() {
+        let Ok(line) = line else { return };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let reply = reply(line, control, stop, stopped_here);
+        if writeln!(writer, "{reply}").is_err() {
+            return;
+        }
+    }
+}
+
+/// The reply line to one command line (already trimmed, not empty).
+fn reply(
+    line: &str,
+    control: &ControlHandle,
+    stop: &StopHandle,
+    stopped_here: &AtomicBool,
+) -> String {
+    match line.split_once(char::is_whitespace) {
+        Some(("set", assignment)) => set(control, assignment.trim()),
+        None if line == "stop" => {
+            stopped_here.store(true, Ordering::Release);
+            stop.stop();
+            "ok stopping".to_string()
+        }
+        None if line == "list" => {
+            let mut params = Vec::new();
+            for (node, specs) in control.controls() {
+                params.extend(specs.iter().map(|s| format!("{node}.{}", s.name)));
+            }
+            format!("ok {}", params.join(" "))
+        }
+        _ => format!("error: unknown command '{line}' (use: set NODE.PARAM=VALUE, list, stop)"),
+    }
+}
+
+/// Runs `set NODE.PARAM=VALUE`; the reply line.
+fn set(control: &ControlHandle, assignment: &str) -> String {
+    let Some((target, value)) = assignment.split_once('=') else {
+        return format!("error: '{assignment}' must be NODE.PARAM=VALUE");
+    };
+    let (target, value) = (target.trim(), value.trim());
+    let Some((node, param)) = target
+        .rsplit_once('.')
+        .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+    else {
+        return format!("error: '{target}' must name a node and a parameter as NODE.PARAM");
+    };
+    match control.set(node, param, parse_value(value)) {
+        Ok(at) => format!("ok {node}.{param}={value} at item {at}"),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_path(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("sluice-ctl-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn a_regular_file_is_refused_and_kept() {
+        let path = temp_path("file");
+        std::fs::write(&path, b"keep").unwrap();
+        let err = refuse_non_socket(&path).unwrap_err();
+        assert!(matches!(err, ControlSocketError::NotASocket { .. }));
+        assert!(err.to_string().contains("is not a socket"));
+        assert_eq!(std::fs::read(&path).unwrap(), b"keep");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn replies_and_removes_its_file() {
+        let path = temp_path("sock");
+        let _ = std::fs::remove_file(&path);
+        let (control, stop) = (crate::Graph::new().control_handle(), StopHandle::new());
+        let socket = ControlSocket::bind(&path, control, stop.clone()).unwrap();
+        assert!(matches!(
+            ControlSocket::bind(
+                &path,
+                crate::Graph::new().control_handle(),
+                StopHandle::new()
+            ),
+            Err(ControlSocketError::InUse { .. })
+        ));
+        let mut client = UnixStream::connect(&path).unwrap();
+        let mut lines = BufReader::new(client.try_clone().unwrap()).lines();
+        let mut ask = |command: &str| {
+            writeln!(client, "{command}").unwrap();
+            lines.next().unwrap().unwrap()
+        };
+        assert_eq!(ask("list"), "ok ");
+        assert!(ask("frobnicate").starts_with("error: unknown command 'frobnicate'"));
+        assert_eq!(ask("set gain"), "error: 'gain' must be NODE.PARAM=VALUE");
+        assert!(ask("set .x=1").starts_with("error: '.x' must name a node"));
+        assert_eq!(ask("stop"), "ok stopping");
+        assert!(socket.stopped_here() && stop.is_stopped());
+        drop(socket);
+        assert!(std::fs::symlink_metadata(&path).is_err());
+    }
+}

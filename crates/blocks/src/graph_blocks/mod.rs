@@ -3,9 +3,13 @@
 //! [`register`] adds them all to a [`Registry`].
 
 mod beamform;
+mod common;
 mod filters;
+mod math;
+mod plumbing;
 mod radio;
-mod toolbox;
+mod receiver;
+mod recording;
 mod wav_files;
 
 use crate::blocks::{
@@ -499,7 +503,10 @@ pub fn register(registry: &mut Registry) {
         .chain(filters::block_types())
         .chain(radio::block_types())
         .chain(beamform::block_types())
-        .chain(toolbox::block_types())
+        .chain(math::block_types())
+        .chain(plumbing::block_types())
+        .chain(receiver::block_types())
+        .chain(recording::block_types())
         .chain(wav_files::block_types())
     {
         registry

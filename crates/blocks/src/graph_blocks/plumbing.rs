@@ -1,8 +1,8 @@
 //! Stream plumbing: delay, skip head, interleave and deinterleave, standard input and output,
 //! and the real-time throttle.
 
-use super::super::{param_item, param_vlen, vectors, vlen, with_item, ForItem};
-use super::{node_err, positive};
+use super::common::{node_err, positive};
+use super::{param_item, param_vlen, vectors, vlen, with_item, ForItem};
 use crate::blocks::{
     Deinterleave, Delay, FdSink, FdSource, Interleave, RtMode, RtThrottle, SkipHead,
 };

@@ -1,6 +1,6 @@
 //! Spectra and their pictures, convolution with an impulse response file, SigMF recordings.
 
-use super::{node_err, positive, sample_item};
+use super::common::{node_err, positive, sample_item};
 use crate::blocks::{
     Convolve, Picture, PngSettings, SigmfSink, SigmfSource, Spectrum, SpectrumPng,
 };

@@ -1,7 +1,8 @@
 //! Receiver blocks, each on `channels` channels: IIR (biquad cascade), FM de-emphasis, DC
 //! blocker, AGC and AM demodulator.
 
-use super::{channels, dsp_err, infinite, node_err, param_channels, positive, sample_item};
+use super::common::{channels, dsp_err, node_err, param_channels, positive, sample_item};
+use super::infinite;
 use crate::blocks::{AgcBlock, AmDemodBlock, IirFilter, PowerSquelch};
 use num_complex::Complex32;
 use sluice_graph::{

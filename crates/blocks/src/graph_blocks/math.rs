@@ -1,6 +1,7 @@
 //! Math and type conversion: two-stream arithmetic, constants, complex parts, integer IQ.
 
-use super::{node_err, sample_item, stateless};
+use super::common::{node_err, sample_item};
+use super::stateless;
 use crate::blocks::{AddConst, Binary, ComplexToIq, FloatToComplex, IqToComplex, Map};
 use num_complex::Complex32;
 use sluice_graph::{

@@ -1,23 +1,7 @@
-//! Registry entries of the receiver toolbox (issue 14): math and type conversion, stream
-//! plumbing, receiver blocks over N channels, spectra and their pictures, convolution, SigMF
-//! recordings and real-time pacing.
+//! Parameters and errors several families of block declarations share: `channels`, a
+//! positive number, the sample type, and errors of kernels and nodes as parameter errors.
 
-mod math;
-mod plumbing;
-mod radio;
-mod recording;
-
-use super::{infinite, stateless};
-use sluice_graph::{BlockType, Param, ParamDecl, ParamError, Params};
-
-/// The toolbox's block types, in the order `sluice blocks` lists them.
-pub(super) fn block_types() -> Vec<BlockType> {
-    let mut types = math::block_types();
-    types.extend(plumbing::block_types());
-    types.extend(radio::block_types());
-    types.extend(recording::block_types());
-    types
-}
+use sluice_graph::{Param, ParamDecl, ParamError, Params};
 
 /// The most channels of one multi-channel node (as the `fir` block allows).
 const MAX_CHANNELS: u64 = 1 << 16;
@@ -27,7 +11,7 @@ pub(super) fn param_channels() -> ParamDecl {
 }
 
 /// The `channels` parameter, checked.
-fn channels(p: &mut Params) -> Result<usize, ParamError> {
+pub(super) fn channels(p: &mut Params) -> Result<usize, ParamError> {
     let n = p.u64_or("channels", 1)?;
     if !(1..=MAX_CHANNELS).contains(&n) {
         return Err(ParamError::new(
@@ -39,7 +23,7 @@ fn channels(p: &mut Params) -> Result<usize, ParamError> {
 }
 
 /// A kernel's error as an error of the parameter it names (or `fallback`).
-fn dsp_err(fallback: &'static str) -> impl Fn(sluice_kernels::DspError) -> ParamError {
+pub(super) fn dsp_err(fallback: &'static str) -> impl Fn(sluice_kernels::DspError) -> ParamError {
     move |e| {
         let about = match &e {
             sluice_kernels::DspError::InvalidParameter { name, .. } => name,
@@ -50,12 +34,12 @@ fn dsp_err(fallback: &'static str) -> impl Fn(sluice_kernels::DspError) -> Param
 }
 
 /// A node's construction error as an error of `param`.
-fn node_err(param: &'static str) -> impl Fn(sluice_runtime::NodeError) -> ParamError {
+pub(super) fn node_err(param: &'static str) -> impl Fn(sluice_runtime::NodeError) -> ParamError {
     move |e| ParamError::new(param, e.to_string())
 }
 
 /// `item`, limited to the sample types c32 and f32, with `default`.
-fn sample_item(p: &mut Params, default: &str) -> Result<String, ParamError> {
+pub(super) fn sample_item(p: &mut Params, default: &str) -> Result<String, ParamError> {
     let item = p.opt_str("item")?.unwrap_or_else(|| default.to_string());
     match item.as_str() {
         "c32" | "f32" => Ok(item),
@@ -67,7 +51,7 @@ fn sample_item(p: &mut Params, default: &str) -> Result<String, ParamError> {
 }
 
 /// A positive, finite number parameter.
-fn positive(p: &mut Params, name: &str, default: f64) -> Result<f64, ParamError> {
+pub(super) fn positive(p: &mut Params, name: &str, default: f64) -> Result<f64, ParamError> {
     let v = p.f64_or(name, default)?;
     if v.is_finite() && v > 0.0 {
         Ok(v)
@@ -76,24 +60,5 @@ fn positive(p: &mut Params, name: &str, default: f64) -> Result<f64, ParamError>
             name,
             format!("must be a positive number, not {v}"),
         ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::block_types;
-    use crate::graph_blocks::standard_registry;
-
-    /// The parameters of the one node of `example`.
-    #[test]
-    fn every_toolbox_block_is_registered() {
-        let registry = standard_registry();
-        for b in block_types() {
-            assert!(
-                registry.find(&b.name).is_some(),
-                "{} is not registered",
-                b.name
-            );
-        }
     }
 }

@@ -14,6 +14,8 @@ const RULES: &[(&str, &[&str])] = &[
         "sluice-graph",
         &["sluice-os", "sluice-queue", "sluice-runtime"],
     ),
+    // The byte encoding of tag values, for the crates that speak wire formats.
+    ("sluice-pmt", &["sluice-queue"]),
     // Pure DSP and file formats: no runtime, graph or blocks.
     ("sluice-kernels", &[]),
     ("sluice-formats", &["sluice-kernels"]),
@@ -41,6 +43,7 @@ const RULES: &[(&str, &[&str])] = &[
         &[
             "sluice-os",
             "sluice-queue",
+            "sluice-pmt",
             "sluice-runtime",
             "sluice-graph",
         ],
@@ -50,6 +53,7 @@ const RULES: &[(&str, &[&str])] = &[
         &[
             "sluice-os",
             "sluice-queue",
+            "sluice-pmt",
             "sluice-runtime",
             "sluice-graph",
         ],
@@ -104,6 +108,7 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-audio",
             "sluice-cluster",
             "sluice-registry",
+            "sluice-pmt",
         ],
     ),
 ];

@@ -252,7 +252,10 @@ fn dots_pair_at(
     (portable(t, windows), portable(u, windows))
 }
 
-/// [`dots`] with one window: `[Σ_even t[i]·w[i], Σ_odd t[i]·w[i]]`.
+/// [`dots`] with one window: `[Σ_even t[i]·w[i], Σ_odd t[i]·w[i]]`. Called once per output by
+/// the arbitrary resampler: inlined there (across codegen units), as it was before the kernels
+/// had a crate of their own.
+#[inline]
 pub(crate) fn dot(t: &[f32], w: &[f32]) -> [f32; 2] {
     assert!(
         t.len().is_multiple_of(2) && w.len() >= t.len(),

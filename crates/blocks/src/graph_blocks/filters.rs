@@ -18,17 +18,27 @@ use std::path::Path;
 pub(super) fn taps_params() -> Vec<ParamDecl> {
     vec![
         Param::numbers("taps", "real taps as a list of numbers").derived("-"),
-        Param::text(
+        Param::reads(
             "taps_file",
             "taps file: one value per line (\"re im\" for complex) or raw f32 (.f32/.raw)",
         )
         .derived("-"),
-        Param::text("design", "lowpass, bandpass or complex_bandpass").derived("-"),
+        Param::choice(
+            "design",
+            &["lowpass", "bandpass", "complex_bandpass"],
+            "the filter to design",
+        )
+        .derived("-"),
         Param::integer("num_taps", "taps of the design").default(101),
         Param::number("cutoff", "lowpass cutoff, cycles/sample (0..0.5)").derived("-"),
         Param::number("low", "band-pass lower edge, cycles/sample").derived("-"),
         Param::number("high", "band-pass upper edge, cycles/sample").derived("-"),
-        Param::text("window", "hamming, blackman or kaiser").derived("hamming"),
+        Param::choice(
+            "window",
+            &["hamming", "blackman", "kaiser"],
+            "the design's window",
+        )
+        .derived("hamming"),
         Param::number("beta", "Kaiser window shape").default(8.6),
     ]
 }
@@ -298,7 +308,7 @@ fn fir_params() -> Vec<ParamDecl> {
         Param::text("item", "c32 or f32").derived("c32"),
         Param::integer("decimation", "keep one output in this many").default(1),
         Param::integer("channels", "channels in one node: vector items of this many samples, each channel filtered alone (direct form, real taps)").default(1),
-        Param::text("method", "auto (overlap-save from the measured crossover on), direct or fft").derived("auto"),
+        Param::choice("method", &["auto", "direct", "fft"], "auto (overlap-save from the measured crossover on), direct or fft").derived("auto"),
         Param::integer("fft_size", "FFT size when overlap-save is used").derived("auto"),
     ], taps_params()].concat()
 }

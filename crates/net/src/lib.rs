@@ -35,6 +35,7 @@ mod conn;
 pub mod decoder;
 mod error;
 pub mod fence;
+pub mod fuzz;
 pub mod graph_blocks;
 mod options;
 pub mod probe;

@@ -5,68 +5,9 @@
 //! the seed corpus again (after a wire format change).
 
 use sluice_net::wire::{self, Hello, Kind, Welcome};
-use sluice_net::{Decoder, Event, Need, NetError, Role};
+use sluice_net::{Event, NetError};
 use sluice_queue::{Tag, TagValue};
 use std::path::{Path, PathBuf};
-
-const LIMIT: u32 = 1 << 20;
-
-/// `fuzz/fuzz_targets/net_receive.rs`'s body: the whole receive state machine (c32 items, a
-/// 1 MiB frame limit) fed `data` after its first byte, in chunks that byte seeds.
-fn drive(data: &[u8]) -> Vec<Result<Event, NetError>> {
-    let mut seen = Vec::new();
-    let Some((&seed, mut rest)) = data.split_first() else {
-        return seen;
-    };
-    let mut d = Decoder::new(Role::Receiver, "fuzz", LIMIT, Some(("c32", 8)), 0);
-    let mut dest: Vec<u8> = Vec::new();
-    let mut state = u32::from(seed) | 1;
-    loop {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        let chunk = 1 + (state % 64) as usize;
-        if rest.is_empty() {
-            let _ = d.eof();
-            return seen;
-        }
-        let result = match d.need() {
-            Need::Control(n) => {
-                let k = n.min(chunk).min(rest.len());
-                d.control_space()[..k].copy_from_slice(&rest[..k]);
-                rest = &rest[k..];
-                d.control_filled(k)
-            }
-            Need::Payload(n) => {
-                let done = d.payload_done();
-                assert!(done + n <= dest.len(), "payload beyond the reserved frame");
-                let k = n.min(chunk).min(rest.len());
-                dest[done..done + k].copy_from_slice(&rest[..k]);
-                rest = &rest[k..];
-                d.payload_filled(&dest[done..done + k])
-            }
-        };
-        match result {
-            Err(e) => {
-                seen.push(Err(e));
-                return seen;
-            }
-            Ok(Some(event)) => {
-                if let Event::DataBegin { items, .. } = event {
-                    let bytes = items as usize * 8;
-                    assert!(
-                        bytes <= LIMIT as usize,
-                        "a frame above the limit got through"
-                    );
-                    dest.clear();
-                    dest.resize(bytes, 0);
-                }
-                seen.push(Ok(event));
-            }
-            Ok(None) => {}
-        }
-    }
-}
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
@@ -125,14 +66,14 @@ fn offset_overflow() -> Vec<u8> {
 
 #[test]
 fn an_offset_that_would_overflow_is_a_protocol_error() {
-    let seen = drive(&offset_overflow());
+    let seen = sluice_net::fuzz::receive(&offset_overflow());
     assert!(
         matches!(seen.last(), Some(Err(NetError::Protocol { .. }))),
         "{seen:?}"
     );
     // Also at the very end of the offsets: a frame ending exactly at u64::MAX fits.
     let at = u64::MAX - 8;
-    let seen = drive(&input(
+    let seen = sluice_net::fuzz::receive(&input(
         3,
         &[&hello(false), &wire::gap(0, at), &data(at, 8, &[], false)],
     ));
@@ -144,22 +85,22 @@ fn an_offset_that_would_overflow_is_a_protocol_error() {
 
 #[test]
 fn a_gap_is_taken_only_right_after_the_hello() {
-    let first = drive(&input(1, &[&hello(false), &wire::gap(0, 100)]));
+    let first = sluice_net::fuzz::receive(&input(1, &[&hello(false), &wire::gap(0, 100)]));
     assert!(
         matches!(first.last(), Some(Ok(Event::Gap { from: 0, to: 100 }))),
         "{first:?}"
     );
-    let twice = drive(&input(
+    let twice = sluice_net::fuzz::receive(&input(
         1,
         &[&hello(false), &wire::gap(0, 100), &wire::gap(100, 200)],
     ));
     assert!(matches!(twice.last(), Some(Err(_))), "{twice:?}");
-    let late = drive(&input(
+    let late = sluice_net::fuzz::receive(&input(
         1,
         &[&hello(false), &data(0, 4, &[], false), &wire::gap(4, 200)],
     ));
     assert!(matches!(late.last(), Some(Err(_))), "{late:?}");
-    let unwelcome = drive(&input(1, &[&wire::gap(0, 100)]));
+    let unwelcome = sluice_net::fuzz::receive(&input(1, &[&wire::gap(0, 100)]));
     assert!(matches!(unwelcome.last(), Some(Err(_))), "{unwelcome:?}");
 }
 
@@ -171,7 +112,7 @@ fn replay(dir: &Path) -> usize {
     for e in entries {
         let path = e.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
-        let r = std::panic::catch_unwind(|| drive(&bytes));
+        let r = std::panic::catch_unwind(|| sluice_net::fuzz::receive(&bytes));
         assert!(r.is_ok(), "{} panics the receiver", path.display());
         n += 1;
     }

@@ -20,6 +20,7 @@
 
 pub mod decoder;
 mod error;
+pub mod fuzz;
 pub mod graph_blocks;
 mod options;
 mod sink;

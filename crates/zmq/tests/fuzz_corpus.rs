@@ -5,65 +5,9 @@
 //! --ignored` writes the corpus again.
 
 use sluice_runtime::{Tag, TagValue};
+use sluice_zmq::tag_header;
 use sluice_zmq::zmtp::{self, SocketType};
-use sluice_zmq::{tag_header, Decoder, Event};
 use std::path::{Path, PathBuf};
-
-const LIMIT: u64 = 1 << 20;
-const KEEP: usize = 64 << 10;
-
-/// `fuzz/fuzz_targets/zmq_receive.rs`'s body.
-fn drive(data: &[u8]) {
-    let Some((&seed, rest)) = data.split_first() else {
-        return;
-    };
-    let mut input = Vec::new();
-    if seed & 0x80 != 0 {
-        input.extend_from_slice(&zmtp::greeting());
-        input.extend_from_slice(&zmtp::ready(SocketType::Push));
-    }
-    input.extend_from_slice(rest);
-    let mut rest = &input[..];
-    let mut d = Decoder::new(SocketType::Pull, "fuzz", LIMIT);
-    let mut body: Vec<u8> = Vec::new();
-    let mut state = u32::from(seed) | 1;
-    while !rest.is_empty() {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        let chunk = 1 + (state % 64) as usize;
-        if let Some(remaining) = d.payload_remaining() {
-            let k = (remaining as usize).min(chunk).min(rest.len());
-            if body.len() < KEEP {
-                let keep = k.min(KEEP - body.len());
-                body.extend_from_slice(&rest[..keep]);
-            }
-            rest = &rest[k..];
-            d.payload_done(k as u64);
-            if d.payload_remaining().is_none() {
-                let _ = tag_header::decode(&body);
-                body.clear();
-            }
-            continue;
-        }
-        let k = chunk.min(rest.len());
-        match d.feed(&rest[..k]) {
-            Err(_) => return,
-            Ok((taken, event)) => {
-                assert!(taken <= k, "took more bytes than given");
-                rest = &rest[taken..];
-                if let Some(Event::Message { len, .. }) = event {
-                    assert!(len <= LIMIT, "a frame above the limit got through");
-                    body.clear();
-                }
-                assert!(
-                    taken > 0 || event.is_some() || d.payload_remaining().is_some(),
-                    "the decoder made no progress on {k} bytes"
-                );
-            }
-        }
-    }
-}
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
@@ -155,7 +99,7 @@ fn replay(dir: &Path) -> usize {
     for e in entries {
         let path = e.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
-        let r = std::panic::catch_unwind(|| drive(&bytes));
+        let r = std::panic::catch_unwind(|| sluice_zmq::fuzz::receive(&bytes));
         assert!(r.is_ok(), "{} panics the decoder", path.display());
         n += 1;
     }
@@ -168,7 +112,7 @@ fn every_corpus_input_replays() {
     replay(&root().join("regressions/zmq_receive"));
     assert!(corpus >= 10, "the seed corpus is missing ({corpus} inputs)");
     for (_, bytes) in seeds() {
-        drive(&bytes);
+        sluice_zmq::fuzz::receive(&bytes);
     }
 }
 

@@ -5,7 +5,7 @@ use crate::blocks::{ChannelFirFilter, FftFilter, FirFilter};
 use num_complex::Complex32;
 use sluice_formats::{load_taps, Taps};
 use sluice_graph::memory::ensure_fits;
-use sluice_graph::{
+use sluice_graph::{Rate, 
     BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Vlen,
 };
 use sluice_kernels::{
@@ -331,6 +331,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
             .params(fir_params())
+            .rate(Rate::divided_by("decimation"))
             .example(r#"item = "c32", design = "lowpass", num_taps = 127, cutoff = 0.1, decimation = 4"#)
             .memory(fir_memory)
             .build(fir),

@@ -18,7 +18,7 @@ use crate::blocks::{
     Waveform,
 };
 use num_complex::Complex32;
-use sluice_graph::{
+use sluice_graph::{Rate, 
     BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Registry,
     Vlen,
 };
@@ -324,6 +324,13 @@ fn sum_block(p: &mut Params, add: bool) -> Result<Box<dyn Node>, ParamError> {
     }
 }
 
+/// A WAV file's rate, read from its header when the graph loads (`None` if it cannot be read:
+/// the build then says why).
+fn wav_rate(path: &str) -> Option<f64> {
+    let reader = sluice_formats::wav::WavReader::open(Path::new(path)).ok()?;
+    Some(f64::from(reader.info().sample_rate))
+}
+
 fn wav_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let path = p.str("path")?;
     Ok(Box::new(
@@ -341,16 +348,16 @@ fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         ));
     }
     let channels = channels as usize;
-    let rate = p.opt_u64("sample_rate")?;
-    if let Some(rate) = rate {
-        if rate == 0 || rate > u64::from(u32::MAX) {
+    // A WAV header holds a whole number of frames per second.
+    let rate = match p.opt_f64("sample_rate")? {
+        Some(hz) if hz.fract() != 0.0 || !(1.0..=f64::from(u32::MAX)).contains(&hz) => {
             return Err(ParamError::new(
                 "sample_rate",
-                format!("must be between 1 and {} Hz, not {rate}", u32::MAX),
-            ));
+                format!("must be a whole number of Hz between 1 and {} (a WAV file's), not {hz}", u32::MAX),
+            ))
         }
-    }
-    let rate = rate.map(|r| r as u32);
+        hz => hz.map(|hz| hz as u32),
+    };
     let format = match p.opt_str("format")?.as_deref().unwrap_or("f32") {
         "i16" => WavFormat::Int16,
         "i24" => WavFormat::Int24,
@@ -408,6 +415,7 @@ pub fn register(registry: &mut Registry) {
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
             .param(Param::integer("n", "decimation factor"))
+            .rate(Rate::divided_by("n"))
             .example(r#"item = "c32", n = 4"#)
             .build(|p| with_item(p, &KeepB)),
         BlockType::new("corner_turn", Family::Plumbing, "Transposes each rows x cols matrix (row-major) on the copy engine.")
@@ -419,6 +427,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", rows = 64, cols = 1024"#)
             .build(|p| with_item(p, &CornerTurnB)),
         BlockType::new("stream_to_vector", Family::Plumbing, "Groups every vlen items into one vector (a partial vector at the end is dropped).")
+            .rate(Rate::divided_by("vlen"))
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
@@ -426,6 +435,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", vlen = 1024"#)
             .build(|p| with_item(p, &StreamToVectorB)),
         BlockType::new("vector_to_stream", Family::Plumbing, "Splits vectors of vlen items back into a stream.")
+            .rate(Rate::times("vlen"))
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
@@ -454,6 +464,7 @@ pub fn register(registry: &mut Registry) {
             .param(Param::number("frequency", "tone frequency in Hz (phase-continuous when changed while running)").default(1000.0).settable())
             .param(Param::number("amplitude", "peak amplitude (tone) or RMS (noise)").default(1.0).settable())
             .param(Param::number("sample_rate", "samples per second").default(48000.0))
+            .rate(Rate::param("sample_rate"))
             .param(Param::integer("seed", "noise seed").default(1))
             .example(r#"item = "f32", frequency = 440.0, amplitude = 0.5, sample_rate = 48000"#)
             .build(|p| with_sample(p, &SignalB)),
@@ -488,12 +499,13 @@ pub fn register(registry: &mut Registry) {
             .port(PortDecl::output("out", ItemDecl::fixed("f32")).counted_when_built("one per channel of the file"))
             .param(Param::reads("path", "WAV file to read"))
             .example(r#"path = "speech.wav""#)
+            .rate(Rate::fixed(|p| wav_rate(&p.opt_str("path").ok()??)))
             .build(wav_source),
         BlockType::new("wav_sink", Family::Files, "Writes its inputs as the channels of a WAV file.")
             .port(PortDecl::input("in", ItemDecl::fixed("f32")).counted("channels"))
             .param(Param::writes("path", "WAV file to write"))
             .param(Param::integer("channels", "number of channels (inputs)").default(1))
-            .param(Param::number("sample_rate", "sample rate in Hz; by default the stream's own (its rx_rate tag), else 48000").derived("stream's"))
+            .param(Param::number("sample_rate", "the file's sample rate; when the stream's is not known before it runs: its rx_rate tag, else 48000").follows_stream())
             .param(Param::text("format", "i16, i24, i32 or f32").derived("f32"))
             .example(r#"path = "out.wav", channels = 2, sample_rate = 44100, format = "i16""#)
             .build(wav_sink),

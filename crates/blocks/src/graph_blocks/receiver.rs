@@ -170,7 +170,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .param(param_item_f32())
             .param(param_channels())
             .param(Param::number("tau", "time constant in seconds").default(75e-6))
-            .param(Param::number("sample_rate", "samples per second (per channel)"))
+            .param(Param::number("sample_rate", "samples per second (per channel)").follows_stream())
             .example("tau = 75e-6, sample_rate = 48000, channels = 333")
             .memory(infinite)
             .build(deemph),

@@ -8,7 +8,7 @@ use num_complex::Complex32;
 use sluice_conv::{parse_partitioning, ConvolverConfig, LatePolicy, Scheduling};
 use sluice_formats::sigmf::Datatype;
 use sluice_formats::wav::WavReader;
-use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Vlen};
+use sluice_graph::{Rate, BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Vlen};
 use sluice_kernels::{resample_ir, SpectrumWindow, MAX_SPECTRUM_SIZE};
 use sluice_runtime::Node;
 use std::path::Path;
@@ -189,6 +189,12 @@ fn convolve(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     ))
 }
 
+/// A SigMF recording's `core:sample_rate`, read when the graph loads.
+fn sigmf_rate(path: &str) -> Option<f64> {
+    let (meta, _) = sluice_formats::sigmf::paths(Path::new(path));
+    sluice_formats::sigmf::read_meta(&meta).ok()?.sample_rate
+}
+
 fn sigmf_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let path = p.str("path")?;
     Ok(Box::new(
@@ -229,6 +235,10 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .param(Param::integer("fft_size", "bins per spectrum (any size; powers of two are fastest)").default(1024))
             .param(Param::text("window", "blackman_harris (-92 dB side lobes), hann or rectangular").derived("blackman_harris"))
             .param(Param::integer("averages", "frames averaged per spectrum (no overlap)").default(8))
+            .rate(Rate::scaled(|p| {
+                let frames = p.opt_u64("fft_size").ok()?? * p.opt_u64("averages").ok()??;
+                (frames > 0).then(|| 1.0 / frames as f64)
+            }))
             .example(r#"fft_size = 1024, window = "hann", averages = 16"#)
             .build(spectrum),
         BlockType::new("spectrum_png", Family::Analysis, "Draws the spectra it receives into a PNG when the stream ends: a waterfall (newest at the top) or the mean spectrum; frequencies from the stream's rx_rate and rx_freq.")
@@ -253,7 +263,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .param(Param::integer("block", "engine block size in samples (1-8192)").default(1024))
             .param(Param::text("threads", "single (every level in the node's thread) or threaded (a worker per larger level)").derived("single"))
             .param(Param::text("partitioning", "auto, uniform, tuned, or SIZExCOUNT,… as sluice convolve takes it").derived("auto"))
-            .param(Param::number("sample_rate", "the stream's rate: the IR is resampled to it if it differs (a stream whose rx_rate differs from the IR's is an error)").derived("the IR's"))
+            .param(Param::number("sample_rate", "the stream's rate: the IR is resampled to it if it differs (when the stream's is not known before it runs: its rx_rate tag, else the IR's)").follows_stream())
             .param(Param::bool("tail", "after the input ends, output the tail (IR length − 1 frames)").default(true))
             .param(Param::integer("max_ir_len", "longest accepted IR, in frames").default(4194304))
             .example(r#"ir = "hall.wav", inputs = 2, block = 512"#)
@@ -262,12 +272,13 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .param(Param::reads("path", "the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data"))
             .example(r#"path = "fm_band.sigmf-meta""#)
+            .rate(Rate::fixed(|p| sigmf_rate(&p.opt_str("path").ok()??)))
             .build(sigmf_source),
         BlockType::new("sigmf_sink", Family::Files, "Writes c32 as a SigMF recording (NAME.sigmf-data and .sigmf-meta, replaced only when the stream ends); rx_rate, rx_freq, rx_time and other tags go into the metadata.")
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .param(Param::writes("path", "the recording: NAME (or NAME.sigmf-meta)"))
             .param(Param::text("datatype", "cf32_le, ci16_le, cu8 or ci8 (integers clipped and counted)").derived("cf32_le"))
-            .param(Param::number("sample_rate", "core:sample_rate in Hz (else the stream's rx_rate)").derived("stream's"))
+            .param(Param::number("sample_rate", "core:sample_rate (when the stream's is not known before it runs: its rx_rate tag)").follows_stream())
             .param(Param::number("frequency", "the first capture's core:frequency when the stream gives no rx_freq").derived("stream's"))
             .param(Param::text("description", "core:description").derived("-"))
             .example(r#"path = "capture", datatype = "ci16_le""#)

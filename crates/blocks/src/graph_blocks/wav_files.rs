@@ -69,7 +69,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
         Param::integers("labels", "one whole number per channel, in vector order, for the file names")
             .derived("0, 1, …"),
     )
-    .param(Param::integer("sample_rate", "sample rate in Hz").unit("Hz"))
+    .param(Param::integer("sample_rate", "sample rate").follows_stream())
     .param(Param::choice("format", &["i16", "i24", "i32", "f32"], "sample format of the files").default("f32"))
     .example(r#"path = "amps_ch{}.wav", channels = 3, labels = [1, 2, 333], sample_rate = 12000"#)
     .build(build)]

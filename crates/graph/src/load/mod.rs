@@ -486,7 +486,14 @@ pub fn load_with(
                     errors.add(Some(span), Some(&name), e.to_string());
                 }
             }
-            Err(e) => node_error(&mut errors, &name, span, &params, e),
+            Err(mut e) => {
+                if e.message == "is required"
+                    && block.find_param(&e.param).is_some_and(|d| d.follows_stream)
+                {
+                    e.message = "is required here: the stream's rate is not known before the graph runs (no node upstream declares it), so give it".into();
+                }
+                node_error(&mut errors, &name, span, &params, e)
+            }
         }
     }
     for (span, message) in spec_errors {

@@ -7,7 +7,7 @@
 
 use crate::decl::rate::{describe, same_rate, Rate};
 use crate::params::Params;
-use crate::BlockType;
+use crate::{BlockType, ParamKind};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use toml::Value;
@@ -95,6 +95,11 @@ fn decide(
     mistakes: &mut Vec<Mistake>,
 ) -> Option<KnownRate> {
     let rule = node.block.rate_rule();
+    // "from 'a', line 4", and the input's node when it is not where the rate was set.
+    let from = |input: &str, rate: &KnownRate| match input == rate.origin {
+        true => format!("from {}", at(input)),
+        false => format!("set by {}, through '{input}'", at(&rate.origin)),
+    };
     let input = inputs.first().map(|(_, r)| r.clone());
     if let (Rate::Same, Some((_, first))) = (&rule, inputs.first()) {
         if let Some((other, r)) = inputs.iter().find(|(_, r)| !same_rate(r.hz, first.hz)) {
@@ -102,13 +107,12 @@ fn decide(
                 node.span.clone(),
                 node.name.clone(),
                 format!(
-                    "node '{}': its inputs run at different rates: {} (from {}, through '{}') and {} (from {}, through '{other}')",
+                    "node '{}': its inputs run at different rates: {} ({}) and {} ({})",
                     node.name,
                     describe(first.hz),
-                    at(&first.origin),
-                    inputs[0].0,
+                    from(&inputs[0].0, first),
                     describe(r.hz),
-                    at(&r.origin),
+                    from(other, r),
                 ),
             ));
         }
@@ -135,7 +139,21 @@ fn decide(
                 ),
             )),
             (Some(hz), None) => given_rate = Some(hz),
-            (None, Some(stream)) => node.params.derive(&decl.name, Value::Float(stream.hz)),
+            (None, Some(stream)) => match decl.kind {
+                // A whole-number parameter takes a whole rate only.
+                ParamKind::Integer if stream.hz.fract() != 0.0 => mistakes.push((
+                    node.span.clone(),
+                    node.name.clone(),
+                    format!(
+                        "node '{}': parameter '{}' must be a whole number, and the stream's rate is {} Hz (set by {}): give it",
+                        node.name, decl.name, stream.hz, at(&stream.origin)
+                    ),
+                )),
+                ParamKind::Integer => node
+                    .params
+                    .derive(&decl.name, Value::Integer(stream.hz as i64)),
+                _ => node.params.derive(&decl.name, Value::Float(stream.hz)),
+            },
             _ => {}
         }
     }

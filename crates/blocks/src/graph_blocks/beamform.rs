@@ -134,7 +134,7 @@ fn array_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let items = p.opt_u64("items")?;
     let generator = ArrayGenerator::new(elements, spacing, carrier, rate, sources, noise, seed)
         .map_err(|e| ParamError::new("angles", e.to_string()))?;
-    Ok(Box::new(ArraySource::new(generator, items)))
+    Ok(Box::new(ArraySource::new(generator, items).with_rate_tag(rate)))
 }
 
 fn beam_pattern(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {

@@ -88,15 +88,7 @@ fn blocks(args: BlocksArgs) -> anyhow::Result<()> {
         (_, true) => println!("{}", registry.to_json()),
         (Some(name), false) => match registry.describe_one(&name) {
             Some(text) => print!("{text}"),
-            None => {
-                let similar = registry.similar(&name);
-                let hint = if similar.is_empty() {
-                    "`sluice blocks` lists them".to_string()
-                } else {
-                    format!("did you mean {}?", similar.join(" or "))
-                };
-                anyhow::bail!("no block type '{name}' ({hint})");
-            }
+            None => anyhow::bail!("no block type '{name}' ({})", registry.hint(&name)),
         },
         (None, false) => print!("{}", registry.describe()),
     }

@@ -62,13 +62,25 @@ fn rates_are_taken_from_the_stream() {
     let loaded = load(&receiver(["", "", ""])).unwrap();
     let rate = |n: &str| loaded.source.rates[n].hz;
     assert_eq!(
-        (rate("src"), rate("rot"), rate("dec"), rate("fm"), rate("de")),
+        (
+            rate("src"),
+            rate("rot"),
+            rate("dec"),
+            rate("fm"),
+            rate("de")
+        ),
         (480e3, 480e3, 48e3, 48e3, 48e3)
     );
     assert_eq!(loaded.source.rates["de"].origin, "dec");
     let dot = loaded.to_dot();
-    assert!(dot.contains("\"dec\" -> \"fm\" [label=\"out → in\\nc32, 48 kHz\"]"), "{dot}");
-    assert!(dot.contains("\"fm\" -> \"de\" [label=\"out → in\\nf32, 48 kHz\"]"), "{dot}");
+    assert!(
+        dot.contains("\"dec\" -> \"fm\" [label=\"out → in\\nc32, 48 kHz\"]"),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("\"fm\" -> \"de\" [label=\"out → in\\nf32, 48 kHz\"]"),
+        "{dot}"
+    );
 }
 
 #[test]

@@ -5,8 +5,8 @@ use crate::blocks::{ChannelFirFilter, FftFilter, FirFilter};
 use num_complex::Complex32;
 use sluice_formats::{load_taps, Taps};
 use sluice_graph::memory::ensure_fits;
-use sluice_graph::{Rate, 
-    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Vlen,
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Rate, Vlen,
 };
 use sluice_kernels::{
     bandpass, complex_bandpass, fft_size_for_taps, lowpass, prefer_overlap_save, ComplexTaps,
@@ -328,6 +328,7 @@ fn fft_params() -> Vec<ParamDecl> {
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType::new("fir", Family::Filters, "FIR filter (optionally decimating, optionally many channels in one node); direct form or overlap-save by length.")
+            .gnuradio(&["fir_filter", "decimating_fir_filter"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
             .params(fir_params())
@@ -336,6 +337,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .memory(fir_memory)
             .build(fir),
         BlockType::new("fft_filter", Family::Filters, "Overlap-save FFT filter on complex items, windows read in place from the queue.")
+            .gnuradio(&["fft_filter"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .params(fft_params())

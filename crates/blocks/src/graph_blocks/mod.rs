@@ -18,9 +18,9 @@ use crate::blocks::{
     Waveform,
 };
 use num_complex::Complex32;
-use sluice_graph::{Rate, 
-    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Registry,
-    Vlen,
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Rate,
+    Registry, Vlen,
 };
 use sluice_runtime::{Item, Node, NodeError, Ports, Rated, TagPolicy, Work, WorkIo};
 use std::path::Path;
@@ -353,7 +353,10 @@ fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         Some(hz) if hz.fract() != 0.0 || !(1.0..=f64::from(u32::MAX)).contains(&hz) => {
             return Err(ParamError::new(
                 "sample_rate",
-                format!("must be a whole number of Hz between 1 and {} (a WAV file's), not {hz}", u32::MAX),
+                format!(
+                    "must be a whole number of Hz between 1 and {} (a WAV file's), not {hz}",
+                    u32::MAX
+                ),
             ))
         }
         hz => hz.map(|hz| hz as u32),
@@ -379,18 +382,21 @@ fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 pub fn register(registry: &mut Registry) {
     let types = [
         BlockType::new("null_source", Family::Sources, "Endless zero-valued items (bound it with head).")
+            .gnuradio(&["null_source"])
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
             .param(param_vlen())
             .example(r#"item = "f32""#)
             .build(|p| with_item(p, &NullSourceB)),
         BlockType::new("null_sink", Family::Sinks, "Discards everything it receives.")
+            .gnuradio(&["null_sink"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
             .param(param_vlen())
             .example(r#"item = "f32""#)
             .build(|p| with_item(p, &NullSinkB)),
         BlockType::new("head", Family::Plumbing, "Passes the first `items` items, then ends the stream.")
+            .gnuradio(&["head"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
@@ -398,12 +404,14 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "f32", items = 48000"#)
             .build(|p| with_item(p, &HeadB)),
         BlockType::new("copy", Family::Plumbing, "Copies input to output (one memcpy per window).")
+            .gnuradio(&["copy"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
             .example(r#"item = "c32""#)
             .build(|p| with_item(p, &CopyB)),
         BlockType::new("throttle", Family::Plumbing, "Paces a stream to `rate` items per second.")
+            .gnuradio(&["throttle"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
@@ -411,6 +419,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "f32", rate = 48000.0"#)
             .build(|p| with_item(p, &ThrottleB)),
         BlockType::new("keep_one_in_n", Family::Resampling, "Keeps item 0, n, 2n, … (decimation without filtering); tags are rescaled.")
+            .gnuradio(&["keep_one_in_n"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
@@ -427,6 +436,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", rows = 64, cols = 1024"#)
             .build(|p| with_item(p, &CornerTurnB)),
         BlockType::new("stream_to_vector", Family::Plumbing, "Groups every vlen items into one vector (a partial vector at the end is dropped).")
+            .gnuradio(&["stream_to_vector"])
             .rate(Rate::divided_by("vlen"))
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
@@ -435,6 +445,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", vlen = 1024"#)
             .build(|p| with_item(p, &StreamToVectorB)),
         BlockType::new("vector_to_stream", Family::Plumbing, "Splits vectors of vlen items back into a stream.")
+            .gnuradio(&["vector_to_stream"])
             .rate(Rate::times("vlen"))
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .port(PortDecl::output("out", ItemDecl::item()))
@@ -443,6 +454,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", vlen = 1024"#)
             .build(|p| with_item(p, &VectorToStreamB)),
         BlockType::new("add", Family::Math, "Adds two streams item by item, reading both windows in place (ends with the shorter).")
+            .gnuradio(&["add"])
             .port(PortDecl::input("a", ItemDecl::item()))
             .port(PortDecl::input("b", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
@@ -458,6 +470,7 @@ pub fn register(registry: &mut Registry) {
             .build(|p| sum_block(p, false)),
         crate::blocks::multiply_const::multiply_const(),
         BlockType::new("signal_source", Family::Sources, "A tone or Gaussian noise, endless.")
+            .gnuradio(&["sig_source", "noise_source"])
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_sample())
             .param(Param::text("waveform", "tone or noise").derived("tone"))
@@ -469,6 +482,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "f32", frequency = 440.0, amplitude = 0.5, sample_rate = 48000"#)
             .build(|p| with_sample(p, &SignalB)),
         BlockType::new("probe", Family::Analysis, "Measures rate, RMS and peak of a stream; prints them at the end with a label.")
+            .gnuradio(&["probe_rate", "probe_signal"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .param(param_sample())
             .param(Param::text("label", "name printed with the summary").derived("none"))
@@ -481,6 +495,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", label = "received""#)
             .build(|p| with_item(p, &ChecksumB)),
         BlockType::new("file_source", Family::Files, "Reads raw little-endian items (GNU Radio's file format).")
+            .gnuradio(&["file_source"])
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
             .param(param_vlen())
@@ -489,6 +504,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", path = "capture.c32""#)
             .build(|p| with_item(p, &FileSourceB)),
         BlockType::new("file_sink", Family::Files, "Writes raw little-endian items (GNU Radio's file format).")
+            .gnuradio(&["file_sink"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
             .param(param_vlen())
@@ -496,12 +512,14 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", path = "out.c32""#)
             .build(|p| with_item(p, &FileSinkB)),
         BlockType::new("wav_source", Family::Files, "Reads a WAV file (16/24/32-bit int or 32-bit float) as f32, one port per channel.")
+            .gnuradio(&["wavfile_source"])
             .port(PortDecl::output("out", ItemDecl::fixed("f32")).counted_when_built("one per channel of the file"))
             .param(Param::reads("path", "WAV file to read"))
             .example(r#"path = "speech.wav""#)
             .rate(Rate::fixed(|p| wav_rate(&p.opt_str("path").ok()??)))
             .build(wav_source),
         BlockType::new("wav_sink", Family::Files, "Writes its inputs as the channels of a WAV file.")
+            .gnuradio(&["wavfile_sink"])
             .port(PortDecl::input("in", ItemDecl::fixed("f32")).counted("channels"))
             .param(Param::writes("path", "WAV file to write"))
             .param(Param::integer("channels", "number of channels (inputs)").default(1))
@@ -542,12 +560,11 @@ mod tests {
     fn settable_parameters_are_described() {
         let registry = standard_registry();
         let text = registry.describe_one("multiply_const").unwrap();
-        assert!(text.contains("settable while running"), "{text}");
+        assert!(text.contains("a number; settable; default 1.0"), "{text}");
         assert!(
-            text.contains("while running, change gain with `sluice ctl"),
+            text.contains("while the graph runs, change gain with `sluice ctl"),
             "{text}"
         );
-        assert!(text.contains("its memory is declared"), "{text}");
         let sink = registry.describe_one("file_sink").unwrap();
         assert!(!sink.contains("its memory is declared"), "{sink}");
     }

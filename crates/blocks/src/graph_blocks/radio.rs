@@ -8,8 +8,8 @@ use crate::blocks::{
 };
 use sluice_formats::Taps;
 use sluice_graph::memory::ensure_fits;
-use sluice_graph::{Rate, 
-    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Vlen,
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Rate, Vlen,
 };
 use sluice_kernels::{lowpass, Channelizer, Window};
 use sluice_runtime::{Node, NodeError, Rated};
@@ -226,14 +226,16 @@ fn rational_params() -> Vec<ParamDecl> {
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType::new("rotator", Family::Radio, "Frequency shift of a complex stream by `frequency` Hz, retunable while running (phase-continuous).")
+            .gnuradio(&["rotator", "freq_shift"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
-            .param(Param::number("frequency", "shift in Hz, negative shifts down (settable while running)").derived("0").settable())
+            .param(Param::number("frequency", "shift in Hz, negative shifts down").derived("0").settable())
             .param(param_sample_rate())
             .example("frequency = -125000.0, sample_rate = 1000000.0")
             .memory(|_| Ok(Memory::Infinite))
             .build(rotator),
         BlockType::new("fm_demod", Family::Radio, "FM quadrature demodulator: gain x phase step per sample; `channels` > 1 demodulates vectors of that many channels in one node.")
+            .gnuradio(&["quadrature_demod"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::fixed("f32")).vlen(Vlen::param("channels")))
             .param(Param::integer("channels", "channels per vector item").default(1))
@@ -244,6 +246,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .memory(fm_demod_memory)
             .build(fm_demod),
         BlockType::new("xlating_fir", Family::Channelizers, "Frequency-translating decimating FIR: moves `center` Hz to 0, low-passes with real taps, keeps one in `decimation`.")
+            .gnuradio(&["freq_xlating_fir_filter"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .params(xlating_params())
@@ -251,6 +254,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example(r#"decimation = 100, center = 250000.0, sample_rate = 20000000.0, design = "lowpass", num_taps = 256, cutoff = 0.004"#)
             .build(xlating),
         BlockType::new("rational_resampler", Family::Resampling, "Polyphase rational resampler: interpolation/decimation times the input rate.")
+            .gnuradio(&["rational_resampler", "rational_resampler_base"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .params(rational_params())
@@ -261,6 +265,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example("interpolation = 3, decimation = 2, taps_per_phase = 48")
             .build(rational),
         BlockType::new("arb_resampler", Family::Resampling, "Arbitrary-ratio resampler (windowed-sinc polyphase bank): output m is the input at time m / ratio.")
+            .gnuradio(&["pfb_arb_resampler", "arb_resampler", "fractional_resampler", "mmse_resampler"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .param(Param::number("ratio", "output rate / input rate (0.001 to 1000)"))
@@ -268,6 +273,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example("ratio = 0.91875")
             .build(arb),
         BlockType::new("channelizer", Family::Channelizers, "Polyphase filter-bank channelizer: `channels` channels at k x fs/channels, critically sampled or 2x oversampled, chosen channels out as streams or vectors.")
+            .gnuradio(&["pfb_channelizer"])
             .input("in", ItemDecl::fixed("c32"))
             .port(
                 PortDecl::output("out", ItemDecl::fixed("c32"))

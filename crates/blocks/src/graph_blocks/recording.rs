@@ -8,7 +8,7 @@ use num_complex::Complex32;
 use sluice_conv::{parse_partitioning, ConvolverConfig, LatePolicy, Scheduling};
 use sluice_formats::sigmf::Datatype;
 use sluice_formats::wav::WavReader;
-use sluice_graph::{Rate, BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Vlen};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Rate, Vlen};
 use sluice_kernels::{resample_ir, SpectrumWindow, MAX_SPECTRUM_SIZE};
 use sluice_runtime::Node;
 use std::path::Path;
@@ -229,6 +229,7 @@ fn sigmf_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType::new("spectrum", Family::Analysis, "Averaged power spectra in dB (windowed FFTs, DC in the middle): one vector of fft_size per `averages` frames; 0 dB is a full-scale complex tone.")
+            .gnuradio(&["logpwrfft"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::fixed("f32")).vlen(Vlen::param("fft_size")))
             .param(Param::text("item", "c32 or f32 (analysed as complex)").derived("c32"))
@@ -269,12 +270,14 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example(r#"ir = "hall.wav", inputs = 2, block = 512"#)
             .build(convolve),
         BlockType::new("sigmf_source", Family::Files, "Reads a SigMF recording (cf32_le, ci16_le, cu8, ci8) as c32; sample rate, captures (frequency, time) and annotations become tags.")
+            .gnuradio(&["sigmf_source"])
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .param(Param::reads("path", "the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data"))
             .example(r#"path = "fm_band.sigmf-meta""#)
             .rate(Rate::fixed(|p| sigmf_rate(&p.opt_str("path").ok()??)))
             .build(sigmf_source),
         BlockType::new("sigmf_sink", Family::Files, "Writes c32 as a SigMF recording (NAME.sigmf-data and .sigmf-meta, replaced only when the stream ends); rx_rate, rx_freq, rx_time and other tags go into the metadata.")
+            .gnuradio(&["sigmf_sink"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .param(Param::writes("path", "the recording: NAME (or NAME.sigmf-meta)"))
             .param(Param::text("datatype", "cf32_le, ci16_le, cu8 or ci8 (integers clipped and counted)").derived("cf32_le"))

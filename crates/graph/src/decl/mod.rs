@@ -208,7 +208,8 @@ impl BlockType {
     /// GNU Radio's names for this block (`quadrature_demod`, `analog.quadrature_demod_cf`):
     /// a graph that writes one is told this block's name.
     pub fn gnuradio(mut self, names: &[&'static str]) -> Self {
-        self.gnuradio.extend(names.iter().map(|n| Text::Borrowed(*n)));
+        self.gnuradio
+            .extend(names.iter().map(|n| Text::Borrowed(*n)));
         self
     }
     /// Its rate rule, declared or by default.

@@ -132,8 +132,10 @@ pub(super) fn connect(graph: &mut Graph, edge: &EdgeSpec) -> Result<Edge, (Range
         })
     };
     let (from, to) = (id(&edge.from)?, id(&edge.to)?);
-    let from_port = only_port(graph, &edge.from, false).map_err(|m| (edge.from.span.clone(), format!("{label}: {m}")))?;
-    let to_port = only_port(graph, &edge.to, true).map_err(|m| (edge.to.span.clone(), format!("{label}: {m}")))?;
+    let from_port = only_port(graph, &edge.from, false)
+        .map_err(|m| (edge.from.span.clone(), format!("{label}: {m}")))?;
+    let to_port = only_port(graph, &edge.to, true)
+        .map_err(|m| (edge.to.span.clone(), format!("{label}: {m}")))?;
     let capacity = match &edge.capacity {
         Some(c) if *c.get_ref() == 0 => {
             return Err((
@@ -154,7 +156,12 @@ pub(super) fn connect(graph: &mut Graph, edge: &EdgeSpec) -> Result<Edge, (Range
     graph
         .connect_with(from, &from_port, to, &to_port, capacity)
         .map_err(|e| (blame(&e), format!("{label}: {e}")))?;
-    Ok((edge.from.node.clone(), from_port, edge.to.node.clone(), to_port))
+    Ok((
+        edge.from.node.clone(),
+        from_port,
+        edge.to.node.clone(),
+        to_port,
+    ))
 }
 
 /// The port an end names, or the node's only input (output) when it names none.

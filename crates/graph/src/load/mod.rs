@@ -43,10 +43,10 @@ mod rates;
 pub use checks::same_file;
 use checks::{check_cycles, check_file_collisions, check_unconnected};
 use edges::{connect, EdgeDoc, EdgeSpec};
-use rates::Checked;
-pub use rates::KnownRate;
 use hosts::{check_placement, HostDoc};
 pub use hosts::{HostDecl, StandbyMode};
+use rates::Checked;
+pub use rates::KnownRate;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -84,7 +84,6 @@ struct NodeDoc {
     #[serde(default)]
     host: Option<Spanned<String>>,
 }
-
 
 /// A graph file that could not be loaded. Displays as one line per mistake,
 /// `FILE:LINE:COLUMN: message`, the message naming the node, port or parameter concerned: the
@@ -397,12 +396,7 @@ pub fn load_with(
         }
         node_lines.insert(name.clone(), line_column(text, node.name.span().start).0);
         let Some(block) = registry.find(kind) else {
-            let similar = registry.similar(kind);
-            let hint = if similar.is_empty() {
-                "`sluice blocks` lists them".to_string()
-            } else {
-                format!("did you mean {}?", similar.join(" or "))
-            };
+            let hint = registry.hint(kind);
             errors.add(
                 Some(node.kind.span()),
                 Some(name),

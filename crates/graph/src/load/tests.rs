@@ -107,23 +107,27 @@ fn registry() -> Registry {
     )
     .unwrap();
     r.add(
-        BlockType::new("tap", Family::Filters, "passes on; its build checks the rate it was given")
-            .input("in", ItemDecl::fixed("f32"))
-            .output("out", ItemDecl::fixed("f32"))
-            .param(Param::integer("decimation", "the rate's divisor").default(1))
-            .param(Param::number("sample_rate", "the input's rate").follows_stream())
-            .param(Param::number("expect", "the rate the build must see").derived("-"))
-            .rate(Rate::divided_by("decimation"))
-            .build(|p| {
-                let seen = p.opt_f64("sample_rate")?;
-                match p.opt_f64("expect")? {
-                    Some(expect) if seen != Some(expect) => Err(ParamError::new(
-                        "sample_rate",
-                        format!("is {seen:?}, not {expect}"),
-                    )),
-                    _ => Ok(Box::new(Pass)),
-                }
-            }),
+        BlockType::new(
+            "tap",
+            Family::Filters,
+            "passes on; its build checks the rate it was given",
+        )
+        .input("in", ItemDecl::fixed("f32"))
+        .output("out", ItemDecl::fixed("f32"))
+        .param(Param::integer("decimation", "the rate's divisor").default(1))
+        .param(Param::number("sample_rate", "the input's rate").follows_stream())
+        .param(Param::number("expect", "the rate the build must see").derived("-"))
+        .rate(Rate::divided_by("decimation"))
+        .build(|p| {
+            let seen = p.opt_f64("sample_rate")?;
+            match p.opt_f64("expect")? {
+                Some(expect) if seen != Some(expect) => Err(ParamError::new(
+                    "sample_rate",
+                    format!("is {seen:?}, not {expect}"),
+                )),
+                _ => Ok(Box::new(Pass)),
+            }
+        }),
     )
     .unwrap();
     r.add(
@@ -325,13 +329,11 @@ fn standbys_are_declared_hosts_without_nodes() {
     assert_eq!(a.standby.as_deref(), Some("s"));
     assert_eq!(a.standby_mode, StandbyMode::Hot);
     assert_eq!(loaded.source.hosts["b"].standby, None);
-    let hot = with_hosts(
-        "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"hot\"\n[hosts.b]\n[hosts.s]\n",
-    );
+    let hot =
+        with_hosts("[hosts.a]\nstandby = \"s\"\nstandby_mode = \"hot\"\n[hosts.b]\n[hosts.s]\n");
     assert!(load_str(&hot, "g.toml", &registry()).is_ok());
-    let warm = with_hosts(
-        "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"warm\"\n[hosts.b]\n[hosts.s]\n",
-    );
+    let warm =
+        with_hosts("[hosts.a]\nstandby = \"s\"\nstandby_mode = \"warm\"\n[hosts.b]\n[hosts.s]\n");
     let loaded = load_with(&warm, "g.toml", &registry(), &[]).unwrap();
     assert_eq!(loaded.source.hosts["a"].standby_mode, StandbyMode::Warm);
 
@@ -399,14 +401,20 @@ fn rates_follow_the_stream_through_rate_changes() {
     assert_eq!(rate("tune"), Some((48_000.0, "dec".into())));
     let dot = loaded.to_dot();
     assert!(dot.contains("out → in\\nf32, 480 kHz"), "{dot}");
-    assert!(dot.contains("\"tune\" -> \"sink\" [label=\"out → in\\nf32, 48 kHz\"]"), "{dot}");
+    assert!(
+        dot.contains("\"tune\" -> \"sink\" [label=\"out → in\\nf32, 48 kHz\"]"),
+        "{dot}"
+    );
     let report = loaded.graph.run_stepped().unwrap();
     assert_eq!(report.node("sink").unwrap().items_in, 100);
 }
 
 #[test]
 fn a_rate_that_disagrees_with_the_stream_names_both_nodes() {
-    let text = RATES.replace("params = { expect = 48000 }", "params = { sample_rate = 44100 }");
+    let text = RATES.replace(
+        "params = { expect = 48000 }",
+        "params = { sample_rate = 44100 }",
+    );
     assert_eq!(
         error_of(&text),
         "g.toml:17:26: node 'tune': parameter 'sample_rate' = 44.1 kHz disagrees with the stream's rate, 48 kHz (set by 'dec', line 10): leave it out to follow the stream"
@@ -416,7 +424,10 @@ fn a_rate_that_disagrees_with_the_stream_names_both_nodes() {
         .replace(", rate = 480000", "")
         .replace(", expect = 480000", "");
     let loaded = load_with(&unknown, "g.toml", &registry(), &[]).unwrap();
-    assert_eq!(loaded.source.rates.get("tune").map(|r| r.hz), Some(44_100.0));
+    assert_eq!(
+        loaded.source.rates.get("tune").map(|r| r.hz),
+        Some(44_100.0)
+    );
     assert!(!loaded.source.rates.contains_key("dec"));
 }
 
@@ -439,9 +450,13 @@ fn connect_chains_name_ports_only_where_a_node_has_several() {
 
 #[test]
 fn connect_after_a_table_is_explained() {
-    let late = format!("{GOOD}\nconnect = [\"src -> sink\"]\n").replace("[[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n", "");
+    let late = format!("{GOOD}\nconnect = [\"src -> sink\"]\n")
+        .replace("[[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n", "");
     let e = error_of(&late);
-    assert!(e.contains("write `connect` before the first [[node]]"), "{e}");
+    assert!(
+        e.contains("write `connect` before the first [[node]]"),
+        "{e}"
+    );
 }
 
 fn assert_contains(text: &str, part: &str) {

@@ -469,6 +469,8 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", inputs = 4"#)
             .build(|p| sum_block(p, false)),
         crate::blocks::multiply_const::multiply_const(),
+        crate::blocks::fm_mod::fm_mod(),
+        crate::blocks::vector::vector_source(),
         BlockType::new("signal_source", Family::Sources, "A tone or Gaussian noise, endless.")
             .gnuradio(&["sig_source", "noise_source"])
             .port(PortDecl::output("out", ItemDecl::item()))

@@ -1,7 +1,7 @@
 //! Registry entries of the radio blocks: frequency shift, FM demodulator, frequency-translating
 //! FIR, rational and arbitrary-ratio resamplers, polyphase channelizer.
 
-use super::filters::{taps_from, taps_params};
+use super::filters::{hz_params, taps_from, taps_params};
 use crate::blocks::{
     ArbResamplerBlock, ChannelOutputs, ChannelizerBlock, FmDemodulator, FreqXlatingFir,
     FrequencyShift, RationalResamplerBlock,
@@ -210,6 +210,7 @@ fn xlating_params() -> Vec<ParamDecl> {
             param_sample_rate(),
         ],
         taps_params(),
+        hz_params(),
     ]
     .concat()
 }

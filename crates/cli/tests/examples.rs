@@ -65,6 +65,7 @@ fn every_example_is_documented_and_listed_here() {
             "default",
             "failover",
             "failover_warm",
+            "first_receiver",
             "lowpass_to_file",
             "radio_toolbox",
             "throttled",
@@ -193,6 +194,36 @@ fn the_examples_run_and_make_what_they_promise() {
     assert!((-8.0..-6.4).contains(&rms), "{rms} dBFS");
 }
 
+/// The first receiver gets its station's tone back: 1 kHz at 48 k samples/s, though no node
+/// but the source names a rate.
+#[test]
+fn the_first_receiver_hears_its_station() {
+    let dir = TempDir(std::env::temp_dir().join(format!("sluice-first-rx-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(&dir.0).unwrap();
+    run_example("first_receiver", &dir.0);
+    let wav = hound::WavReader::open(dir.0.join("first_receiver.wav")).unwrap();
+    assert_eq!(wav.spec().sample_rate, 48000);
+    let x: Vec<f64> = wav
+        .into_samples::<f32>()
+        .map(|s| f64::from(s.unwrap()))
+        .skip(4800)
+        .collect();
+    assert_eq!(x.len(), 96000 - 4800);
+    // The power at 1 kHz (one DFT bin: 1 kHz is a whole number of cycles in the window) is
+    // nearly all the power: the tone, de-emphasised, with the channel's noise far below.
+    let n = x.len() as f64;
+    let (re, im) = x.iter().enumerate().fold((0.0, 0.0), |(re, im), (k, v)| {
+        let w = std::f64::consts::TAU * 1000.0 * k as f64 / 48000.0;
+        (re + v * w.cos(), im - v * w.sin())
+    });
+    let tone = 2.0 * (re * re + im * im) / (n * n);
+    let total = x.iter().map(|v| v * v).sum::<f64>() / n;
+    assert!(tone / total > 0.99, "tone {tone}, total {total}");
+    // 0.8 peak, de-emphasised at 1 kHz by 1/sqrt(1 + (1000/2122)²): RMS 0.512.
+    assert!((total.sqrt() - 0.512).abs() < 0.01, "rms {}", total.sqrt());
+}
+
 /// The README shows the graph of `examples/lowpass_to_file.toml`; they must not drift apart.
 #[test]
 fn the_readme_graph_is_the_example() {
@@ -209,4 +240,38 @@ fn the_readme_graph_is_the_example() {
         readme.contains(&graph),
         "README.md must show examples/lowpass_to_file.toml's graph verbatim"
     );
+}
+
+/// The first graph of the README runs as the README says.
+#[test]
+fn the_readme_first_graph_runs() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let graph = readme
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap();
+    assert!(graph.starts_with("connect = ["), "{graph}");
+    let dir = TempDir(std::env::temp_dir().join(format!("sluice-readme-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(&dir.0).unwrap();
+    std::fs::write(dir.0.join("tone.toml"), graph).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["run", "tone.toml"])
+        .current_dir(&dir.0)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("sluice: 5 nodes finished in"), "{stderr}");
+    let wav = hound::WavReader::open(dir.0.join("tone.wav")).unwrap();
+    assert_eq!((wav.spec().sample_rate, wav.len()), (48000, 48000));
+    let x: Vec<f64> = wav
+        .into_samples::<f32>()
+        .map(|s| f64::from(s.unwrap()))
+        .collect();
+    let rms = (x[100..].iter().map(|v| v * v).sum::<f64>() / (x.len() - 100) as f64).sqrt();
+    assert!((rms - 0.3536).abs() < 0.002, "rms {rms}");
 }

@@ -307,7 +307,13 @@ pub fn load_with(
         Err(e) => {
             // One line: the parser's "expected …" continuation joins the message.
             let mut msg = e.message().trim_end().replace('\n', "; ");
-            if msg.starts_with("unknown field `connect`") {
+            if let Some(node) = e.span().and_then(|span| enclosing_node(text, span.start)) {
+                msg = format!("node '{node}': {msg}");
+                if msg.ends_with("number too large to fit in target type") {
+                    msg.push_str(" (a whole number in a graph file is at most 2^63 − 1)");
+                }
+            }
+            if msg.contains("unknown field `connect`") {
                 msg.push_str(": write `connect` before the first [[node]] table (in TOML, a key after a table belongs to that table)");
             }
             errors.add(e.span(), None, msg);
@@ -529,6 +535,29 @@ pub fn load_with(
             rates,
         },
     })
+}
+
+/// The name of the `[[node]]` table that byte `at` of `text` lies in, for errors of the TOML
+/// parser, which knows only the place.
+fn enclosing_node(text: &str, at: usize) -> Option<String> {
+    let before = text.get(..at)?;
+    let table = before.rfind("[[node]]")?;
+    // A later table header ends the node's table.
+    if before[table + 8..]
+        .lines()
+        .any(|l| l.trim_start().starts_with('['))
+    {
+        return None;
+    }
+    let name = text[table..].lines().find_map(|l| {
+        let value = l
+            .trim()
+            .strip_prefix("name")?
+            .trim_start()
+            .strip_prefix('=')?;
+        Some(value.trim().trim_matches('"').to_string())
+    })?;
+    Some(name)
 }
 
 /// Reports a parameter error of node `name`, at the parameter when the file gives it.

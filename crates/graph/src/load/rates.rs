@@ -126,6 +126,8 @@ fn decide(
             _ => None,
         };
         match (given, &input) {
+            // A rate that is no rate at all is the block's to refuse, in its own words.
+            (Some(hz), _) if !(hz > 0.0 && hz.is_finite()) => {}
             (Some(hz), Some(stream)) if !same_rate(hz, stream.hz) => mistakes.push((
                 node.params.span(&decl.name).unwrap_or(node.span.clone()),
                 node.name.clone(),

@@ -260,7 +260,7 @@ fn unknown_types_ports_and_mismatches_are_named() {
 fn syntax_errors_and_unknown_keys_name_the_line() {
     let err = error_of("[[node]]\nname = \"a\"\ntype = \"count\"\nparms = {}\n");
     assert!(
-        err.starts_with("g.toml:4:1: unknown field `parms`"),
+        err.starts_with("g.toml:4:1: node 'a': unknown field `parms`"),
         "{err}"
     );
     let err = error_of("[[node]]\nname = \"a\nx");
@@ -461,4 +461,13 @@ fn connect_after_a_table_is_explained() {
 
 fn assert_contains(text: &str, part: &str) {
     assert!(text.contains(part), "{text}\ndoes not contain\n{part}");
+}
+
+#[test]
+fn a_number_the_parser_refuses_names_its_node() {
+    let text = GOOD.replace("items = 1000", "items = 99999999999999999999");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:5:20: node 'src': number too large to fit in target type (a whole number in a graph file is at most 2^63 − 1)"
+    );
 }

@@ -14,12 +14,7 @@ use sluice_kernels::c32_to_iq;
 use sluice_runtime::{Input, Node, NodeError, Ports, Tag, TagPolicy, TagValue, Work, WorkIo};
 use std::time::Duration;
 
-/// The key of a packet's transmit time: (u64 seconds, f64 fraction), as `rx_time`.
-pub const TX_TIME: &str = "tx_time";
-/// The key that starts a burst at the tagged item.
-pub const TX_SOB: &str = "tx_sob";
-/// The key that ends a burst after the tagged item.
-pub const TX_EOB: &str = "tx_eob";
+use sluice_runtime::metadata::{TX_EOB, TX_SOB, TX_TIME};
 
 /// How long one write may wait for room in the device's buffers.
 const WRITE_TIMEOUT: Duration = Duration::from_millis(100);

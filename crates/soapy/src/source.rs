@@ -39,8 +39,6 @@ pub const GAIN: ControlSpec = ControlSpec {
 /// How long one read may wait for samples before the node looks at its stop flag again.
 const READ_TIMEOUT: Duration = Duration::from_millis(100);
 
-/// The key of a gain tag: the overall gain in dB (f64) from this item on.
-pub const GAIN_KEY: &str = "rx_gain";
 
 /// Integer samples waiting for conversion, one buffer per channel.
 enum Scratch {
@@ -130,7 +128,7 @@ impl SoapySource {
                 let f = dev.frequency(Direction::Rx, ch);
                 Self::tag_all(outs, at, metadata::CENTER_FREQUENCY, &TagValue::F64(f));
                 let g = dev.gain(Direction::Rx, ch);
-                Self::tag_all(outs, at, GAIN_KEY, &TagValue::F64(g));
+                Self::tag_all(outs, at, metadata::GAIN, &TagValue::F64(g));
             }
         }
         if std::mem::take(&mut self.overflowed) {
@@ -212,7 +210,7 @@ impl Node for SoapySource {
             ("gain", Some(dev)) => {
                 set_gain(dev, Direction::Rx, &channels, x).map_err(device_error)?;
                 let g = dev.gain(Direction::Rx, ch);
-                self.pending.push((GAIN_KEY, TagValue::F64(g)));
+                self.pending.push((metadata::GAIN, TagValue::F64(g)));
             }
             _ => unreachable!("the runtime only delivers declared controls"),
         }

@@ -45,6 +45,15 @@ fn run(
     Ok((data, report))
 }
 
+/// Waits (at most 10 s) until `data` holds `n` items.
+fn wait_for<T: Clone>(data: &VectorSinkData<T>, n: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while (data.items().len() as u64) < n {
+        assert!(std::time::Instant::now() < deadline, "{} items after 10 s, wanted {n}", data.items().len());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 fn tags(d: &VectorSinkData<Complex32>, key: &str) -> Vec<(u64, TagValue)> {
     d.tags()
         .into_iter()
@@ -199,7 +208,7 @@ fn frequency_and_gain_changes_are_tagged_where_they_took_effect() {
         ..RunOptions::default()
     };
     let running = std::thread::spawn(move || g.run(&opts));
-    support::wait_for(&data, 10_000);
+    wait_for(&data, 10_000);
     let f_at = control
         .set("rx", "frequency", TagValue::F64(433.92e6))
         .unwrap();
@@ -222,7 +231,7 @@ fn frequency_and_gain_changes_are_tagged_where_they_took_effect() {
         ),
         "{err}"
     );
-    support::wait_for(&data, g_at + 1000);
+    wait_for(&data, g_at + 1000);
     stop.stop();
     running.join().unwrap().unwrap();
     assert_eq!(

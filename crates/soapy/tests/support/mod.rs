@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The module's source.
+/// The module's source, beside this file (which other crates' tests include too: `file!()`
+/// is relative to the workspace root, two levels above every crate).
 pub fn source() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/device/sluice_test.cpp")
+    let this = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(file!());
+    this.parent().unwrap().join("../device/sluice_test.cpp")
 }
 
 /// Builds the module if it is missing or older than its source, points libSoapySDR at it and
@@ -19,7 +21,10 @@ pub fn source() -> PathBuf {
 pub fn module() -> &'static Path {
     static MODULE: OnceLock<PathBuf> = OnceLock::new();
     MODULE.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("soapy-module");
+        // Tests build into the target directory; the benchmark example (which has no
+        // CARGO_TARGET_TMPDIR) into the system's temporary directory.
+        let tmp = option_env!("CARGO_TARGET_TMPDIR").map_or_else(std::env::temp_dir, PathBuf::from);
+        let dir = tmp.join("soapy-module");
         std::fs::create_dir_all(&dir).unwrap();
         let out = dir.join("libsluice_test.so");
         let fresh = |p: &Path| -> Option<bool> {

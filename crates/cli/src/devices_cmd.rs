@@ -21,8 +21,12 @@ pub struct DevicesArgs {
 /// Runs `sluice devices`.
 pub fn devices(args: DevicesArgs) -> anyhow::Result<()> {
     if let Some(device) = args.probe {
-        let p = sluice_soapy::probe::probe(&device)
-            .with_context(|| format!("probing SoapySDR device '{}'", sluice_soapy::device::escape(&device)))?;
+        let p = sluice_soapy::probe::probe(&device).with_context(|| {
+            format!(
+                "probing SoapySDR device '{}'",
+                sluice_soapy::device::escape(&device)
+            )
+        })?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&p)?);
         } else {

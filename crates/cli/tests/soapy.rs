@@ -23,7 +23,10 @@ fn sluice(args: &[&str]) -> (bool, String, String) {
 fn devices_lists_and_probes_the_test_device() {
     let (ok, out, err) = sluice(&["devices"]);
     assert!(ok, "{err}");
-    assert_eq!(out, "0: driver=sluice_test,label=sluice test device,serial=5L1CE\n");
+    assert_eq!(
+        out,
+        "0: driver=sluice_test,label=sluice test device,serial=5L1CE\n"
+    );
     let (ok, out, err) = sluice(&["devices", "--find", "driver=nonesuch"]);
     assert!(ok, "{err}");
     assert!(out.starts_with("SoapySDR finds no device"), "{out}");
@@ -35,7 +38,10 @@ fn devices_lists_and_probes_the_test_device() {
     assert!(ok, "{err}");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(json["driver"], "sluice_test");
-    assert_eq!(json["channels"][0]["antennas"], serde_json::json!(["RX", "CAL"]));
+    assert_eq!(
+        json["channels"][0]["antennas"],
+        serde_json::json!(["RX", "CAL"])
+    );
     let (ok, _, err) = sluice(&["devices", "--probe", "driver=nonesuch"]);
     assert!(!ok);
     assert!(
@@ -70,6 +76,9 @@ fn the_fm_receiver_example_runs_on_the_test_device() {
     let samples: Vec<i16> = reader.into_samples::<i16>().map(Result::unwrap).collect();
     let want = 5000.0 / 75000.0 * 32768.0;
     for (k, s) in samples.iter().enumerate().skip(400) {
-        assert!((f64::from(*s) - want).abs() < 60.0, "sample {k}: {s}, want about {want:.0}");
+        assert!(
+            (f64::from(*s) - want).abs() < 60.0,
+            "sample {k}: {s}, want about {want:.0}"
+        );
     }
 }

@@ -88,8 +88,15 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// (wall s, CPU s) from a peer's one output line.
 fn parse(out: &std::process::Output, who: &str) -> (f64, f64) {
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{who} failed: {}", String::from_utf8_lossy(&out.stderr));
-    let v: Vec<f64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    assert!(
+        out.status.success(),
+        "{who} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Vec<f64> = text
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
     (v[0], v[1])
 }
 
@@ -102,11 +109,16 @@ fn sluice_run(format: StreamFormat, n: u64, id: usize) -> (f64, f64) {
     g.connect(src, "out0", sink, "in").unwrap();
     let (w0, c0) = (Instant::now(), process_cpu_time());
     g.run(&RunOptions::default()).unwrap();
-    (w0.elapsed().as_secs_f64(), (process_cpu_time() - c0).as_secs_f64())
+    (
+        w0.elapsed().as_secs_f64(),
+        (process_cpu_time() - c0).as_secs_f64(),
+    )
 }
 
 fn conversion_gsps() -> f64 {
-    let x: Vec<i16> = (0..8192).map(|i| (i * 7919 % 65536 - 32768) as i16).collect();
+    let x: Vec<i16> = (0..8192)
+        .map(|i| (i * 7919 % 65536 - 32768) as i16)
+        .collect();
     let mut y = vec![Complex32::default(); 4096];
     let rounds = 100_000;
     let t = Instant::now();
@@ -119,7 +131,9 @@ fn conversion_gsps() -> f64 {
 
 fn main() {
     let mut argv = std::env::args().skip(1);
-    let n: u64 = argv.next().map_or(20_000_000, |a| a.replace('_', "").parse().expect("SAMPLES"));
+    let n: u64 = argv
+        .next()
+        .map_or(20_000_000, |a| a.replace('_', "").parse().expect("SAMPLES"));
     let runs: usize = argv.next().map_or(5, |a| a.parse().expect("RUNS"));
     let module = support::module();
     let dir = module.parent().unwrap();
@@ -135,29 +149,56 @@ fn main() {
         .unwrap()
         .success();
     assert!(ok, "building the module-alone loop (gcc, libsoapysdr-dev)");
-    println!("{n} samples per run, {runs} runs, medians; device module: {}", module.display());
+    println!(
+        "{n} samples per run, {runs} runs, medians; device module: {}",
+        module.display()
+    );
     println!("| path | format | M samples/s | CPU s per M samples | sluice ÷ GNU Radio CPU |");
     println!("|---|---|---:|---:|---:|");
     let mut id = 0;
-    for (format, gr_name, c_name) in [(StreamFormat::Cs16, "sc16", "CS16"), (StreamFormat::Cf32, "fc32", "CF32")] {
-        let mut rows: Vec<(&str, Vec<(f64, f64)>)> = vec![("module alone (C readStream loop)", vec![]), ("sluice soapy_source → null_sink", vec![]), ("GNU Radio soapy.source → null_sink", vec![])];
+    for (format, gr_name, c_name) in [
+        (StreamFormat::Cs16, "sc16", "CS16"),
+        (StreamFormat::Cf32, "fc32", "CF32"),
+    ] {
+        let mut rows: Vec<(&str, Vec<(f64, f64)>)> = vec![
+            ("module alone (C readStream loop)", vec![]),
+            ("sluice soapy_source → null_sink", vec![]),
+            ("GNU Radio soapy.source → null_sink", vec![]),
+        ];
         for _ in 0..runs {
             id += 1;
             let args = format!("driver=sluice_test,bench={id}");
-            let out = Command::new(&alone).args([c_name, &n.to_string(), &args]).output().unwrap();
+            let out = Command::new(&alone)
+                .args([c_name, &n.to_string(), &args])
+                .output()
+                .unwrap();
             rows[0].1.push(parse(&out, "the module-alone loop"));
             rows[1].1.push(sluice_run(format, n, id));
-            let out = Command::new("/usr/bin/python3").args(["-c", GNU_RADIO, gr_name, &n.to_string(), &args]).output().unwrap();
+            let out = Command::new("/usr/bin/python3")
+                .args(["-c", GNU_RADIO, gr_name, &n.to_string(), &args])
+                .output()
+                .unwrap();
             rows[2].1.push(parse(&out, "GNU Radio"));
         }
         let cpu = |r: &Vec<(f64, f64)>| median(r.iter().map(|x| x.1 / (n as f64 / 1e6)).collect());
         let gr_cpu = cpu(&rows[2].1);
         for (name, r) in &rows {
             let rate = median(r.iter().map(|x| n as f64 / x.0 / 1e6).collect());
-            let ratio = if name.starts_with("sluice") { format!("{:.2}", cpu(r) / gr_cpu) } else { String::new() };
-            println!("| {name} | {} | {rate:.1} | {:.4} | {ratio} |", format.name(), cpu(r));
+            let ratio = if name.starts_with("sluice") {
+                format!("{:.2}", cpu(r) / gr_cpu)
+            } else {
+                String::new()
+            };
+            println!(
+                "| {name} | {} | {rate:.1} | {:.4} | {ratio} |",
+                format.name(),
+                cpu(r)
+            );
         }
     }
     let g = median((0..runs).map(|_| conversion_gsps()).collect());
-    println!("| CS16 → c32 kernel alone, one core, 4096-sample buffers | | {:.0} | | |", g * 1e3);
+    println!(
+        "| CS16 → c32 kernel alone, one core, 4096-sample buffers | | {:.0} | | |",
+        g * 1e3
+    );
 }

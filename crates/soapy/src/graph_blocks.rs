@@ -138,3 +138,76 @@ pub fn register(registry: &mut Registry) {
             .expect("soapy_source and soapy_sink are registered once");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(text: &str) -> Params {
+        let t: toml::Table = toml::from_str(text).unwrap();
+        Params::from_values(t)
+    }
+
+    /// Building touches no device and no library: the examples build anywhere, and bad
+    /// parameters are named before anything opens.
+    #[test]
+    fn the_examples_build_without_a_device_and_mistakes_are_named() {
+        let mut registry = Registry::new();
+        register(&mut registry);
+        for b in registry.types() {
+            let mut p = b.example_params().unwrap();
+            assert_eq!(b.check(&p), vec![], "{}", b.name);
+            b.instantiate(&mut p)
+                .unwrap_or_else(|e| panic!("{}: {e:?}", b.name));
+        }
+        let source = soapy_source();
+        let e = source
+            .instantiate(&mut params(
+                r#"device = "driver=x"
+rate = 1e6
+format = "CS12""#,
+            ))
+            .err()
+            .unwrap();
+        assert_eq!(e.param, "format");
+        let e = soapy_sink()
+            .instantiate(&mut params(
+                r#"device = "driver=x"
+rate = 1e6
+format = "CU8""#,
+            ))
+            .err()
+            .unwrap();
+        assert!(
+            e.message.contains("must be one of CF32, CS16, not CU8"),
+            "{e:?}"
+        );
+        let e = source
+            .instantiate(&mut params(
+                r#"device = "driver=x"
+rate = 1e6
+gains = { LNA = "loud" }"#,
+            ))
+            .err()
+            .unwrap();
+        assert_eq!(e.param, "gains");
+        let e = source
+            .instantiate(&mut params(
+                r#"device = "driver=x"
+rate = -5"#,
+            ))
+            .err()
+            .unwrap();
+        assert_eq!(
+            (e.param.as_str(), e.message.as_str()),
+            ("rate", "must be positive, not -5")
+        );
+        let mut p = params(
+            r#"device = "driver=x"
+rate = 1e6
+channels = 3"#,
+        );
+        let node = source.instantiate(&mut p).unwrap();
+        assert_eq!(node.ports().outputs.len(), 3);
+    }
+}

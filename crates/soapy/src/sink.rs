@@ -3,15 +3,20 @@
 //! Bursts follow the tags GNU Radio's UHD and Soapy sinks use: `tx_time` (whole seconds and a
 //! fraction, as `rx_time`) on an item makes the packet starting there go out at that hardware
 //! time; `tx_sob` on an item starts a burst there and `tx_eob` on an item ends the burst after
-//! it. Tags of the first input govern every channel. Underflows and late packets the device
+//! it. Tags of the first input govern every channel. `frequency` and `gain` can change while
+//! it runs. Underflows and late packets the device
 //! reports are counted and reported when the node ends; so are values clipped when converting
 //! to an integer format.
 
 use crate::device::{Device, TxEvent, MAX_CHANNELS};
+use crate::settings::{set_frequency, set_gain};
+use crate::source::{FREQUENCY, GAIN};
 use crate::{Direction, RadioSettings, StreamFormat};
 use num_complex::Complex32;
 use sluice_kernels::c32_to_iq;
-use sluice_runtime::{Input, Node, NodeError, Ports, Tag, TagPolicy, TagValue, Work, WorkIo};
+use sluice_runtime::{
+    control, ControlSpec, Input, Node, NodeError, Ports, Tag, TagPolicy, TagValue, Work, WorkIo,
+};
 use std::time::Duration;
 
 use sluice_runtime::metadata::{TX_EOB, TX_SOB, TX_TIME};
@@ -124,6 +129,31 @@ impl Node for SoapySink {
 
     fn tag_policy(&self) -> TagPolicy {
         TagPolicy::Drop
+    }
+
+    fn controls(&self) -> Vec<ControlSpec> {
+        vec![FREQUENCY, GAIN]
+    }
+
+    fn set_control(&mut self, name: &str, value: &TagValue, _at: u64) -> Result<(), NodeError> {
+        let expects = if name == "gain" {
+            GAIN.expects
+        } else {
+            FREQUENCY.expects
+        };
+        let x = control::number(value, expects)?;
+        let channels = self.settings.channels.clone();
+        let err = |e: crate::SoapyError| NodeError::msg(e.to_string());
+        match (name, self.device.as_mut()) {
+            ("frequency", None) => self.settings.frequency = Some(x),
+            ("gain", None) => self.settings.gain = Some(x),
+            ("frequency", Some(dev)) => {
+                set_frequency(dev, Direction::Tx, &channels, x).map_err(err)?
+            }
+            ("gain", Some(dev)) => set_gain(dev, Direction::Tx, &channels, x).map_err(err)?,
+            _ => unreachable!("the runtime only delivers declared controls"),
+        }
+        Ok(())
     }
 
     fn init(&mut self) -> Result<(), NodeError> {

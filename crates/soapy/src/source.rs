@@ -39,7 +39,6 @@ pub const GAIN: ControlSpec = ControlSpec {
 /// How long one read may wait for samples before the node looks at its stop flag again.
 const READ_TIMEOUT: Duration = Duration::from_millis(100);
 
-
 /// Integer samples waiting for conversion, one buffer per channel.
 enum Scratch {
     None,

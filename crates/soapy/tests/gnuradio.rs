@@ -44,6 +44,9 @@ fn gnu_radio_soapy_source_reads_the_module_as_a_device() {
         .expect("Debian's /usr/bin/python3 with GNU Radio (scripts/setup.sh installs gnuradio)");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "GNU Radio failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "GNU Radio failed:\n{stdout}\n{stderr}"
+    );
     assert_eq!(stdout.trim(), "ok 433920000.0 20.0", "{stderr}");
 }

@@ -19,9 +19,16 @@ fn the_list_and_the_probe_show_the_device_as_it_is() {
     assert!(list("driver=nonesuch").unwrap().is_empty());
 
     let p = probe("driver=sluice_test,rx_channels=2").unwrap();
-    assert_eq!((p.driver.as_str(), p.hardware.as_str()), ("sluice_test", "sluice_test_v1"));
+    assert_eq!(
+        (p.driver.as_str(), p.hardware.as_str()),
+        ("sluice_test", "sluice_test_v1")
+    );
     assert!(p.hardware_time);
-    let rx: Vec<_> = p.channels.iter().filter(|c| c.direction == Direction::Rx).collect();
+    let rx: Vec<_> = p
+        .channels
+        .iter()
+        .filter(|c| c.direction == Direction::Rx)
+        .collect();
     assert_eq!(rx.len(), 2);
     let text = render_probe(&p);
     for line in [
@@ -38,10 +45,16 @@ fn the_list_and_the_probe_show_the_device_as_it_is() {
         "  bandwidth: 200000 .. 8000000 Hz",
         "  corrections: frequency (ppm), DC offset mode, IQ balance mode",
     ] {
-        assert!(text.lines().any(|l| l == line), "{line:?} missing from\n{text}");
+        assert!(
+            text.lines().any(|l| l == line),
+            "{line:?} missing from\n{text}"
+        );
     }
     let json: serde_json::Value = serde_json::to_value(&p).unwrap();
-    assert_eq!(json["channels"][0]["gain_elements"][1]["range"]["max"], 40.0);
+    assert_eq!(
+        json["channels"][0]["gain_elements"][1]["range"]["max"],
+        40.0
+    );
 
     // The same device through SoapySDR's own tool: the same ranges and elements.
     let util = std::process::Command::new("SoapySDRUtil")
@@ -57,6 +70,9 @@ fn the_list_and_the_probe_show_the_device_as_it_is() {
         "  Sample rates: [0.225001, 0.3], [0.900001, 3.2] MSps",
         "  Antennas: RX, CAL",
     ] {
-        assert!(theirs.lines().any(|l| l == line), "{line:?} missing from\n{theirs}");
+        assert!(
+            theirs.lines().any(|l| l == line),
+            "{line:?} missing from\n{theirs}"
+        );
     }
 }

@@ -82,9 +82,6 @@ fn tagged_bursts_go_out_at_their_times_and_misses_are_counted() {
         })
         .filter(|&(_, flags, _)| flags & HAS_TIME != 0)
         .map(|(start, _, t)| (start, t))
-        .collect::<Vec<_>>()
-        .into_iter()
-        .map(|(start, t)| (start, t))
         .collect();
     assert_eq!(
         timed,

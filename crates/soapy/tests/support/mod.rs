@@ -12,7 +12,9 @@ use std::sync::OnceLock;
 /// The module's source, beside this file (which other crates' tests include too: `file!()`
 /// is relative to the workspace root, two levels above every crate).
 pub fn source() -> PathBuf {
-    let this = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(file!());
+    let this = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(file!());
     this.parent().unwrap().join("../device/sluice_test.cpp")
 }
 

@@ -34,7 +34,7 @@ pub enum TxEvent {
     Underflow,
     /// A timed packet arrived after its time.
     Late,
-    /// Another report (its code's name), e.g. a burst's end acknowledged.
+    /// Another report (its SoapySDR status code), e.g. a burst's end acknowledged.
     Other(c_int),
 }
 

@@ -26,6 +26,7 @@ APT_PACKAGES=(
   libliquid-dev                    # sluice bench radio: liquid-dsp peer (C harness built by the bench)
   jackd2 libjack-jackd2-dev jconvolver  # sluice-audio's JACK tests (dummy-backend servers) and the jconvolver peer
   python3-zmq                      # crates/zmq tests: libzmq peers through pyzmq (gnuradio above: gr-zeromq interop)
+  libsoapysdr-dev soapysdr-tools   # crates/soapy tests: libSoapySDR, its headers for the test device module (g++ above), SoapySDRUtil (gnuradio above brings gnuradio.soapy)
 )
 
 as_root() {

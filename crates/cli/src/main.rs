@@ -8,6 +8,7 @@ mod cluster_cmd;
 mod cluster_run_cmd;
 mod convolve;
 mod ctl_cmd;
+mod devices_cmd;
 mod live_cmd;
 mod probe_cmd;
 mod probe_report;
@@ -57,6 +58,9 @@ enum Command {
     /// Run a benchmark; each compares with its baseline or peer in the same run.
     #[command(subcommand)]
     Bench(sluice_bench::BenchCommand),
+    /// The radios SoapySDR finds, or one device's channels, ranges, gains and antennas
+    /// (`--probe ARGS`), as text or JSON.
+    Devices(devices_cmd::DevicesArgs),
 }
 
 /// Arguments of `sluice blocks`.
@@ -109,6 +113,7 @@ fn main() {
         Command::Worker(args) => cluster_cmd::worker(args),
         Command::Cluster(cmd) => cluster_cmd::run(cmd),
         Command::Bench(cmd) => sluice_bench::run(cmd),
+        Command::Devices(args) => devices_cmd::devices(args),
     };
     if let Err(err) = result {
         // A graph file's mistakes come one per line: each gets the prefix.

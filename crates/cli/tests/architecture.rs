@@ -37,6 +37,17 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-copy",
         ],
     ),
+    // SoapySDR radios: blocks over the runtime and graph, conversions from the kernels.
+    (
+        "sluice-soapy",
+        &[
+            "sluice-os",
+            "sluice-queue",
+            "sluice-runtime",
+            "sluice-graph",
+            "sluice-kernels",
+        ],
+    ),
     ("sluice-amps", &["sluice-kernels", "sluice-formats"]),
     (
         "sluice-net",
@@ -87,6 +98,7 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-net",
             "sluice-zmq",
             "sluice-audio",
+            "sluice-soapy",
         ],
     ),
     (

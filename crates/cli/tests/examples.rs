@@ -68,6 +68,8 @@ fn every_example_is_documented_and_listed_here() {
             "first_receiver",
             "lowpass_to_file",
             "radio_toolbox",
+            // Run against the SoapySDR test device in tests/soapy.rs.
+            "rtlsdr_fm",
             "throttled",
             "tone_to_wav",
             "wav_filter"

@@ -3,7 +3,7 @@
 //! graphs load (and `sluice blocks` lists them) on machines without a radio or libSoapySDR.
 
 use crate::{RadioSettings, SoapySink, SoapySource, StreamFormat};
-use sluice_graph::{
+use sluice_graph::{Rate, 
     BlockType, Family, ItemDecl, Param, ParamDecl, ParamError, Params, PortDecl, Registry,
 };
 use sluice_runtime::Node;
@@ -14,7 +14,11 @@ fn params(dir: &str) -> Vec<ParamDecl> {
     vec![
         Param::text("device", "SoapySDR device arguments, as `SoapySDRUtil --find` prints them (`driver=rtlsdr,serial=…`)"),
         Param::integer("channels", format!("{dir} channels of the device used, 0 .. channels-1, one port each")).default(1).min(1.0).max(16.0),
-        Param::number("rate", "sample rate").unit("samples/s").min(0.0),
+        match dir {
+            // What a transmitter sends at is its stream's rate.
+            "TX" => Param::number("rate", "sample rate").follows_stream().min(0.0),
+            _ => Param::number("rate", "sample rate").unit("samples/s").min(0.0),
+        },
         Param::number("frequency", "centre frequency").unit("Hz").derived("as the device has it").settable(),
         Param::number("gain", "overall gain, spread over the gain elements by the driver").unit("dB").derived("as the device has it").settable(),
         Param::table("gains", "named gain elements, set after `gain` (`{ LNA = 20, VGA = 10 }`; `sluice devices --probe` lists them)").derived("none"),
@@ -116,6 +120,7 @@ pub fn soapy_source() -> BlockType {
         .params(params("RX"))
         .param(Param::choice("format", FORMATS, "stream format between driver and sluice; integer formats are converted to c32").default("CF32"))
         .param(Param::integer("samples", "end after this many samples per channel").unit("samples").derived("until stopped"))
+        .rate(Rate::param("rate"))
         .example(r#"device = "driver=rtlsdr", rate = 2.048e6, frequency = 100e6, gain = 30, format = "CS16""#)
         .build(build_source)
 }

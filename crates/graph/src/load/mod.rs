@@ -37,11 +37,13 @@ use toml::{Spanned, Value};
 
 mod checks;
 mod hosts;
+mod node;
 
 pub use checks::same_file;
 use checks::{check_cycles, check_file_collisions, check_unconnected};
 use hosts::{check_placement, HostDoc};
 pub use hosts::{HostDecl, StandbyMode};
+pub use node::{build_node, MistakeKind, NodeMistake};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -370,16 +372,10 @@ pub fn load_with(
         }
         node_lines.insert(name.clone(), line_column(text, node.name.span().start).0);
         let Some(block) = registry.find(kind) else {
-            let similar = registry.similar(kind);
-            let hint = if similar.is_empty() {
-                "`sluice blocks` lists them".to_string()
-            } else {
-                format!("did you mean {}?", similar.join(" or "))
-            };
             errors.add(
                 Some(node.kind.span()),
                 Some(name),
-                format!("node '{name}': unknown block type '{kind}' ({hint})"),
+                node::unknown_block(registry, name, kind),
             );
             continue;
         };
@@ -408,40 +404,13 @@ pub fn load_with(
         let mut params = Params::new(node.params);
         let param_error = |errors: &mut Errors, params: &Params, e: ParamError| {
             let at = params.span(&e.param).unwrap_or(span.clone());
-            let message = if e.param.is_empty() {
-                format!("node '{name}': {}", e.message)
-            } else if e.unknown {
-                format!(
-                    "node '{name}': unknown parameter '{}' {}",
-                    e.param,
-                    e.message.trim_start_matches("is unknown ")
-                )
-            } else {
-                format!(
-                    "node '{name}': parameter '{}'{}",
-                    e.param,
-                    joined(&e.message)
-                )
-            };
-            errors.add(Some(at), Some(&name), message);
+            errors.add(Some(at), Some(&name), node::param_message(&name, &e));
         };
         // The declaration first: unknown, mistyped, out-of-range and missing parameters are
         // named before the block's own checks run.
-        let mistakes = block.check(&params);
+        let mistakes = node::check_params(block, &params);
         if !mistakes.is_empty() {
-            let misspelt: Vec<String> = mistakes
-                .iter()
-                .filter(|e| e.unknown)
-                .map(|e| e.param.clone())
-                .collect();
-            for mut e in mistakes {
-                // A required parameter that is missing because it was misspelt: say so.
-                if let Some(typo) = misspelt
-                    .iter()
-                    .find(|u| !e.unknown && crate::registry::close_enough(u, &e.param))
-                {
-                    e.message = format!("{} (the node gives '{typo}': a misspelling?)", e.message);
-                }
+            for e in mistakes {
                 param_error(&mut errors, &params, e);
             }
             continue;

@@ -27,6 +27,7 @@ APT_PACKAGES=(
   jackd2 libjack-jackd2-dev jconvolver  # sluice-audio's JACK tests (dummy-backend servers) and the jconvolver peer
   python3-zmq                      # crates/zmq tests: libzmq peers through pyzmq (gnuradio above: gr-zeromq interop)
   python3-venv python3-dev         # crates/python: the package's virtual environment, libpython to link
+  espeak-ng python3-matplotlib     # examples/python/fm_receiver.py: speech to modulate, the spectrum plot
 )
 
 as_root() {

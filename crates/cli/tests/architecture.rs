@@ -89,6 +89,17 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-audio",
         ],
     ),
+    // The Python package: graphs through the standard registry, the engines alone.
+    (
+        "sluice-python",
+        &[
+            "sluice-runtime",
+            "sluice-graph",
+            "sluice-registry",
+            "sluice-kernels",
+            "sluice-conv",
+        ],
+    ),
     (
         "sluice-bench",
         &[

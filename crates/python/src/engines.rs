@@ -76,12 +76,12 @@ fn config(block: usize, ir_len: usize) -> ConvolverConfig {
     }
 }
 
-/// Convolves `x` with `ir` as `numpy.convolve` / `scipy.signal.fftconvolve` do, with sluice's
-/// partitioned FFT engine.
+/// Convolves `x` with `ir` as `scipy.signal.fftconvolve` does (along the last axis), with
+/// sluice's partitioned FFT engine.
 ///
 /// `x` is one signal (1-D) or several (2-D, channels × samples); `ir` is one impulse response
 /// for every channel (1-D) or one per channel (2-D). `mode` is "full" (length n + m - 1),
-/// "same" (length n, centred as numpy does) or "valid". Computes in float32 and returns
+/// "same" (length n, centred as scipy does) or "valid" (length max(n, m) - min(n, m) + 1). Computes in float32 and returns
 /// float32, shaped as `x` (along the last axis). Runs without the GIL.
 #[pyfunction]
 #[pyo3(signature = (x, ir, mode="full", block=4096))]
@@ -129,44 +129,46 @@ pub fn convolve<'py>(
 ///
 /// `Convolver(ir, channels=1, block=1024)`: `ir` one impulse response (1-D) for every channel
 /// or one per channel (2-D). `process(x)` takes samples (1-D for one channel, else channels ×
-/// samples) and returns as many output samples, delayed by nothing; `finish()` returns the
-/// tail (the last `len(ir) - 1` samples).
+/// samples) and returns the output samples ready (the engine works in blocks, so up to one
+/// block fewer than it took, caught up later); `finish()` returns the rest and the tail. The
+/// outputs of every call, concatenated, are the convolution of the inputs, concatenated.
 #[pyclass(module = "sluice", name = "Convolver")]
 pub struct PyConvolver {
     engine: Mutex<StreamConvolver>,
     channels: usize,
-    ir_len: usize,
 }
 
 impl PyConvolver {
+    /// Feeds `inputs` (all of them) and returns every output sample the engine has ready;
+    /// after `finish`, everything up to the end of the tail.
     fn run<'py>(
         &self,
         py: Python<'py>,
         inputs: Vec<Vec<f32>>,
-        frames: usize,
         flat: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let mut out = vec![vec![0.0f32; frames]; self.channels];
         let engine = &self.engine;
+        let channels = self.channels;
         let done = py.detach(|| {
             let mut engine = engine.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let ins: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
-            let mut outs: Vec<&mut [f32]> = out.iter_mut().map(Vec::as_mut_slice).collect();
-            let mut produced = 0;
+            let frames = inputs.first().map_or(0, Vec::len);
+            let mut out: Vec<Vec<f32>> = vec![Vec::new(); channels];
+            let mut room = vec![vec![0.0f32; 8192]; channels];
+            let mut consumed = 0;
             loop {
-                let mut window: Vec<&mut [f32]> =
-                    outs.iter_mut().map(|o| &mut o[produced..]).collect();
-                let (_, k) = engine.process(&ins, &mut window)?;
-                produced += k;
-                if k == 0 || produced == frames {
-                    return Ok::<usize, sluice_conv::ConvError>(produced);
+                let ins: Vec<&[f32]> = inputs.iter().map(|x| &x[consumed..]).collect();
+                let mut outs: Vec<&mut [f32]> = room.iter_mut().map(Vec::as_mut_slice).collect();
+                let (c, k) = engine.process(&ins, &mut outs)?;
+                consumed += c;
+                for (o, r) in out.iter_mut().zip(&room) {
+                    o.extend_from_slice(&r[..k]);
+                }
+                if c == 0 && k == 0 || (consumed == frames && engine.is_done()) {
+                    return Ok::<_, sluice_conv::ConvError>(out);
                 }
             }
         });
-        let produced = done.map_err(|e| PyValueError::new_err(format!("Convolver: {e}")))?;
-        for o in &mut out {
-            o.truncate(produced);
-        }
+        let out = done.map_err(|e| PyValueError::new_err(format!("Convolver: {e}")))?;
         to_array(py, &out, flat && self.channels == 1)
     }
 }
@@ -184,7 +186,6 @@ impl PyConvolver {
         Ok(PyConvolver {
             engine: Mutex::new(engine),
             channels: channels.max(1),
-            ir_len: m,
         })
     }
 
@@ -198,19 +199,19 @@ impl PyConvolver {
                 self.channels
             )));
         }
-        let frames = inputs[0].len();
-        self.run(py, inputs, frames, flat)
+        self.run(py, inputs, flat)
     }
 
-    /// Ends the input and returns the remaining tail (`len(ir) - 1` samples per channel).
+    /// Ends the input and returns the rest: what the engine still holds and the tail, so that
+    /// everything `process` and `finish` returned is the whole convolution (`n + len(ir) - 1`
+    /// samples per channel).
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let tail = {
-            let mut engine = self.engine.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            engine.finish();
-            self.ir_len.saturating_sub(1)
-        };
+        self.engine
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .finish();
         let inputs = vec![Vec::new(); self.channels];
-        self.run(py, inputs, tail, true)
+        self.run(py, inputs, true)
     }
 }
 

@@ -1,4 +1,4 @@
-"""The engines alone: convolve and Convolver against scipy and numpy, firwin against scipy's
+"""The engines alone: convolve and Convolver against scipy (and numpy), firwin against scipy's
 firwin. Tolerances are stated with each comparison (the engine computes in float32)."""
 
 import numpy as np
@@ -31,11 +31,11 @@ def test_convolve_takes_one_ir_per_channel(rng):
 
 @pytest.mark.parametrize("mode", ["full", "same", "valid"])
 @pytest.mark.parametrize("n,m", [(1000, 31), (31, 1000), (64, 64)])
-def test_convolve_modes_match_numpy(rng, mode, n, m):
+def test_convolve_modes_match_scipy(rng, mode, n, m):
     x = rng.standard_normal(n).astype(np.float32)
     h = rng.standard_normal(m).astype(np.float32)
     y = sluice.convolve(x, h, mode=mode)
-    ref = np.convolve(x.astype(np.float64), h.astype(np.float64), mode=mode)
+    ref = signal.convolve(x.astype(np.float64), h.astype(np.float64), mode=mode, method="direct")
     assert y.shape == ref.shape
     assert rel_err(y, ref) < 1e-5
 
@@ -50,7 +50,7 @@ def test_streaming_convolver_equals_the_whole_convolution(rng):
             break
         chunk = x[at : at + size]
         y = conv.process(chunk)
-        assert len(y) == len(chunk)  # latency compensated: as many out as in
+        assert at + len(chunk) - 256 <= sum(map(len, out)) + len(y) <= at + len(chunk)  # a block behind at most
         out.append(y)
         at += len(chunk)
     out.append(conv.finish())

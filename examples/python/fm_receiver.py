@@ -80,7 +80,7 @@ def main():
     demod = g.add("fm_demod", name="demod", deviation=DEVIATION, sample_rate=float(IQ_RATE))
     lp = g.add("fir", name="lp", item="f32", design="lowpass", num_taps=121,
                cutoff=15_000 / IQ_RATE, decimation=IQ_RATE // AUDIO_RATE)
-    wav = g.add("wav_sink", name="wav", path=wav_path, sample_rate=float(AUDIO_RATE), format="i16")
+    wav = g.add("wav_sink", name="wav", path=wav_path, sample_rate=AUDIO_RATE, format="i16")
     g.connect(src, demod)
     g.connect(demod, lp)
     g.connect(lp, wav)

@@ -332,7 +332,10 @@ impl ArraySink {
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let bytes = {
-            let c = self.collected.lock().unwrap_or_else(PoisonError::into_inner);
+            let c = self
+                .collected
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             PyBytes::new(py, &c.bytes)
         };
         let np = py.import("numpy")?;
@@ -351,7 +354,10 @@ impl ArraySink {
     /// The tags received, as `(index, key, value)` with absolute item indices.
     #[getter]
     fn tags<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let c = self.collected.lock().unwrap_or_else(PoisonError::into_inner);
+        let c = self
+            .collected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let items: PyResult<Vec<_>> = c.tags.iter().map(|t| tag_tuple(py, t)).collect();
         PyList::new(py, items?)
     }
@@ -363,7 +369,10 @@ impl ArraySink {
     }
 
     fn __len__(&self) -> usize {
-        let c = self.collected.lock().unwrap_or_else(PoisonError::into_inner);
+        let c = self
+            .collected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         c.bytes.len() / self.dtype.size() / self.vlen
     }
 }

@@ -32,7 +32,13 @@ fn rows(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<Vec<f32>>, bool)> {
     // SAFETY: `address` is the first of `items` f32s of the C-contiguous array `array`, which
     // is alive (held here) until the copies below are made.
     let all = unsafe { std::slice::from_raw_parts(address as *const f32, items) };
-    Ok((all.chunks(len.max(1)).take(n_rows).map(<[f32]>::to_vec).collect(), flat))
+    Ok((
+        all.chunks(len.max(1))
+            .take(n_rows)
+            .map(<[f32]>::to_vec)
+            .collect(),
+        flat,
+    ))
 }
 
 /// A float32 numpy array of `rows` (1-D if `flat`).
@@ -97,7 +103,9 @@ pub fn convolve<'py>(
     let n = signals.first().map_or(0, Vec::len);
     let m = ir.first().map_or(0, Vec::len);
     if n == 0 || m == 0 {
-        return Err(PyValueError::new_err("convolve: x and ir must not be empty"));
+        return Err(PyValueError::new_err(
+            "convolve: x and ir must not be empty",
+        ));
     }
     let (start, len) = match mode {
         "full" => (0, n + m - 1),
@@ -150,7 +158,9 @@ impl PyConvolver {
         let engine = &self.engine;
         let channels = self.channels;
         let done = py.detach(|| {
-            let mut engine = engine.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut engine = engine
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let frames = inputs.first().map_or(0, Vec::len);
             let mut out: Vec<Vec<f32>> = vec![Vec::new(); channels];
             let mut room = vec![vec![0.0f32; 8192]; channels];

@@ -183,7 +183,11 @@ fn end_of(
         Some(p) => p.to_string(),
         None => {
             let ports = built.graph.ports(id).expect("the id was just found");
-            let list = if output { &ports.outputs } else { &ports.inputs };
+            let list = if output {
+                &ports.outputs
+            } else {
+                &ports.inputs
+            };
             let kind = if output { "output" } else { "input" };
             match list.as_slice() {
                 [one] => one.name.clone(),
@@ -193,7 +197,11 @@ fn end_of(
                         format!(
                             "node '{node}' has {} {kind}s ({}): name one as \"{node}.PORT\"",
                             list.len(),
-                            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                            if names.is_empty() {
+                                "none".to_string()
+                            } else {
+                                names.join(", ")
+                            }
                         ),
                         Some(node),
                         None,
@@ -338,8 +346,16 @@ impl Graph {
         let py = port.py();
         let (dtype, vlen, from) = self.with(|built| output_type(built, port))?;
         let sink = Py::new(py, ArraySink::new(dtype, vlen))?;
-        let node = self.add(sink.bind(py).as_any(), Some(format!("{from}:collect")), None)?;
-        self.connect(&PyString::new(py, &from), node.name.into_pyobject(py)?.as_any(), None)?;
+        let node = self.add(
+            sink.bind(py).as_any(),
+            Some(format!("{from}:collect")),
+            None,
+        )?;
+        self.connect(
+            &PyString::new(py, &from),
+            node.name.into_pyobject(py)?.as_any(),
+            None,
+        )?;
         Ok(sink)
     }
 

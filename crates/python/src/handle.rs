@@ -95,7 +95,14 @@ pub fn start(built: Built, scheduler: Option<&Bound<'_, PyAny>>) -> PyResult<Han
             }
             let _ = tx.send(outcome);
         })
-        .map_err(|e| raise::<GraphError>(format!("cannot start the graph's thread: {e}"), None, None, None))?;
+        .map_err(|e| {
+            raise::<GraphError>(
+                format!("cannot start the graph's thread: {e}"),
+                None,
+                None,
+                None,
+            )
+        })?;
     Ok(Handle {
         stop,
         control,
@@ -148,7 +155,9 @@ impl Handle {
             if let Some(e) = interrupted {
                 return Err(e);
             }
-            let State::Ended(outcome) = &*state else { unreachable!("set just above") };
+            let State::Ended(outcome) = &*state else {
+                unreachable!("set just above")
+            };
             return match outcome {
                 Ok(report) => Ok(report_stats(py, report)?.into_any().unbind()),
                 Err(e) => Err(self.run_error(py, e)),
@@ -159,7 +168,10 @@ impl Handle {
     fn run_error(&self, py: Python<'_>, e: &RuntimeError) -> PyErr {
         let err = errors::runtime(e, "");
         if let RuntimeError::NodeFailed { node, .. } = e {
-            let errors = self.py_errors.lock().unwrap_or_else(PoisonError::into_inner);
+            let errors = self
+                .py_errors
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             if let Some(cause) = errors.get(node) {
                 err.set_cause(py, Some(cause.clone_ref(py)));
             }
@@ -275,14 +287,25 @@ impl Handle {
                 format!(
                     "'{port}' is not tapped (tapped: {}): start the graph with \
                      start(read=[\"{port}\"]) or call Graph.tap(\"{port}\") first",
-                    if tapped.is_empty() { "none".to_string() } else { tapped.join(", ") }
+                    if tapped.is_empty() {
+                        "none".to_string()
+                    } else {
+                        tapped.join(", ")
+                    }
                 ),
                 None,
                 Some(port),
                 None,
             )
         })?;
-        Reader::new(Arc::clone(&tap.shared), tap.dtype, tap.vlen, tap.max_items, items, port)
+        Reader::new(
+            Arc::clone(&tap.shared),
+            tap.dtype,
+            tap.vlen,
+            tap.max_items,
+            items,
+            port,
+        )
     }
 
     fn __repr__(&self) -> String {

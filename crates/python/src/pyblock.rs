@@ -96,11 +96,21 @@ fn port_defs(obj: &Bound<'_, PyAny>, attr: &str) -> PyResult<Vec<PortDef>> {
         })?;
         let name: String = t.get_item(0)?.extract()?;
         let dtype = Dtype::extract(&t.get_item(1)?)?;
-        let vlen: usize = if t.len() > 2 { t.get_item(2)?.extract()? } else { 1 };
+        let vlen: usize = if t.len() > 2 {
+            t.get_item(2)?.extract()?
+        } else {
+            1
+        };
         if defs.iter().any(|d| d.name == name) {
-            return Err(PyValueError::new_err(format!("{attr}: port '{name}' is declared twice")));
+            return Err(PyValueError::new_err(format!(
+                "{attr}: port '{name}' is declared twice"
+            )));
         }
-        defs.push(PortDef { name, dtype, vlen: vlen.max(1) });
+        defs.push(PortDef {
+            name,
+            dtype,
+            vlen: vlen.max(1),
+        });
     }
     Ok(defs)
 }
@@ -187,34 +197,64 @@ impl PyBlockNode {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .insert(name.clone(), e);
-                NodeError::msg(format!("Python block raised an exception in work():\n{text}"))
+                NodeError::msg(format!(
+                    "Python block raised an exception in work():\n{text}"
+                ))
             };
             let obj = self.obj.bind(py);
             let (in_guards, out_guards) = guards;
             let mut in_arrays = Vec::with_capacity(ins.len());
             let mut in_tags = Vec::with_capacity(ins.len());
-            for (((span, &len), port), guard) in ins.iter().zip(in_lens).zip(&self.inputs).zip(in_guards) {
+            for (((span, &len), port), guard) in
+                ins.iter().zip(in_lens).zip(&self.inputs).zip(in_guards)
+            {
                 in_arrays.push(
-                    view(py, span.address, len, port.dtype, port.vlen, true, Some(guard.0), Some(guard.1))
-                        .map_err(fail)?,
+                    view(
+                        py,
+                        span.address,
+                        len,
+                        port.dtype,
+                        port.vlen,
+                        true,
+                        Some(guard.0),
+                        Some(guard.1),
+                    )
+                    .map_err(fail)?,
                 );
             }
-            for ((span, &len), (port, pending)) in
-                ins.iter().zip(in_lens).zip(self.inputs.iter().zip(&self.pending))
+            for ((span, &len), (port, pending)) in ins
+                .iter()
+                .zip(in_lens)
+                .zip(self.inputs.iter().zip(&self.pending))
             {
                 let end = span.first + len as u64;
                 let mut list = Vec::new();
                 for t in pending.iter().filter(|t| t.index < end) {
                     let offset = (t.index.saturating_sub(span.first)) as usize / port.vlen;
-                    list.push((offset, t.key.as_ref(), from_tag(py, &t.value).map_err(fail)?));
+                    list.push((
+                        offset,
+                        t.key.as_ref(),
+                        from_tag(py, &t.value).map_err(fail)?,
+                    ));
                 }
                 in_tags.push(PyList::new(py, list).map_err(fail)?);
             }
             let mut out_arrays = Vec::with_capacity(outs.len());
-            for (((span, &len), port), guard) in outs.iter().zip(out_lens).zip(&self.outputs).zip(out_guards) {
+            for (((span, &len), port), guard) in
+                outs.iter().zip(out_lens).zip(&self.outputs).zip(out_guards)
+            {
                 out_arrays.push(
-                    view(py, span.address, len, port.dtype, port.vlen, false, Some(guard.0), Some(guard.1))
-                        .map_err(fail)?,
+                    view(
+                        py,
+                        span.address,
+                        len,
+                        port.dtype,
+                        port.vlen,
+                        false,
+                        Some(guard.0),
+                        Some(guard.1),
+                    )
+                    .map_err(fail)?,
                 );
             }
             let out_tags = PyList::empty(py);
@@ -272,7 +312,11 @@ impl PyBlockNode {
                     def.name
                 )));
             }
-            let mut tag = Tag::new(span.first + (offset * def.vlen) as u64, &key, to_tag(&value)?);
+            let mut tag = Tag::new(
+                span.first + (offset * def.vlen) as u64,
+                &key,
+                to_tag(&value)?,
+            );
             tag.source = Some(self.name.as_str().into());
             tags.push((port, tag));
         }
@@ -375,7 +419,10 @@ impl Node for PyBlockNode {
         for (i, port) in self.inputs.iter().enumerate() {
             let need = c * port.vlen;
             let Some(span) = raw::window(io, i, port.dtype, need)? else {
-                return Ok(Work::NeedInput { port: i, items: need });
+                return Ok(Work::NeedInput {
+                    port: i,
+                    items: need,
+                });
             };
             if per.is_some() && span.items < need {
                 return Ok(Work::Done); // end of stream with less than one firing left
@@ -396,7 +443,10 @@ impl Node for PyBlockNode {
         for (o, port) in self.outputs.iter().enumerate() {
             let need = p * port.vlen;
             let Some(span) = raw::reserve(io, o, port.dtype, need)? else {
-                return Ok(Work::NeedOutput { port: o, items: need });
+                return Ok(Work::NeedOutput {
+                    port: o,
+                    items: need,
+                });
             };
             firings = firings.min(span.items / port.vlen / p);
             outs.push(span);
@@ -404,13 +454,25 @@ impl Node for PyBlockNode {
         let cap = |len: usize, vlen: usize| (len / vlen).min(self.max_items) * vlen;
         let (in_lens, out_lens): (Vec<usize>, Vec<usize>) = if per.is_some() {
             (
-                self.inputs.iter().map(|port| firings * c * port.vlen).collect(),
-                self.outputs.iter().map(|port| firings * p * port.vlen).collect(),
+                self.inputs
+                    .iter()
+                    .map(|port| firings * c * port.vlen)
+                    .collect(),
+                self.outputs
+                    .iter()
+                    .map(|port| firings * p * port.vlen)
+                    .collect(),
             )
         } else {
             (
-                ins.iter().zip(&self.inputs).map(|(s, port)| cap(s.items, port.vlen)).collect(),
-                outs.iter().zip(&self.outputs).map(|(s, port)| cap(s.items, port.vlen)).collect(),
+                ins.iter()
+                    .zip(&self.inputs)
+                    .map(|(s, port)| cap(s.items, port.vlen))
+                    .collect(),
+                outs.iter()
+                    .zip(&self.outputs)
+                    .map(|(s, port)| cap(s.items, port.vlen))
+                    .collect(),
             )
         };
         for (i, (span, port)) in ins.iter().zip(&self.inputs).enumerate() {
@@ -425,7 +487,8 @@ impl Node for PyBlockNode {
         for (o, port) in self.outputs.iter().enumerate() {
             out_guards.push(raw::output_guard(io, o, port.dtype)?);
         }
-        let (counts, added) = self.call(&ins, &in_lens, &outs, &out_lens, (in_guards, out_guards))?;
+        let (counts, added) =
+            self.call(&ins, &in_lens, &outs, &out_lens, (in_guards, out_guards))?;
         let Some((consumed, produced)) = counts else {
             return Ok(Work::Done);
         };
@@ -433,8 +496,16 @@ impl Node for PyBlockNode {
             (in_lens.clone(), out_lens.clone())
         } else {
             (
-                consumed.iter().zip(&self.inputs).map(|(n, port)| n * port.vlen).collect(),
-                produced.iter().zip(&self.outputs).map(|(n, port)| n * port.vlen).collect(),
+                consumed
+                    .iter()
+                    .zip(&self.inputs)
+                    .map(|(n, port)| n * port.vlen)
+                    .collect(),
+                produced
+                    .iter()
+                    .zip(&self.outputs)
+                    .map(|(n, port)| n * port.vlen)
+                    .collect(),
             )
         };
         for (port, tag) in added {

@@ -260,7 +260,16 @@ impl Reader {
         let Some((address, items, tags, guard, queue)) = next else {
             return Ok(None);
         };
-        let array = view(py, address, items, self.dtype, self.vlen, true, guard, Some(queue))?;
+        let array = view(
+            py,
+            address,
+            items,
+            self.dtype,
+            self.vlen,
+            true,
+            guard,
+            Some(queue),
+        )?;
         let tags: PyResult<Vec<_>> = tags.iter().map(|t| tag_tuple(py, t)).collect();
         Ok(Some(PyTuple::new(
             py,

@@ -96,7 +96,9 @@ pub fn from_tag<'py>(py: Python<'py>, v: &TagValue) -> PyResult<Bound<'py, PyAny
         TagValue::F64(x) => x.into_bound_py_any(py)?,
         TagValue::Complex(c) => PyComplex::from_doubles(py, c.re, c.im).into_any(),
         TagValue::Str(s) => s.as_ref().into_bound_py_any(py)?,
-        TagValue::Pair(p) => PyTuple::new(py, [from_tag(py, &p.0)?, from_tag(py, &p.1)?])?.into_any(),
+        TagValue::Pair(p) => {
+            PyTuple::new(py, [from_tag(py, &p.0)?, from_tag(py, &p.1)?])?.into_any()
+        }
         TagValue::Tuple(items) => {
             let items: PyResult<Vec<_>> = items.iter().map(|v| from_tag(py, v)).collect();
             PyTuple::new(py, items?)?.into_any()

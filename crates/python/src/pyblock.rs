@@ -7,7 +7,7 @@
 use crate::dtype::Dtype;
 use crate::ports_raw::{self as raw, Span};
 use crate::values::{from_tag, to_tag};
-use crate::view::view;
+use crate::view::{lend, Whole};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -67,6 +67,9 @@ pub struct PyBlockNode {
     controls: Vec<ControlSpec>,
     /// Tags taken from each input and not yet consumed.
     pending: Vec<Vec<Tag>>,
+    /// Each port's array over its whole queue (see `view::Whole`).
+    in_whole: Vec<Option<Whole>>,
+    out_whole: Vec<Option<Whole>>,
     errors: PyErrors,
 }
 
@@ -170,6 +173,8 @@ impl PyBlockNode {
             name: name.to_string(),
             obj: obj.clone().unbind(),
             pending: vec![Vec::new(); inputs.len()],
+            in_whole: inputs.iter().map(|_| None).collect(),
+            out_whole: outputs.iter().map(|_| None).collect(),
             inputs,
             outputs,
             rate,
@@ -205,22 +210,26 @@ impl PyBlockNode {
             let (in_guards, out_guards) = guards;
             let mut in_arrays = Vec::with_capacity(ins.len());
             let mut in_tags = Vec::with_capacity(ins.len());
-            for (((span, &len), port), guard) in
-                ins.iter().zip(in_lens).zip(&self.inputs).zip(in_guards)
+            for (i, (((span, &len), port), guard)) in ins
+                .iter()
+                .zip(in_lens)
+                .zip(&self.inputs)
+                .zip(in_guards)
+                .enumerate()
             {
-                in_arrays.push(
-                    view(
-                        py,
-                        span.address,
-                        len,
-                        port.dtype,
-                        port.vlen,
-                        true,
-                        Some(guard.0),
-                        Some(guard.1),
-                    )
-                    .map_err(fail)?,
-                );
+                let lent = lend(
+                    py,
+                    &mut self.in_whole[i],
+                    span.address,
+                    len,
+                    port.dtype,
+                    port.vlen,
+                    true,
+                    guard.0,
+                    guard.1,
+                )
+                .map_err(fail)?;
+                in_arrays.push(lent.array().clone());
             }
             for ((span, &len), (port, pending)) in ins
                 .iter()
@@ -239,24 +248,31 @@ impl PyBlockNode {
                 }
                 in_tags.push(PyList::new(py, list).map_err(fail)?);
             }
-            let mut out_arrays = Vec::with_capacity(outs.len());
-            for (((span, &len), port), guard) in
-                outs.iter().zip(out_lens).zip(&self.outputs).zip(out_guards)
+            let mut out_lent = Vec::with_capacity(outs.len());
+            for (o, (((span, &len), port), guard)) in outs
+                .iter()
+                .zip(out_lens)
+                .zip(&self.outputs)
+                .zip(out_guards)
+                .enumerate()
             {
-                out_arrays.push(
-                    view(
+                out_lent.push(
+                    lend(
                         py,
+                        &mut self.out_whole[o],
                         span.address,
                         len,
                         port.dtype,
                         port.vlen,
                         false,
-                        Some(guard.0),
-                        Some(guard.1),
+                        guard.0,
+                        guard.1,
                     )
                     .map_err(fail)?,
                 );
             }
+            let out_arrays: Vec<Bound<'_, PyAny>> =
+                out_lent.iter().map(|l| l.array().clone()).collect();
             let out_tags = PyList::empty(py);
             obj.setattr("_sluice_in_tags", PyList::new(py, in_tags).map_err(fail)?)
                 .map_err(fail)?;
@@ -264,13 +280,11 @@ impl PyBlockNode {
             let in_list = PyList::new(py, &in_arrays).map_err(fail)?;
             let out_list = PyList::new(py, &out_arrays).map_err(fail)?;
             let result = obj.call_method1("work", (&in_list, &out_list));
-            drop((in_list, out_list));
+            drop((in_list, out_list, in_arrays, out_arrays));
             let _ = obj.setattr("_sluice_in_tags", py.None());
             let result = result.map_err(fail)?;
-            for (array, port) in out_arrays.iter().zip(&self.outputs) {
-                // SAFETY: `array` is a live object (we hold a reference to it).
-                let refs = unsafe { pyo3::ffi::Py_REFCNT(array.as_ptr()) };
-                if refs > 1 {
+            for (lent, port) in out_lent.into_iter().zip(&self.outputs) {
+                if lent.kept() {
                     return Err(NodeError::msg(format!(
                         "Python block '{}': a view of output '{}' is still referenced after \
                          work() returned; the view is queue memory lent for the call only \

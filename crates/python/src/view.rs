@@ -121,3 +121,110 @@ pub fn contiguous<'py>(
     let size: usize = array.getattr("size")?.extract()?;
     Ok((array, data.0, size))
 }
+
+/// A numpy array over a whole queue's memory, made once per port of a Python block: each
+/// call's view is a slice of it, which costs less than a new array from the array interface.
+/// numpy collapses chains of views to the last array before a base of another type, so every
+/// slice (and every slice of a slice) has this array as its base, and the array has the
+/// `QueueMemory` as its own: the array's reference count tells whether any view is still held.
+pub struct Whole {
+    start: usize,
+    end: usize,
+    array: Py<PyAny>,
+}
+
+/// A view lent for one call, and how to tell afterwards whether Python kept it.
+pub enum Lent<'py> {
+    /// A slice of the port's whole-queue array (the second): kept if that array has more
+    /// references than the cache's and ours.
+    Slice(Bound<'py, PyAny>, Bound<'py, PyAny>),
+    /// A view of its own (memory outside the ring: a copying queue's staging buffer): kept if
+    /// the array has more references than ours.
+    Own(Bound<'py, PyAny>),
+}
+
+impl<'py> Lent<'py> {
+    /// The array to hand to Python.
+    pub fn array(&self) -> &Bound<'py, PyAny> {
+        match self {
+            Lent::Slice(a, _) | Lent::Own(a) => a,
+        }
+    }
+
+    /// Whether Python still holds the view (or a view of it), once our own references to
+    /// the view but this one are dropped.
+    pub fn kept(self) -> bool {
+        match self {
+            Lent::Slice(array, whole) => {
+                drop(array);
+                // SAFETY: `whole` is a live object (we hold a reference to it).
+                let refs = unsafe { pyo3::ffi::Py_REFCNT(whole.as_ptr()) };
+                // The cache's reference and `whole` here; any more is a view still held.
+                refs > 2
+            }
+            Lent::Own(array) => {
+                // SAFETY: `array` is a live object (we hold a reference to it).
+                unsafe { pyo3::ffi::Py_REFCNT(array.as_ptr()) > 1 }
+            }
+        }
+    }
+}
+
+/// Lends `items` items at `address` of a queue whose memory is `queue`, as a slice of the
+/// port's whole-queue array (made on first use, or again if the queue is another).
+#[allow(clippy::too_many_arguments)]
+pub fn lend<'py>(
+    py: Python<'py>,
+    cache: &mut Option<Whole>,
+    address: usize,
+    items: usize,
+    dtype: Dtype,
+    vlen: usize,
+    readonly: bool,
+    guard: MemoryGuard,
+    queue: std::ops::Range<usize>,
+) -> PyResult<Lent<'py>> {
+    let size = dtype.size();
+    let inside = |start: usize, end: usize| start <= address && address + items * size <= end;
+    if !inside(queue.start, queue.end) {
+        let own = view(
+            py,
+            address,
+            items,
+            dtype,
+            vlen,
+            readonly,
+            Some(guard),
+            Some(queue),
+        )?;
+        return Ok(Lent::Own(own));
+    }
+    let whole = match cache {
+        Some(w) if w.start == queue.start && w.end == queue.end => w,
+        _ => {
+            let (start, end) = (queue.start, queue.end);
+            let array = view(
+                py,
+                start,
+                (end - start) / size,
+                dtype,
+                1,
+                readonly,
+                Some(guard),
+                Some(queue),
+            )?;
+            cache.insert(Whole {
+                start,
+                end,
+                array: array.unbind(),
+            })
+        }
+    };
+    let first = (address - whole.start) / size;
+    let slice = pyo3::types::PySlice::new(py, first as isize, (first + items) as isize, 1);
+    let mut array = whole.array.bind(py).get_item(slice)?;
+    if vlen > 1 {
+        array = array.call_method1("reshape", ((items / vlen, vlen),))?;
+    }
+    Ok(Lent::Slice(array, whole.array.bind(py).clone()))
+}

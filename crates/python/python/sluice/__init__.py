@@ -124,7 +124,8 @@ class Block:
 
     `work(self, inputs, outputs)` gets numpy views straight into the queues' memory: inputs are
     read-only, outputs are written in place. They are lent for the call only: keeping a view of
-    an output after `work` returns is an error naming the node (copy what you keep). The GIL is
+    an output (or a slice of one) after `work` returns is an error naming the node (copy what
+    you keep). The GIL is
     held only during `work`; an exception in `work` stops the graph and is raised by `run()` /
     `wait()` as `NodeError`, with the traceback and the node's name.
     """

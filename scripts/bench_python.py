@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The Python package against its peers, in one run on one machine (medians of --repeat runs):
 
-1. A chain  source -> Python block (out[:] = in * 2) -> sink  in sluice and in GNU Radio
-   (a Python gr.sync_block), at the same items per call on both sides (4,096 and 65,536: GNU
-   Radio's set via set_output_multiple and set_max_noutput_items). Overhead per call = wall
+1. A chain  source -> Python block (out[:] = in * 2) -> sink  in sluice (all nodes on one
+   thread, and a thread per node) and in GNU Radio (a Python gr.sync_block, a thread per
+   block), at the same items per call on both sides (4,096 and 65,536: sluice's set by the
+   block's items_per_call, GNU Radio's by set_output_multiple and set_max_noutput_items). Overhead per call = wall
    time per call minus the time numpy itself takes for `out[:] = in * 2` on that many items.
 2. The same chain with sluice's native multiply_const instead of the Python block: what a
    Python block costs.
@@ -49,7 +50,7 @@ def numpy_cost(k, repeat=2000):
     return (time.perf_counter() - t) / n
 
 
-def sluice_chain(total, k, python_block):
+def sluice_chain(total, k, python_block, scheduler):
     class Double(sluice.Block):
         inputs = [("in", "f32")]
         outputs = [("out", "f32")]
@@ -67,7 +68,7 @@ def sluice_chain(total, k, python_block):
     g.connect(src, head, capacity=4 * k)
     g.connect(head, mid, capacity=4 * k)
     g.connect(mid, sink, capacity=4 * k)
-    stats = g.run(scheduler="thread_per_node")
+    stats = g.run(scheduler=scheduler)
     return next(s for s in stats if s["name"] == "double")["work_calls"]
 
 
@@ -115,9 +116,10 @@ def main():
         np_cost = numpy_cost(k)
         results = {}
         for label, run in [
-            ("sluice: Python block", lambda: sluice_chain(args.items, k, True)),
+            ("sluice: Python block, 1 thread", lambda: sluice_chain(args.items, k, True, 1)),
+            ("sluice: Python block, thread/node", lambda: sluice_chain(args.items, k, True, "thread_per_node")),
             ("GNU Radio: Python gr.sync_block", lambda: gnuradio_chain(args.items, k)),
-            ("sluice: native multiply_const", lambda: sluice_chain(args.items, k, False)),
+            ("sluice: native multiply_const, 1 thr.", lambda: sluice_chain(args.items, k, False, 1)),
         ]:
             calls = [0]
 
@@ -134,10 +136,11 @@ def main():
                          "numpy_us_per_call": np_cost * 1e6})
             print(f"{label:<40} {k:>7} {args.items / wall / 1e6:>9.1f} {calls[0]:>6} "
                   f"{per_call * 1e6:>8.1f} {overhead * 1e6:>12.1f}")
-        ours = results["sluice: Python block"][2]
         theirs = results["GNU Radio: Python gr.sync_block"][2]
-        print(f"{'  overhead per call, GNU Radio / sluice':<40} {k:>7} {theirs / ours:>9.1f}×  "
-              f"(target ≥ 5×; numpy's own work {np_cost * 1e6:.1f} µs/call)\n")
+        for label in ("sluice: Python block, 1 thread", "sluice: Python block, thread/node"):
+            ours = results[label][2]
+            print(f"  overhead per call, GNU Radio / {label[8:]:<26} {k:>7} {theirs / ours:>6.1f}×")
+        print(f"  (target ≥ 5×; numpy's own work {np_cost * 1e6:.1f} µs/call, subtracted)\n")
     if not args.skip_convolve:
         from scipy import signal
 

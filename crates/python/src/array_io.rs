@@ -182,7 +182,7 @@ impl ArraySource {
         let vlen = vlen.max(1);
         let data = if is_array {
             let (array, address, items) = contiguous(data, dtype)?;
-            if items % vlen != 0 {
+            if !items.is_multiple_of(vlen) {
                 return Err(raise::<ItemTypeError>(
                     format!("ArraySource: {items} items are not whole vectors of {vlen}"),
                     None,

@@ -43,6 +43,13 @@ impl Rate {
     }
 }
 
+/// A general block's (consumed, produced) per port, in vectors.
+type Counts = (Vec<usize>, Vec<usize>);
+
+/// What one call of `work` gave: the counts (`None`: the block is done; empty for the fixed
+/// rates) and the tags it added, by output port.
+type Outcome = (Option<Counts>, Vec<(usize, Tag)>);
+
 /// A queue's memory guard and address range.
 type Guarded = (sluice_runtime::MemoryGuard, std::ops::Range<usize>);
 
@@ -54,8 +61,21 @@ pub struct PortDef {
     pub vlen: usize,
 }
 
+/// The Python thread state of a node's thread, kept from `init` to `stop`: taking the GIL on a
+/// thread without one (`PyGILState_Ensure`) creates and destroys one each time, which would
+/// cost every `work` call tens of microseconds.
+struct KeptThreadState {
+    gil: pyo3::ffi::PyGILState_STATE,
+    tstate: *mut pyo3::ffi::PyThreadState,
+    thread: std::thread::ThreadId,
+}
+
+// SAFETY: the pointer is only used again on the thread that made it (checked in `stop`).
+unsafe impl Send for KeptThreadState {}
+
 /// A Python block as a node.
 pub struct PyBlockNode {
+    kept: Option<KeptThreadState>,
     name: String,
     obj: Py<PyAny>,
     inputs: Vec<PortDef>,
@@ -172,6 +192,7 @@ impl PyBlockNode {
         Ok(PyBlockNode {
             name: name.to_string(),
             obj: obj.clone().unbind(),
+            kept: None,
             pending: vec![Vec::new(); inputs.len()],
             in_whole: inputs.iter().map(|_| None).collect(),
             out_whole: outputs.iter().map(|_| None).collect(),
@@ -193,7 +214,7 @@ impl PyBlockNode {
         outs: &[Span],
         out_lens: &[usize],
         guards: (Vec<Guarded>, Vec<Guarded>),
-    ) -> Result<(Option<(Vec<usize>, Vec<usize>)>, Vec<(usize, Tag)>), NodeError> {
+    ) -> Result<Outcome, NodeError> {
         let name = self.name.clone();
         Python::attach(|py| -> Result<_, NodeError> {
             let fail = |e: PyErr| {
@@ -343,7 +364,7 @@ impl PyBlockNode {
         result: &Bound<'_, PyAny>,
         in_lens: &[usize],
         out_lens: &[usize],
-    ) -> PyResult<Option<(Vec<usize>, Vec<usize>)>> {
+    ) -> PyResult<Option<Counts>> {
         if result.extract::<i64>().is_ok_and(|v| v == -1) {
             return Ok(None);
         }
@@ -407,6 +428,38 @@ impl Node for PyBlockNode {
             });
         }
         ports
+    }
+
+    fn init(&mut self) -> Result<(), NodeError> {
+        // SAFETY: the interpreter is running (the graph was built from Python and Python
+        // waits for it); Ensure gives this thread a thread state and the GIL, SaveThread
+        // releases the GIL keeping the state, which `stop` restores and releases on this
+        // same thread.
+        unsafe {
+            let gil = pyo3::ffi::PyGILState_Ensure();
+            let tstate = pyo3::ffi::PyEval_SaveThread();
+            self.kept = Some(KeptThreadState {
+                gil,
+                tstate,
+                thread: std::thread::current().id(),
+            });
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        if let Some(kept) = self.kept.take() {
+            // A scheduler that moved the node to another thread: the state cannot be released
+            // from here, and is left to the interpreter.
+            if kept.thread == std::thread::current().id() {
+                // SAFETY: made by `init` on this thread, which does not hold the GIL now (no
+                // `work` call is running).
+                unsafe {
+                    pyo3::ffi::PyEval_RestoreThread(kept.tstate);
+                    pyo3::ffi::PyGILState_Release(kept.gil);
+                }
+            }
+        }
     }
 
     fn tag_policy(&self) -> TagPolicy {

@@ -192,7 +192,7 @@ impl Reader {
         items: usize,
         port: &str,
     ) -> PyResult<Self> {
-        if items == 0 || items > max_items || items % vlen.max(1) != 0 {
+        if items == 0 || items > max_items || !items.is_multiple_of(vlen.max(1)) {
             return Err(PyValueError::new_err(format!(
                 "read('{port}', items={items}): items must be 1 to {max_items} (the tap's \
                  max_items) and whole vectors of {vlen}"

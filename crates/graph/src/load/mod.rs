@@ -836,6 +836,36 @@ to = "sink.in"
     }
 
     #[test]
+    fn a_node_built_in_code_has_the_files_checks_and_words() {
+        let node = |kind: &str, values: &[(&str, Value)]| {
+            let params =
+                Params::from_values(values.iter().map(|(k, v)| (k.to_string(), v.clone())));
+            build_node(&registry(), "src", kind, params)
+        };
+        assert!(node("count", &[("items", Value::Integer(10))]).is_ok());
+        let unknown = node("cuont", &[]).err().unwrap();
+        assert_eq!(unknown[0].kind, MistakeKind::UnknownBlock);
+        assert_eq!(
+            unknown[0].message,
+            "node 'src': unknown block type 'cuont' (did you mean count?)"
+        );
+        let misspelt = node("count", &[("itme", Value::Integer(10))])
+            .err()
+            .unwrap();
+        let text = GOOD.replace("items = 1000", "itme = 1000");
+        let in_file = error_of(&text);
+        let messages: Vec<&str> = misspelt.iter().map(|m| m.message.as_str()).collect();
+        // The file's lines are `g.toml:LINE:COLUMN: ` and then the same words.
+        for (line, message) in in_file.lines().zip(&messages) {
+            assert!(line.ends_with(message), "{line} / {message}");
+        }
+        assert_eq!(misspelt.len(), 2);
+        assert_eq!(misspelt[0].kind, MistakeKind::UnknownParam);
+        assert_eq!(misspelt[1].kind, MistakeKind::BadParam);
+        assert_eq!(misspelt[1].param.as_deref(), Some("items"));
+    }
+
+    #[test]
     fn overrides_replace_parameters_and_must_name_a_node() {
         let set: Override = "src.items=10".parse().unwrap();
         let loaded = load_with(GOOD, "g.toml", &registry(), &[set]).unwrap();

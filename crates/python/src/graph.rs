@@ -406,7 +406,9 @@ impl Graph {
     }
 
     /// Starts the graph in the background and returns its `Handle` (stop, wait, stats,
-    /// progress, set, read). `read` names outputs to tap for `Handle.read` (see `tap`).
+    /// progress, set, read). `read` names outputs to tap for `Handle.read` (see `tap`). Stop
+    /// or wait for a started graph before the interpreter exits: its Python blocks need the
+    /// interpreter to the end.
     #[pyo3(signature = (scheduler=None, read=None))]
     fn start(
         &self,

@@ -17,6 +17,7 @@ mod handle;
 mod ports_raw;
 mod pyblock;
 mod tap;
+mod thread_state;
 mod values;
 mod view;
 

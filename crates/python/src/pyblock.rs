@@ -6,6 +6,7 @@
 
 use crate::dtype::Dtype;
 use crate::ports_raw::{self as raw, Span};
+use crate::thread_state::KeptThreadState;
 use crate::values::{from_tag, to_tag};
 use crate::view::{lend, Whole};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -60,18 +61,6 @@ pub struct PortDef {
     pub dtype: Dtype,
     pub vlen: usize,
 }
-
-/// The Python thread state of a node's thread, kept from `init` to `stop`: taking the GIL on a
-/// thread without one (`PyGILState_Ensure`) creates and destroys one each time, which would
-/// cost every `work` call tens of microseconds.
-struct KeptThreadState {
-    gil: pyo3::ffi::PyGILState_STATE,
-    tstate: *mut pyo3::ffi::PyThreadState,
-    thread: std::thread::ThreadId,
-}
-
-// SAFETY: the pointer is only used again on the thread that made it (checked in `stop`).
-unsafe impl Send for KeptThreadState {}
 
 /// A Python block as a node.
 pub struct PyBlockNode {
@@ -431,34 +420,13 @@ impl Node for PyBlockNode {
     }
 
     fn init(&mut self) -> Result<(), NodeError> {
-        // SAFETY: the interpreter is running (the graph was built from Python and Python
-        // waits for it); Ensure gives this thread a thread state and the GIL, SaveThread
-        // releases the GIL keeping the state, which `stop` restores and releases on this
-        // same thread.
-        unsafe {
-            let gil = pyo3::ffi::PyGILState_Ensure();
-            let tstate = pyo3::ffi::PyEval_SaveThread();
-            self.kept = Some(KeptThreadState {
-                gil,
-                tstate,
-                thread: std::thread::current().id(),
-            });
-        }
+        self.kept = Some(KeptThreadState::keep());
         Ok(())
     }
 
     fn stop(&mut self) {
         if let Some(kept) = self.kept.take() {
-            // A scheduler that moved the node to another thread: the state cannot be released
-            // from here, and is left to the interpreter.
-            if kept.thread == std::thread::current().id() {
-                // SAFETY: made by `init` on this thread, which does not hold the GIL now (no
-                // `work` call is running).
-                unsafe {
-                    pyo3::ffi::PyEval_RestoreThread(kept.tstate);
-                    pyo3::ffi::PyGILState_Release(kept.gil);
-                }
-            }
+            kept.release();
         }
     }
 

@@ -101,6 +101,17 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-soapy",
         ],
     ),
+    // The Python package: graphs through the standard registry, the engines alone.
+    (
+        "sluice-python",
+        &[
+            "sluice-runtime",
+            "sluice-graph",
+            "sluice-registry",
+            "sluice-kernels",
+            "sluice-conv",
+        ],
+    ),
     (
         "sluice-bench",
         &[

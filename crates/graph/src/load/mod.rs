@@ -38,6 +38,7 @@ use toml::{Spanned, Value};
 mod checks;
 mod edges;
 mod hosts;
+mod node;
 mod rates;
 
 pub use checks::same_file;
@@ -46,6 +47,7 @@ use edges::{connect, EdgeDoc, EdgeSpec};
 use hosts::{check_placement, HostDoc};
 pub use hosts::{HostDecl, StandbyMode};
 use rates::Checked;
+pub use node::{build_node, MistakeKind, NodeMistake};
 pub use rates::KnownRate;
 
 #[derive(Deserialize)]
@@ -402,11 +404,10 @@ pub fn load_with(
         }
         node_lines.insert(name.clone(), line_column(text, node.name.span().start).0);
         let Some(block) = registry.find(kind) else {
-            let hint = registry.hint(kind);
             errors.add(
                 Some(node.kind.span()),
                 Some(name),
-                format!("node '{name}': unknown block type '{kind}' ({hint})"),
+                node::unknown_block(registry, name, kind),
             );
             continue;
         };
@@ -435,21 +436,9 @@ pub fn load_with(
         let params = Params::new(node.params);
         // The declaration first: unknown, mistyped, out-of-range and missing parameters are
         // named before the block's own checks run.
-        let mistakes = block.check(&params);
+        let mistakes = node::check_params(block, &params);
         if !mistakes.is_empty() {
-            let misspelt: Vec<String> = mistakes
-                .iter()
-                .filter(|e| e.unknown)
-                .map(|e| e.param.clone())
-                .collect();
-            for mut e in mistakes {
-                // A required parameter that is missing because it was misspelt: say so.
-                if let Some(typo) = misspelt
-                    .iter()
-                    .find(|u| !e.unknown && crate::registry::close_enough(u, &e.param))
-                {
-                    e.message = format!("{} (the node gives '{typo}': a misspelling?)", e.message);
-                }
+            for e in mistakes {
                 node_error(&mut errors, &name, span.clone(), &params, e);
             }
             continue;
@@ -563,22 +552,7 @@ fn enclosing_node(text: &str, at: usize) -> Option<String> {
 /// Reports a parameter error of node `name`, at the parameter when the file gives it.
 fn node_error(errors: &mut Errors, name: &str, span: Range<usize>, params: &Params, e: ParamError) {
     let at = params.span(&e.param).unwrap_or(span);
-    let message = if e.param.is_empty() {
-        format!("node '{name}': {}", e.message)
-    } else if e.unknown {
-        format!(
-            "node '{name}': unknown parameter '{}' {}",
-            e.param,
-            e.message.trim_start_matches("is unknown ")
-        )
-    } else {
-        format!(
-            "node '{name}': parameter '{}'{}",
-            e.param,
-            joined(&e.message)
-        )
-    };
-    errors.add(Some(at), Some(name), message);
+    errors.add(Some(at), Some(name), node::param_message(name, &e));
 }
 
 /// The mistakes found in one file, in the order found.

@@ -471,3 +471,32 @@ fn a_number_the_parser_refuses_names_its_node() {
         "g.toml:5:20: node 'src': number too large to fit in target type (a whole number in a graph file is at most 2^63 − 1)"
     );
 }
+
+#[test]
+fn a_node_built_in_code_has_the_files_checks_and_words() {
+    let node = |kind: &str, values: &[(&str, Value)]| {
+        let params = Params::from_values(values.iter().map(|(k, v)| (k.to_string(), v.clone())));
+        build_node(&registry(), "src", kind, params)
+    };
+    assert!(node("count", &[("items", Value::Integer(10))]).is_ok());
+    let unknown = node("cuont", &[]).err().unwrap();
+    assert_eq!(unknown[0].kind, MistakeKind::UnknownBlock);
+    assert_eq!(
+        unknown[0].message,
+        "node 'src': unknown block type 'cuont' (did you mean count?)"
+    );
+    let misspelt = node("count", &[("itme", Value::Integer(10))])
+        .err()
+        .unwrap();
+    let text = GOOD.replace("items = 1000", "itme = 1000");
+    let in_file = error_of(&text);
+    let messages: Vec<&str> = misspelt.iter().map(|m| m.message.as_str()).collect();
+    // The file's lines are `g.toml:LINE:COLUMN: ` and then the same words.
+    for (line, message) in in_file.lines().zip(&messages) {
+        assert!(line.ends_with(message), "{line} / {message}");
+    }
+    assert_eq!(misspelt.len(), 2);
+    assert_eq!(misspelt[0].kind, MistakeKind::UnknownParam);
+    assert_eq!(misspelt[1].kind, MistakeKind::BadParam);
+    assert_eq!(misspelt[1].param.as_deref(), Some("items"));
+}

@@ -54,7 +54,7 @@ mod sync;
 mod tune;
 
 pub use convolver::{
-    convolve_offline, convolve_offline_with_progress, ConvStats, Convolver, ConvolverConfig,
+    convolve_offline, convolve_offline_until, convolve_offline_with_progress, ConvStats, Convolver, ConvolverConfig,
     IrLoader, LatePolicy, PreparedIrs, RetiredIrs, Scheduling,
 };
 pub use error::ConvError;

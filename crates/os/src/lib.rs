@@ -20,6 +20,15 @@ use std::io;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
+/// Bytes the system could give this process now: `MemAvailable` from `/proc/meminfo` (free
+/// memory plus what the kernel can reclaim), or `None` where it cannot be read.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 /// The CPUs this process may run on (its affinity mask, as `taskset` or a cpuset left it), in
 /// ascending order; empty if it cannot be read.
 pub fn allowed_cpus() -> Vec<usize> {

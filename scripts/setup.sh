@@ -26,6 +26,7 @@ APT_PACKAGES=(
   libliquid-dev                    # sluice bench radio: liquid-dsp peer (C harness built by the bench)
   jackd2 libjack-jackd2-dev jconvolver  # sluice-audio's JACK tests (dummy-backend servers) and the jconvolver peer
   python3-zmq                      # crates/zmq tests: libzmq peers through pyzmq (gnuradio above: gr-zeromq interop)
+  sox python3-soundfile            # crates/formats tests: RF64 and float WAVs read by sox and libsndfile
 )
 
 as_root() {

@@ -821,7 +821,8 @@ mod tests {
         std::fs::write(d.join("text.wav"), "this is not audio, just some text").unwrap();
         let full = std::fs::read(d.join("in.wav")).unwrap();
         std::fs::write(d.join("cut.wav"), &full[..full.len() - 1001]).unwrap();
-        std::fs::write(d.join("stub.wav"), &full[..20]).unwrap();
+        // Cut inside the fmt chunk (after the RIFF header and the JUNK chunk kept for RF64).
+        std::fs::write(d.join("stub.wav"), &full[..60]).unwrap();
 
         let e = error_of(args(d, "in.wav", "empty.wav"));
         assert!(

@@ -92,6 +92,10 @@ fn stale_partials(destination: &Path) -> Vec<PathBuf> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    // Whether a process runs is read from /proc (Linux); without it, nothing is called stale.
+    if !Path::new("/proc/self").exists() {
+        return Vec::new();
+    }
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };

@@ -263,7 +263,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .param(Param::text("partitioning", "auto, uniform, tuned, or SIZExCOUNT,… as sluice convolve takes it").derived("auto"))
             .param(Param::number("sample_rate", "the stream's rate: the IR is resampled to it if it differs (a stream whose rx_rate differs from the IR's is an error)").derived("the IR's"))
             .param(Param::bool("tail", "after the input ends, output the tail (IR length − 1 frames)").default(true))
-            .param(Param::number("gain", "gain of the convolved signal in dB (the IR scaled by it), e.g. -12 for a loud reverb").unit("dB").range(-120.0, 40.0).default(0.0))
+            .param(Param::number("gain", "gain of the convolved signal (the IR scaled by it), e.g. -12 for a loud reverb").unit("dB").range(-120.0, 40.0).default(0.0))
             .param(Param::integer("max_ir_len", "longest accepted IR, in frames").default(4194304))
             .example(r#"ir = "hall.wav", inputs = 2, block = 512"#)
             .build(convolve),

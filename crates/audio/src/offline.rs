@@ -23,8 +23,7 @@ use std::path::{Path, PathBuf};
 
 pub use sluice_conv::Layout;
 use sluice_conv::{
-    convolve_offline_until, ConvError, ConvolverConfig, LatePolicy, Partitioning,
-    Scheduling,
+    convolve_offline_until, ConvError, ConvolverConfig, LatePolicy, Partitioning, Scheduling,
 };
 pub use sluice_formats::wav::Encoding;
 use sluice_formats::wav::{WavError, WavReader, WavWriter};
@@ -269,7 +268,9 @@ pub fn convolve(
     let mut out = convolve_offline_until(&matrix, &inputs, &config, &mut progress)?;
     // The engine's tail is as long as its longest IR; this one's, as the IR given (and the
     // input as long as it was read, if stopped).
-    let read = out.first().map_or(0, |o| (o.len() + 1).saturating_sub(matrix.max_len()));
+    let read = out
+        .first()
+        .map_or(0, |o| (o.len() + 1).saturating_sub(matrix.max_len()));
     let out_len = frames.min(read) + ir_len - 1;
     for o in &mut out {
         o.truncate(out_len);

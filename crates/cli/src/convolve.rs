@@ -31,7 +31,12 @@ pub struct ConvolveArgs {
     pub normalize: Option<f64>,
     /// Gain of the convolved (wet) signal in dB, -120 to 40, e.g. `--gain -12` for a loud
     /// reverb that would clip (the IR is scaled by it; the dry part of --mix is not).
-    #[arg(long, default_value_t = 0.0, value_name = "DB", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "DB",
+        allow_negative_numbers = true
+    )]
     pub gain: f64,
     /// Output sample format (i16, i24, i32, f32, as in graph files; s16, s24, s32 are accepted
     /// too); `same` keeps the input's.

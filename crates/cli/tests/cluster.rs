@@ -400,13 +400,17 @@ fn every_cluster_example_plans_on_the_cluster_its_comment_names() {
         let up = text
             .lines()
             .find_map(|l| l.split("sluice cluster up --local ").nth(1))
-            .unwrap_or_else(|| panic!("{file}: the comment names no `sluice cluster up --local N`"));
+            .unwrap_or_else(|| {
+                panic!("{file}: the comment names no `sluice cluster up --local N`")
+            });
         let mut words = up.split_whitespace();
         let hosts: u32 = words.next().unwrap().parse().unwrap();
         assert_eq!(words.next(), Some("--name"), "{file}: {up}");
         let name = words.next().unwrap().to_string();
         assert!(
-            text.contains(&format!("sluice cluster run examples/{file} --cluster {name}")),
+            text.contains(&format!(
+                "sluice cluster run examples/{file} --cluster {name}"
+            )),
             "{file}: the comment runs it on cluster {name}"
         );
         clusters.entry((name, hosts)).or_default().push(file);
@@ -426,20 +430,50 @@ fn every_cluster_example_plans_on_the_cluster_its_comment_names() {
         let base = fx.base.display().to_string();
         let up = sluice_ok(
             &fx.dir,
-            &["cluster", "up", "--local", &hosts.to_string(), "--name", &fx.name, "--base-dir", &base],
+            &[
+                "cluster",
+                "up",
+                "--local",
+                &hosts.to_string(),
+                "--name",
+                &fx.name,
+                "--base-dir",
+                &base,
+            ],
         );
         assert!(up.contains("is up"), "{named}: {up}");
-        let status = sluice_ok(&fx.dir, &["cluster", "status", "--cluster", &fx.name, "--base-dir", &base]);
+        let status = sluice_ok(
+            &fx.dir,
+            &[
+                "cluster",
+                "status",
+                "--cluster",
+                &fx.name,
+                "--base-dir",
+                &base,
+            ],
+        );
         for file in files {
             let graph = examples.join(file).display().to_string();
             // The files the comment makes first (the AMPS band: a short one here).
             let text = std::fs::read_to_string(examples.join(file)).unwrap();
             if text.contains("sluice amps generate out/amps_band") {
-                sluice_ok(&fx.dir, &["amps", "generate", "out/amps_band", "--seconds", "0.01"]);
+                sluice_ok(
+                    &fx.dir,
+                    &["amps", "generate", "out/amps_band", "--seconds", "0.01"],
+                );
             }
             let plan = sluice_ok(
                 &fx.dir,
-                &["cluster", "plan", &graph, "--cluster", &fx.name, "--base-dir", &base],
+                &[
+                    "cluster",
+                    "plan",
+                    &graph,
+                    "--cluster",
+                    &fx.name,
+                    "--base-dir",
+                    &base,
+                ],
             );
             // Each host's partition, at its worker's registered address.
             for line in status.lines().skip(1) {
@@ -456,7 +490,16 @@ fn every_cluster_example_plans_on_the_cluster_its_comment_names() {
             if file == "tone_cluster.toml" {
                 sluice_ok(
                     &fx.dir,
-                    &["cluster", "run", &graph, "--cluster", &fx.name, "--base-dir", &base, "--quiet"],
+                    &[
+                        "cluster",
+                        "run",
+                        &graph,
+                        "--cluster",
+                        &fx.name,
+                        "--base-dir",
+                        &base,
+                        "--quiet",
+                    ],
                 );
                 sluice_ok(&dir, &["run", &graph, "--quiet"]);
                 let one = std::fs::read(dir.join("out/tone_cluster.wav")).unwrap();

@@ -123,7 +123,9 @@ fn the_examples_run_and_make_what_they_promise() {
         ("cluster_beam1.c32", 16_000_000),
     ] {
         assert_eq!(
-            std::fs::metadata(dir.0.join("out").join(file)).unwrap().len(),
+            std::fs::metadata(dir.0.join("out").join(file))
+                .unwrap()
+                .len(),
             bytes,
             "{file}"
         );
@@ -136,7 +138,9 @@ fn the_examples_run_and_make_what_they_promise() {
     // The failover demonstration on one machine (placement and the standby ignored): 3 s of
     // paced noise through FIR, channelizer (1 of 8 channels), FM demodulator and IIR.
     run_example("failover", &dir.0);
-    let bytes = std::fs::metadata(dir.0.join("out/failover.f32")).unwrap().len();
+    let bytes = std::fs::metadata(dir.0.join("out/failover.f32"))
+        .unwrap()
+        .len();
     assert_eq!(bytes, 3_000_000 / 8 * 4);
     // The same chain with a warm standby for h2 (its FIR in direct form, the IIR on h4).
     run_example("failover_warm", &dir.0);
@@ -151,11 +155,17 @@ fn the_examples_run_and_make_what_they_promise() {
     assert_eq!(trio.spec().sample_rate, 48000);
     let samples: Vec<i16> = trio.into_samples::<i16>().map(Result::unwrap).collect();
     assert_eq!(samples.len(), 96000);
-    let peak = samples[4800..].iter().map(|s| s.unsigned_abs()).max().unwrap();
+    let peak = samples[4800..]
+        .iter()
+        .map(|s| s.unsigned_abs())
+        .max()
+        .unwrap();
     assert!((15_500..17_300).contains(&peak), "{peak}");
 
     run_example("lowpass_to_file", &dir.0);
-    let bytes = std::fs::metadata(dir.0.join("out/lowpass.c32")).unwrap().len();
+    let bytes = std::fs::metadata(dir.0.join("out/lowpass.c32"))
+        .unwrap()
+        .len();
     assert_eq!(bytes, 1_000_000 * 8);
 
     let (_, stderr) = run_example("decimate", &dir.0);

@@ -114,7 +114,9 @@ to = "wav.in0"
 fn ctrl_c_finishes_the_file_with_what_was_recorded() {
     let dir = TempDir::new("ctrl-c");
     endless_graph(&dir.0, 48_000, 4096);
-    let mut child = sluice(&dir.0, &["run", "g.toml", "--quiet"]).spawn().unwrap();
+    let mut child = sluice(&dir.0, &["run", "g.toml", "--quiet"])
+        .spawn()
+        .unwrap();
     wait_for_partial(&dir.0, &mut child);
     std::thread::sleep(Duration::from_millis(300));
     interrupt(&child);
@@ -124,7 +126,10 @@ fn ctrl_c_finishes_the_file_with_what_was_recorded() {
     assert!(stderr.contains("stopped by SIGINT"), "{stderr}");
     let mut r = sluice_formats::wav::WavReader::open(&dir.0.join("rec.wav")).unwrap();
     let frames = r.info().frames.unwrap();
-    assert!(frames > 0, "the recording until the stop replaced the older file");
+    assert!(
+        frames > 0,
+        "the recording until the stop replaced the older file"
+    );
     assert_eq!(r.read_channels().unwrap()[0].len() as u64, frames);
     assert!(partials(&dir.0).is_empty(), "{:?}", partials(&dir.0));
 }
@@ -135,7 +140,9 @@ fn a_second_ctrl_c_exits_at_once_leaving_the_older_file_and_no_partial() {
     // A queue of a million items ahead of a 1000 items/s throttle: the graceful stop would
     // drain for minutes, so the user presses Ctrl-C again.
     endless_graph(&dir.0, 1000, 4 << 20);
-    let mut child = sluice(&dir.0, &["run", "g.toml", "--quiet"]).spawn().unwrap();
+    let mut child = sluice(&dir.0, &["run", "g.toml", "--quiet"])
+        .spawn()
+        .unwrap();
     wait_for_partial(&dir.0, &mut child);
     std::thread::sleep(Duration::from_millis(300));
     interrupt(&child);
@@ -188,10 +195,7 @@ fn a_partial_file_left_by_a_killed_run_is_named_by_the_next() {
             || stderr.contains(&format!("found {stale} left by an earlier run")),
         "{stderr}"
     );
-    assert!(
-        dir.0.join(&stale).exists(),
-        "it may hold a recording: kept"
-    );
+    assert!(dir.0.join(&stale).exists(), "it may hold a recording: kept");
 }
 
 fn write_wav(path: &Path, rate: u32, samples: &[f32]) {
@@ -222,8 +226,7 @@ fn convolve_takes_a_gain_in_db_and_sox_s_format_names() {
     let out = sluice(
         &dir.0,
         &[
-            "convolve", "in.wav", "ir.wav", "out.wav", "--gain", "-6", "--format", "f32",
-            "--quiet",
+            "convolve", "in.wav", "ir.wav", "out.wav", "--gain", "-6", "--format", "f32", "--quiet",
         ],
     )
     .output()
@@ -237,8 +240,13 @@ fn convolve_takes_a_gain_in_db_and_sox_s_format_names() {
     let g = 10f32.powf(-6.0 / 20.0);
     assert_eq!(y.len(), x.len() + 2);
     for (n, &v) in y.iter().enumerate() {
-        let want = g * (x.get(n).copied().unwrap_or(0.0)
-            + 0.5 * n.checked_sub(2).and_then(|k| x.get(k)).copied().unwrap_or(0.0));
+        let want = g
+            * (x.get(n).copied().unwrap_or(0.0)
+                + 0.5
+                    * n.checked_sub(2)
+                        .and_then(|k| x.get(k))
+                        .copied()
+                        .unwrap_or(0.0));
         assert!((v - want).abs() < 1e-5, "n {n}: {v} vs {want}");
     }
     for name in ["i24", "s24"] {

@@ -472,7 +472,10 @@ fn a_queue_larger_than_memory_is_refused_naming_the_edge() {
         err.starts_with("edge count.out -> sum.in: its queue needs 64.0 TiB (17592186044416 items of 4 bytes: the graph's queue_bytes or the edge's capacity)"),
         "{err}"
     );
-    assert!(err.ends_with("this machine has available; lower queue_bytes or the edge's capacity"), "{err}");
+    assert!(
+        err.ends_with("this machine has available; lower queue_bytes or the edge's capacity"),
+        "{err}"
+    );
     // The same graph with a sane queue passes.
     moving_sum_graph(10, 3, Some(1 << 10)).check().unwrap();
 }

@@ -194,7 +194,7 @@ mod tests {
         .unwrap();
         std::fs::write(d.join(format!(".other.wav.partial-{dead}-0")), b"").unwrap();
         let p = PartialFile::new(&dest);
-        assert_eq!(p.stale(), &[stale.clone()]);
+        assert_eq!(p.stale(), std::slice::from_ref(&stale));
         let warning = p.stale_warning().unwrap();
         assert!(
             warning.starts_with(&format!("found {} left by an earlier run", stale.display())),

@@ -261,12 +261,16 @@ fn a_real_4_2_gib_recording_is_rf64_and_sox_and_soundfile_count_it_whole() {
     let path = dir.0.join("big.wav");
     let mut w = WavWriter::create(&path, 2, Some(2_000_000), Encoding::Float(32)).unwrap();
     let chunk: Vec<f32> = signal(1 << 20);
-    let chunks = 4_200_000_000u64 / (chunk.len() as u64 * 4) + 1;
+    // 4.2 GiB (4.5 GB) of samples: past the 4 GiB a RIFF header counts.
+    let chunks = (42u64 << 30) / 10 / (chunk.len() as u64 * 4) + 1;
     for _ in 0..chunks {
         w.write(&chunk).unwrap();
     }
     w.finish().unwrap();
     let frames = chunks * (1 << 20);
+    let mut head = [0u8; 4];
+    std::io::Read::read_exact(&mut std::fs::File::open(&path).unwrap(), &mut head).unwrap();
+    assert_eq!(&head, b"RF64");
     let info = sox(&["--i", "-s", &path.display().to_string()]);
     assert!(
         info.stderr.is_empty(),

@@ -117,5 +117,8 @@ impl Drop for SignalWatch {
         if let Some(w) = self.watcher.take() {
             let _ = w.join();
         }
+        // Ctrl-C ends the process again once nothing watches for it.
+        let _ =
+            sluice_os::signals::restore(&[sluice_os::signals::SIGINT, sluice_os::signals::SIGTERM]);
     }
 }

@@ -29,6 +29,7 @@ APT_PACKAGES=(
   libsoapysdr-dev soapysdr-tools   # crates/soapy tests: libSoapySDR, its headers for the test device module (g++ above), SoapySDRUtil (gnuradio above brings gnuradio.soapy)
   python3-venv python3-dev         # crates/python: the package's virtual environment, libpython to link
   espeak-ng python3-matplotlib     # examples/python/fm_receiver.py: speech to modulate, the spectrum plot
+  sox python3-soundfile            # crates/formats tests: RF64 and float WAVs read by sox and libsndfile
 )
 
 as_root() {

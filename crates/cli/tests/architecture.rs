@@ -18,7 +18,7 @@ const RULES: &[(&str, &[&str])] = &[
     ("sluice-pmt", &["sluice-queue"]),
     // Pure DSP and file formats: no runtime, graph or blocks.
     ("sluice-kernels", &[]),
-    ("sluice-formats", &["sluice-kernels"]),
+    ("sluice-formats", &["sluice-kernels", "sluice-os"]),
     ("sluice-plot", &["sluice-kernels"]),
     // Stand alone.
     ("sluice-conv", &["sluice-os"]),

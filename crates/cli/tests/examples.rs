@@ -71,6 +71,7 @@ fn every_example_is_documented_and_listed_here() {
             // Run against the SoapySDR test device in tests/soapy.rs.
             "rtlsdr_fm",
             "throttled",
+            "tone_cluster",
             "tone_to_wav",
             "wav_filter"
         ],
@@ -91,17 +92,19 @@ fn every_example_is_documented_and_listed_here() {
 fn the_examples_run_and_make_what_they_promise() {
     let dir = TempDir(std::env::temp_dir().join(format!("sluice-examples-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&dir.0);
-    std::fs::create_dir_all(&dir.0).unwrap();
+    // Every example writes into out/ (and reads what another wrote there), as from the
+    // repository root, where out/ exists and git ignores it.
+    std::fs::create_dir_all(dir.0.join("out")).unwrap();
 
     run_example("tone_to_wav", &dir.0);
-    let tone = hound::WavReader::open(dir.0.join("tone.wav")).unwrap();
+    let tone = hound::WavReader::open(dir.0.join("out/tone.wav")).unwrap();
     assert_eq!(tone.spec().sample_rate, 44100);
     assert_eq!(tone.spec().bits_per_sample, 16);
     assert_eq!(tone.len(), 44100);
 
     // Reads tone.wav: the 440 Hz tone is inside the telephone band and passes.
     run_example("wav_filter", &dir.0);
-    let filtered = hound::WavReader::open(dir.0.join("filtered.wav")).unwrap();
+    let filtered = hound::WavReader::open(dir.0.join("out/filtered.wav")).unwrap();
     assert_eq!(filtered.spec().sample_format, hound::SampleFormat::Float);
     // Neither WAV sink was given a rate: both took the stream's.
     assert_eq!(filtered.spec().sample_rate, 44100);
@@ -123,30 +126,49 @@ fn the_examples_run_and_make_what_they_promise() {
         ("cluster_beam1.c32", 16_000_000),
     ] {
         assert_eq!(
-            std::fs::metadata(dir.0.join(file)).unwrap().len(),
+            std::fs::metadata(dir.0.join("out").join(file))
+                .unwrap()
+                .len(),
             bytes,
             "{file}"
         );
     }
     for png in ["beamform_4.png", "beamform_6x2.png"] {
-        let head = std::fs::read(dir.0.join(png)).unwrap();
+        let head = std::fs::read(dir.0.join("out").join(png)).unwrap();
         assert!(head.starts_with(b"\x89PNG"), "{png}");
     }
 
     // The failover demonstration on one machine (placement and the standby ignored): 3 s of
     // paced noise through FIR, channelizer (1 of 8 channels), FM demodulator and IIR.
     run_example("failover", &dir.0);
-    let bytes = std::fs::metadata(dir.0.join("failover.f32")).unwrap().len();
+    let bytes = std::fs::metadata(dir.0.join("out/failover.f32"))
+        .unwrap()
+        .len();
     assert_eq!(bytes, 3_000_000 / 8 * 4);
     // The same chain with a warm standby for h2 (its FIR in direct form, the IIR on h4).
     run_example("failover_warm", &dir.0);
-    let bytes = std::fs::metadata(dir.0.join("failover_warm.f32"))
+    let bytes = std::fs::metadata(dir.0.join("out/failover_warm.f32"))
         .unwrap()
         .len();
     assert_eq!(bytes, 3_000_000 / 8 * 4);
 
+    // The three-host pipeline on one machine: the 1 kHz tone (0.5) passes, 9 kHz (0.4) does not.
+    run_example("tone_cluster", &dir.0);
+    let trio = hound::WavReader::open(dir.0.join("out/tone_cluster.wav")).unwrap();
+    assert_eq!(trio.spec().sample_rate, 48000);
+    let samples: Vec<i16> = trio.into_samples::<i16>().map(Result::unwrap).collect();
+    assert_eq!(samples.len(), 96000);
+    let peak = samples[4800..]
+        .iter()
+        .map(|s| s.unsigned_abs())
+        .max()
+        .unwrap();
+    assert!((15_500..17_300).contains(&peak), "{peak}");
+
     run_example("lowpass_to_file", &dir.0);
-    let bytes = std::fs::metadata(dir.0.join("lowpass.c32")).unwrap().len();
+    let bytes = std::fs::metadata(dir.0.join("out/lowpass.c32"))
+        .unwrap()
+        .len();
     assert_eq!(bytes, 1_000_000 * 8);
 
     let (_, stderr) = run_example("decimate", &dir.0);
@@ -173,10 +195,10 @@ fn the_examples_run_and_make_what_they_promise() {
     assert!((-8.0..-6.4).contains(&rms), "{rms} dBFS");
 
     run_example("radio_toolbox", &dir.0);
-    let meta = std::fs::read_to_string(dir.0.join("tone.sigmf-meta")).unwrap();
+    let meta = std::fs::read_to_string(dir.0.join("out/tone.sigmf-meta")).unwrap();
     assert!(meta.contains("\"core:sample_rate\": 48000.0"), "{meta}");
     assert!(meta.contains("\"core:datatype\": \"ci16_le\""), "{meta}");
-    let data = std::fs::read(dir.0.join("tone.sigmf-data")).unwrap();
+    let data = std::fs::read(dir.0.join("out/tone.sigmf-data")).unwrap();
     assert_eq!(data.len(), 480_000 * 4);
     // After the DC blocker settles, every sample is the 0.8 tone within cu8's quantisation.
     for iq in data[4 * 4800..].chunks_exact(4) {
@@ -185,7 +207,7 @@ fn the_examples_run_and_make_what_they_promise() {
         let m = re.hypot(im);
         assert!((0.79..0.81).contains(&m), "|x| = {m}");
     }
-    let png = std::fs::read(dir.0.join("waterfall.png")).unwrap();
+    let png = std::fs::read(dir.0.join("out/waterfall.png")).unwrap();
     assert!(
         png.starts_with(b"\x89PNG\r\n\x1a\n"),
         "waterfall.png is a PNG file"
@@ -194,6 +216,13 @@ fn the_examples_run_and_make_what_they_promise() {
     let (_, stderr) = run_example("default", &dir.0);
     let rms = probe_rms(&stderr, "lowpass output");
     assert!((-8.0..-6.4).contains(&rms), "{rms} dBFS");
+
+    // Nothing landed beside out/: following the examples leaves the checkout clean.
+    let top: Vec<String> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(top, ["out"], "the examples wrote outside out/");
 }
 
 /// The first receiver gets its station's tone back: 1 kHz at 48 k samples/s, though no node
@@ -202,9 +231,9 @@ fn the_examples_run_and_make_what_they_promise() {
 fn the_first_receiver_hears_its_station() {
     let dir = TempDir(std::env::temp_dir().join(format!("sluice-first-rx-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&dir.0);
-    std::fs::create_dir_all(&dir.0).unwrap();
+    std::fs::create_dir_all(dir.0.join("out")).unwrap();
     run_example("first_receiver", &dir.0);
-    let wav = hound::WavReader::open(dir.0.join("first_receiver.wav")).unwrap();
+    let wav = hound::WavReader::open(dir.0.join("out/first_receiver.wav")).unwrap();
     assert_eq!(wav.spec().sample_rate, 48000);
     let x: Vec<f64> = wav
         .into_samples::<f32>()

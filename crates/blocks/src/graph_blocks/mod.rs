@@ -18,6 +18,7 @@ use crate::blocks::{
     Waveform,
 };
 use num_complex::Complex32;
+use sluice_formats::wav::Beyond4Gib;
 use sluice_graph::{
     BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Rate,
     Registry, Vlen,
@@ -361,21 +362,55 @@ fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         }
         hz => hz.map(|hz| hz as u32),
     };
-    let format = match p.opt_str("format")?.as_deref().unwrap_or("f32") {
-        "i16" => WavFormat::Int16,
-        "i24" => WavFormat::Int24,
-        "i32" => WavFormat::Int32,
-        "f32" => WavFormat::Float32,
-        other => {
-            return Err(ParamError::new(
-                "format",
-                format!("unknown WAV format '{other}' (use i16, i24, i32 or f32)"),
-            ))
-        }
-    };
+    let format = wav_format(p)?;
+    let beyond = beyond_4gib(p)?;
     Ok(Box::new(
-        WavSink::create(Path::new(&path), channels, rate, format).map_err(node_err("path"))?,
+        WavSink::create(Path::new(&path), channels, rate, format)
+            .map_err(node_err("path"))?
+            .beyond_4gib(beyond),
     ))
+}
+
+/// The `format` parameter of the WAV sinks (see [`WavFormat::parse`]).
+pub(crate) fn wav_format(p: &mut Params) -> Result<WavFormat, ParamError> {
+    let name = p.opt_str("format")?.unwrap_or_else(|| "f32".into());
+    WavFormat::parse(&name).ok_or_else(|| {
+        ParamError::new(
+            "format",
+            format!("unknown WAV format '{name}' (use i16, i24, i32 or f32)"),
+        )
+    })
+}
+
+/// The `beyond_4gib` parameter of the WAV sinks.
+pub(crate) fn beyond_4gib(p: &mut Params) -> Result<Beyond4Gib, ParamError> {
+    match p.opt_str("beyond_4gib")?.as_deref().unwrap_or("rf64") {
+        "rf64" => Ok(Beyond4Gib::Rf64),
+        "split" => Ok(Beyond4Gib::Split),
+        other => Err(ParamError::new(
+            "beyond_4gib",
+            format!("must be rf64 or split, not '{other}'"),
+        )),
+    }
+}
+
+/// The declarations of the WAV sinks' `format` and `beyond_4gib` parameters.
+pub(crate) fn wav_sink_params() -> [ParamDecl; 2] {
+    [
+        Param::choice(
+            "format",
+            &WavFormat::NAMES,
+            "sample format: i16, i24, i32 or f32 (s16, s24, s32 are accepted for i16, i24, i32)",
+        )
+        .default("f32"),
+        Param::choice(
+            "beyond_4gib",
+            &["rf64", "split"],
+            "past the 4 GiB a WAV header describes: rf64 makes the file RF64 (sox, libsndfile, \
+             ffmpeg read it); split finishes it and goes on in NAME.2.wav, NAME.3.wav, …",
+        )
+        .default("rf64"),
+    ]
 }
 
 /// Adds every standard block type to `registry`, in the order `sluice blocks` lists them.
@@ -526,7 +561,7 @@ pub fn register(registry: &mut Registry) {
             .param(Param::writes("path", "WAV file to write"))
             .param(Param::integer("channels", "number of channels (inputs)").default(1))
             .param(Param::number("sample_rate", "the file's sample rate; when the stream's is not known before it runs: its rx_rate tag, else 48000").follows_stream())
-            .param(Param::text("format", "i16, i24, i32 or f32").derived("f32"))
+            .params(wav_sink_params())
             .example(r#"path = "out.wav", channels = 2, sample_rate = 44100, format = "i16""#)
             .build(wav_sink),
     ];

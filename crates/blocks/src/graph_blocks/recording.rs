@@ -167,6 +167,14 @@ fn convolve(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
             format!("{ir_path}: the impulse response is silent or empty"),
         ));
     }
+    // The gain scales the IR: the wet signal's level, exactly, at no cost per sample.
+    let gain_db = p.f64_or("gain", 0.0)?;
+    if gain_db != 0.0 {
+        let gain = 10f64.powf(gain_db / 20.0);
+        for v in ir.iter_mut().flatten() {
+            *v = (f64::from(*v) * gain) as f32;
+        }
+    }
     let rate = match rate {
         Some(r) if r != u64::from(ir_rate) => {
             let r = u32::try_from(r)
@@ -266,6 +274,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .param(Param::text("partitioning", "auto, uniform, tuned, or SIZExCOUNT,… as sluice convolve takes it").derived("auto"))
             .param(Param::number("sample_rate", "the stream's rate: the IR is resampled to it if it differs (when the stream's is not known before it runs: its rx_rate tag, else the IR's)").follows_stream())
             .param(Param::bool("tail", "after the input ends, output the tail (IR length − 1 frames)").default(true))
+            .param(Param::number("gain", "gain of the convolved signal (the IR scaled by it), e.g. -12 for a loud reverb").unit("dB").range(-120.0, 40.0).default(0.0))
             .param(Param::integer("max_ir_len", "longest accepted IR, in frames").default(4194304))
             .example(r#"ir = "hall.wav", inputs = 2, block = 512"#)
             .build(convolve),

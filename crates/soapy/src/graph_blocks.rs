@@ -3,8 +3,8 @@
 //! graphs load (and `sluice blocks` lists them) on machines without a radio or libSoapySDR.
 
 use crate::{RadioSettings, SoapySink, SoapySource, StreamFormat};
-use sluice_graph::{Rate, 
-    BlockType, Family, ItemDecl, Param, ParamDecl, ParamError, Params, PortDecl, Registry,
+use sluice_graph::{
+    BlockType, Family, ItemDecl, Param, ParamDecl, ParamError, Params, PortDecl, Rate, Registry,
 };
 use sluice_runtime::Node;
 

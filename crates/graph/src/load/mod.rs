@@ -46,8 +46,8 @@ use checks::{check_cycles, check_file_collisions, check_unconnected};
 use edges::{connect, EdgeDoc, EdgeSpec};
 use hosts::{check_placement, HostDoc};
 pub use hosts::{HostDecl, StandbyMode};
-use rates::Checked;
 pub use node::{build_node, MistakeKind, NodeMistake};
+use rates::Checked;
 pub use rates::KnownRate;
 
 #[derive(Deserialize)]

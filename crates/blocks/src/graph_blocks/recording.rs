@@ -150,7 +150,16 @@ fn convolve(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     };
     let partitioning = parse_partitioning(p.opt_str("partitioning")?.as_deref().unwrap_or("auto"))
         .map_err(|e| ParamError::new("partitioning", e))?;
-    let rate = p.opt_u64("sample_rate")?;
+    // The IR is resampled to a whole number of Hz (the stream's rate, when it follows it).
+    let rate = match p.opt_f64("sample_rate")? {
+        Some(hz) if hz.fract() != 0.0 || hz < 1.0 => {
+            return Err(ParamError::new(
+                "sample_rate",
+                format!("must be a whole number of Hz, at least 1, not {hz}"),
+            ))
+        }
+        hz => hz.map(|hz| hz as u64),
+    };
     let tail = p.bool_or("tail", true)?;
     let max_ir_len = p
         .u64_or("max_ir_len", 1 << 22)?

@@ -64,6 +64,17 @@ impl Drop for Fixture {
     }
 }
 
+/// The tests here bring up local clusters (namespaces, a bridge, etcd, workers) and tear them
+/// down; two at once on a 2-core machine starve each other's workers past their stream
+/// timeouts, so they take turns.
+static ONE_CLUSTER_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_cluster_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_CLUSTER_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn require_root_and_iproute2() {
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
@@ -99,6 +110,7 @@ fn wavs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
+    let _turn = one_cluster_at_a_time();
     require_root_and_iproute2();
     let id = std::process::id();
     let dir = std::env::temp_dir().join(format!("sluice-cluster-test-{id}"));
@@ -383,6 +395,7 @@ fn signal(pid: u32, which: &str) {
 /// the one-machine run's, byte for byte.
 #[test]
 fn every_cluster_example_plans_on_the_cluster_its_comment_names() {
+    let _turn = one_cluster_at_a_time();
     require_root_and_iproute2();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     // (cluster name in the comment, hosts) → the examples that name it.

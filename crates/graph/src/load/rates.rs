@@ -174,7 +174,7 @@ fn decide(
             let input = input?;
             match factor(&mut params)? {
                 // A factor of one changes nothing: the rate is still the input's.
-                f if f == 1.0 => Some(input),
+                1.0 => Some(input),
                 f => own(Some(input.hz * f)),
             }
         }

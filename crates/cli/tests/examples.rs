@@ -67,6 +67,9 @@ fn every_example_is_documented_and_listed_here() {
             "failover_warm",
             "first_receiver",
             "lowpass_to_file",
+            // Run against the SoapySDR test device in tests/soapy.rs.
+            "radio_record",
+            "radio_replay",
             "radio_toolbox",
             // Run against the SoapySDR test device in tests/soapy.rs.
             "rtlsdr_fm",

@@ -13,6 +13,24 @@ use std::path::{Path, PathBuf};
 /// The specification version written into new meta files.
 pub const VERSION: &str = "1.2.0";
 
+/// The namespace of the fields sluice adds where SigMF's core has none (declared in
+/// `global.core:extensions` when a file uses them).
+pub const EXTENSION: &str = "sluice";
+
+/// A capture's sample rate when it differs from `global.core:sample_rate`: SigMF's core has one
+/// rate per recording, so a rate that changed mid-stream is kept in this field of the capture
+/// where it changed.
+pub const CAPTURE_RATE: &str = "sluice:sample_rate";
+
+/// A capture's receiver gain in dB (from the stream's `rx_gain` tag).
+pub const CAPTURE_GAIN: &str = "sluice:gain";
+
+/// The label of an annotation that marks a gap: samples lost just before its first sample.
+pub const GAP_LABEL: &str = "gap";
+
+/// A gap annotation's number of samples lost (0: unknown).
+pub const GAP_LOST: &str = "sluice:lost";
+
 /// A SigMF file that cannot be used: the file, where in it, and what is wrong.
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {at}: {message}", file.display())]
@@ -89,6 +107,10 @@ pub struct Capture {
     pub frequency: Option<f64>,
     /// The time of its first sample: whole seconds since 1970 (UTC) and a fraction.
     pub datetime: Option<(u64, f64)>,
+    /// The sample rate from here on when it differs from the global one ([`CAPTURE_RATE`]).
+    pub sample_rate: Option<f64>,
+    /// The receiver gain from here on, dB ([`CAPTURE_GAIN`]).
+    pub gain: Option<f64>,
 }
 
 /// One annotation.
@@ -236,10 +258,26 @@ pub fn parse_meta(text: &str, file: &Path) -> Result<Meta, SigmfError> {
                 )
             })?),
         };
+        let number = |name: &str| match c.get(name) {
+            None => Ok(None),
+            Some(v) => v.as_f64().map(Some).ok_or_else(|| {
+                error(file, format!("{at}.{name}"), format!("{v} is not a number"))
+            }),
+        };
+        let sample_rate = number(CAPTURE_RATE)?;
+        if let Some(r) = sample_rate.filter(|r| *r <= 0.0 || !r.is_finite()) {
+            return Err(error(
+                file,
+                format!("{at}.{CAPTURE_RATE}"),
+                format!("{r} is not a positive number"),
+            ));
+        }
         captures.push(Capture {
             sample_start,
             frequency,
             datetime,
+            sample_rate,
+            gain: number(CAPTURE_GAIN)?,
         });
     }
     let mut annotations = Vec::new();

@@ -253,4 +253,27 @@ impl Params {
             )),
         }
     }
+
+    /// A list of texts if given.
+    pub fn opt_str_list(&mut self, name: &str) -> Result<Option<Vec<String>>, ParamError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(ParamError::new(
+                        name,
+                        format!("element {i} must be a text, not {}", kind(other)),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(other) => Err(ParamError::new(
+                name,
+                format!("must be a list of texts, not {}", kind(other)),
+            )),
+        }
+    }
 }

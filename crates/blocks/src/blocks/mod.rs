@@ -27,6 +27,7 @@ pub mod realtime;
 pub mod resamplers;
 pub mod rotator;
 pub mod sample;
+pub mod pace;
 pub mod sigmf_sink;
 pub mod sigmf_source;
 pub mod sigmf_tags;

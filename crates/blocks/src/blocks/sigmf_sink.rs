@@ -2,8 +2,10 @@
 //! the meta file (see [`crate::blocks::sigmf_tags`] for the mapping).
 //!
 //! Both files are written beside their destinations and moved onto them when the stream ends
-//! (see [`PartialFile`]): a run that fails leaves an existing recording untouched. Besides the
-//! metadata tags, every other tag (a gap's `rt_overflow`, a `set:gain` change) becomes an
+//! (see [`PartialFile`]): a run that fails leaves an existing recording untouched. A change of
+//! frequency, rate or gain starts a capture segment; a `gap` becomes a `gap` annotation with the
+//! samples lost; a start tag and an end tag the user names (`burst_start..burst_end`) become one
+//! annotation over the range; every other tag (an `rt_overflow`, a `set:gain` change) becomes an
 //! annotation labelled with its key, its value in `core:comment`, so a recording keeps what
 //! happened while it was made.
 
@@ -12,9 +14,11 @@ use crate::blocks::sigmf_tags::{annotation_fields, to_json, ANNOTATION};
 use num_complex::Complex32;
 use serde_json::{json, Map, Value};
 use sluice_formats::output_file::PartialFile;
-use sluice_formats::sigmf::{self, format_datetime, Datatype};
+use sluice_formats::sigmf::{
+    self, format_datetime, Datatype, CAPTURE_GAIN, CAPTURE_RATE, EXTENSION, GAP_LABEL, GAP_LOST,
+};
 use sluice_kernels::c32_to_iq;
-use sluice_runtime::metadata::{CENTER_FREQUENCY, SAMPLE_RATE, TIME};
+use sluice_runtime::metadata::{CENTER_FREQUENCY, GAIN, GAP, SAMPLE_RATE, TIME};
 use sluice_runtime::{Node, NodeError, Ports, Tag, TagPolicy, TagValue, Work, WorkIo};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -35,9 +39,14 @@ pub struct SigmfSink {
     written: u64,
     scratch: Vec<i16>,
     clipped: u64,
+    /// The rate of the samples being written (the last `rx_rate`).
+    current_rate: Option<f64>,
     /// `(sample, field, value)` of the captures, in sample order.
     captures: Vec<(u64, &'static str, Value)>,
     annotations: Vec<Value>,
+    /// The ranges to record as annotations, and where each open one started (with the start
+    /// tag's value).
+    ranges: Vec<(Range, Option<(u64, TagValue)>)>,
     tags: Vec<Tag>,
     warnings: Vec<String>,
 }
@@ -78,33 +87,46 @@ impl SigmfSink {
                 vec![0; 2 * CHUNK]
             },
             clipped: 0,
+            current_rate: None,
             captures: Vec::new(),
             annotations: Vec::new(),
+            ranges: Vec::new(),
             tags: Vec::new(),
             warnings,
         })
     }
 
+    /// Also records, as one annotation each, the ranges between a `start` tag and the next
+    /// `end` tag (`burst_start..burst_end`): the annotation starts at the start tag's item,
+    /// covers the end tag's item, is labelled `label` and keeps the start tag's value in
+    /// `core:comment`.
+    pub fn with_ranges(mut self, ranges: Vec<Range>) -> Self {
+        self.ranges = ranges.into_iter().map(|r| (r, None)).collect();
+        self
+    }
+
     /// Records what the tags on the items just written say.
     fn read_tags(&mut self) {
-        for tag in self.tags.drain(..) {
+        for tag in std::mem::take(&mut self.tags) {
             let at = tag.index;
             match (&*tag.key, &tag.value) {
-                (SAMPLE_RATE, TagValue::F64(hz)) => match self.sample_rate {
-                    None => self.sample_rate = Some(*hz),
-                    Some(rate) if rate != *hz => self.warnings.push(format!(
-                        "the stream's rate is {hz} Hz from sample {at}, but a SigMF recording has one rate ({rate} Hz)"
-                    )),
-                    Some(_) => {}
-                },
+                (SAMPLE_RATE, TagValue::F64(hz)) => self.rate_from(at, *hz),
                 (CENTER_FREQUENCY, TagValue::F64(hz)) => {
                     self.captures.push((at, "core:frequency", json!(hz)));
                 }
+                (GAIN, TagValue::F64(db)) => self.captures.push((at, CAPTURE_GAIN, json!(db))),
                 (TIME, TagValue::Tuple(t)) => {
                     if let (Some(TagValue::U64(s)), Some(TagValue::F64(f))) = (t.first(), t.get(1)) {
                         self.captures.push((at, "core:datetime", json!(format_datetime(*s, *f))));
                     }
                 }
+                (GAP, TagValue::U64(lost)) => self.annotations.push(json!({
+                    "core:sample_start": at,
+                    "core:label": GAP_LABEL,
+                    "core:comment": gap_comment(*lost),
+                    GAP_LOST: lost,
+                    "core:generator": "sluice",
+                })),
                 (ANNOTATION, value) => {
                     let mut a = Map::new();
                     a.insert("core:sample_start".into(), json!(at));
@@ -113,6 +135,7 @@ impl SigmfSink {
                     }
                     self.annotations.push(Value::Object(a));
                 }
+                (key, value) if self.in_range(at, key, value) => {}
                 (key, value) => {
                     let comment = match value {
                         TagValue::Str(s) => s.to_string(),
@@ -127,6 +150,49 @@ impl SigmfSink {
                     }));
                 }
             }
+        }
+    }
+
+    /// A stream rate from sample `at`: the recording's rate when it is the first, a capture of
+    /// its own when it changes (SigMF's core has one rate per recording).
+    fn rate_from(&mut self, at: u64, hz: f64) {
+        let current = self.current_rate.or(self.sample_rate);
+        self.current_rate = Some(hz);
+        match current {
+            None => self.sample_rate = Some(hz),
+            Some(rate) if rate == hz => {}
+            Some(_) => {
+                if !self.captures.iter().any(|(_, f, _)| *f == CAPTURE_RATE) {
+                    self.warnings.push(format!(
+                        "the stream's rate changes to {hz} Hz at sample {at}: the recording keeps it in the captures' {CAPTURE_RATE}, which readers of SigMF's core alone do not see"
+                    ));
+                }
+                self.captures.push((at, CAPTURE_RATE, json!(hz)));
+            }
+        }
+    }
+
+    /// Opens or closes a range if `key` starts or ends one; whether it did.
+    fn in_range(&mut self, at: u64, key: &str, value: &TagValue) -> bool {
+        let Some((range, open)) = self
+            .ranges
+            .iter_mut()
+            .find(|(r, _)| r.start == key || r.end == key)
+        else {
+            return false;
+        };
+        if range.start == key {
+            if let Some((start, value)) = open.replace((at, value.clone())) {
+                // A second start before an end: the first range ends just before it.
+                self.annotations.push(range.annotation(start, at - start, &value, "no end tag"));
+            }
+            true
+        } else if let Some((start, value)) = open.take() {
+            self.annotations
+                .push(range.annotation(start, at + 1 - start, &value, ""));
+            true
+        } else {
+            false // an end without a start is recorded as any other tag
         }
     }
 
@@ -167,11 +233,32 @@ impl SigmfSink {
         if let (Some(hz), false) = (self.frequency, captures[0].contains_key("core:frequency")) {
             captures[0].insert("core:frequency".into(), json!(hz));
         }
-        json!({ "global": global, "captures": captures, "annotations": self.annotations })
+        let mut annotations = self.annotations.clone();
+        // Ranges are written when they end, so after point annotations inside them.
+        annotations.sort_by_key(|a| a["core:sample_start"].as_u64());
+        let extended = |v: &Value| {
+            v.as_object()
+                .is_some_and(|o| o.keys().any(|k| k.starts_with(EXTENSION)))
+        };
+        if captures.iter().any(|c| c.keys().any(|k| k.starts_with(EXTENSION)))
+            || annotations.iter().any(extended)
+        {
+            global.insert(
+                "core:extensions".into(),
+                json!([{ "name": EXTENSION, "version": "1.0.0", "optional": true }]),
+            );
+        }
+        json!({ "global": global, "captures": captures, "annotations": annotations })
     }
 
     /// Writes the meta file and moves both files into place.
     fn finish(&mut self) -> Result<(), NodeError> {
+        for (range, open) in &mut self.ranges {
+            if let Some((start, value)) = open.take() {
+                let a = range.annotation(start, self.written - start, &value, "still open when the recording ended");
+                self.annotations.push(a);
+            }
+        }
         let (Some((data, mut file)), Some(meta)) = (self.data.take(), self.meta.take()) else {
             return Ok(());
         };
@@ -260,6 +347,64 @@ impl Node for SigmfSink {
             ));
         }
         std::mem::take(&mut self.warnings)
+    }
+}
+
+/// A range of the stream to record as one annotation: from an item tagged `start` to the next
+/// item tagged `end` (`burst_start..burst_end`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Range {
+    /// The key of the tag that opens a range.
+    pub start: String,
+    /// The key of the tag on a range's last item.
+    pub end: String,
+    /// The annotation's `core:label`: the start key without its `_start` suffix.
+    pub label: String,
+}
+
+impl Range {
+    /// `START..END` (e.g. `burst_start..burst_end`), or what is wrong with it.
+    pub fn parse(text: &str) -> Result<Range, String> {
+        let (start, end) = text
+            .split_once("..")
+            .filter(|(s, e)| !s.trim().is_empty() && !e.trim().is_empty())
+            .ok_or_else(|| {
+                format!("{text:?} is not a range of tags: write START..END, e.g. \"burst_start..burst_end\"")
+            })?;
+        let (start, end) = (start.trim(), end.trim());
+        if start == end {
+            return Err(format!("{text:?}: a range needs two different tag keys"));
+        }
+        Ok(Range {
+            start: start.into(),
+            end: end.into(),
+            label: start.strip_suffix("_start").unwrap_or(start).into(),
+        })
+    }
+
+    fn annotation(&self, start: u64, count: u64, value: &TagValue, note: &str) -> Value {
+        let value = match value {
+            TagValue::Str(s) => s.to_string(),
+            other => to_json(other).to_string(),
+        };
+        let comment = match note {
+            "" => format!("{}: {value}", self.start),
+            note => format!("{}: {value} ({note})", self.start),
+        };
+        json!({
+            "core:sample_start": start,
+            "core:sample_count": count,
+            "core:label": self.label,
+            "core:comment": comment,
+            "core:generator": "sluice",
+        })
+    }
+}
+
+fn gap_comment(lost: u64) -> String {
+    match lost {
+        0 => "samples lost before this one (how many is not known)".into(),
+        n => format!("{n} samples lost before this one"),
     }
 }
 

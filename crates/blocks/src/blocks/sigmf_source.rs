@@ -1,11 +1,13 @@
 //! [`SigmfSource`]: a SigMF recording as a stream of complex samples, its metadata as tags
-//! (see [`crate::blocks::sigmf_tags`] for the mapping).
+//! (see [`crate::blocks::sigmf_tags`] for the mapping), at full speed or paced at the recorded
+//! rate so that a recording can stand in for its radio.
 
-use crate::blocks::sigmf_tags::{annotation_from_json, ANNOTATION};
+use crate::blocks::pace::Pace;
+use crate::blocks::sigmf_tags::{annotation_from_json, gap_of, ANNOTATION};
 use num_complex::Complex32;
 use sluice_formats::sigmf::{self, Datatype, Meta};
 use sluice_kernels::iq_to_c32;
-use sluice_runtime::metadata::{self, CENTER_FREQUENCY, SAMPLE_RATE, TIME};
+use sluice_runtime::metadata::{self, CENTER_FREQUENCY, GAIN, GAP, SAMPLE_RATE, TIME};
 use sluice_runtime::{Node, NodeError, Ports, Tag, TagValue, Work, WorkIo};
 use std::fs::File;
 use std::io::Read;
@@ -27,6 +29,8 @@ pub struct SigmfSource {
     next_tag: usize,
     /// Raw integer samples before conversion.
     scratch: Vec<i16>,
+    /// When paced: the pace, and the rate changes still ahead `(first sample, rate)`.
+    pace: Option<(Pace, Vec<(u64, f64)>)>,
 }
 
 impl SigmfSource {
@@ -63,13 +67,19 @@ impl SigmfSource {
                 let time = TagValue::Tuple(vec![TagValue::U64(secs), TagValue::F64(frac)]);
                 tags.push(Tag::new(c.sample_start, TIME, time));
             }
+            if let Some(hz) = c.sample_rate {
+                tags.push(Tag::new(c.sample_start, SAMPLE_RATE, metadata::sample_rate(hz)));
+            }
+            if let Some(db) = c.gain {
+                tags.push(Tag::new(c.sample_start, GAIN, TagValue::F64(db)));
+            }
         }
         for a in &meta.annotations {
-            tags.push(Tag::new(
-                a.sample_start,
-                ANNOTATION,
-                annotation_from_json(&a.fields),
-            ));
+            let tag = match gap_of(&a.fields) {
+                Some(lost) => Tag::new(a.sample_start, GAP, TagValue::U64(lost)),
+                None => Tag::new(a.sample_start, ANNOTATION, annotation_from_json(&a.fields)),
+            };
+            tags.push(tag);
         }
         tags.sort_by_key(|t| t.index); // stable: captures before annotations at one sample
         let integer = meta.datatype != Datatype::Cf32Le;
@@ -86,7 +96,28 @@ impl SigmfSource {
             } else {
                 Vec::new()
             },
+            pace: None,
         })
+    }
+
+    /// Replays in real time: at the recorded `core:sample_rate`, and from each capture that
+    /// changes it at that capture's rate. A recording without a rate cannot be paced.
+    pub fn paced(mut self) -> Result<Self, NodeError> {
+        let rate = self.meta.sample_rate.ok_or_else(|| {
+            NodeError::msg(format!(
+                "{} has no core:sample_rate, so it cannot be replayed at its recorded rate",
+                self.data_path.display()
+            ))
+        })?;
+        let mut changes: Vec<(u64, f64)> = self
+            .meta
+            .captures
+            .iter()
+            .filter_map(|c| Some((c.sample_start, c.sample_rate?)))
+            .collect();
+        changes.reverse(); // popped from the end, earliest first
+        self.pace = Some((Pace::new(rate)?, changes));
+        Ok(self)
     }
 
     /// The recording's metadata.
@@ -112,7 +143,20 @@ impl Node for SigmfSource {
         let Some(space) = out.reserve(1)? else {
             return Ok(Work::NeedOutput { port: 0, items: 1 });
         };
-        let left = (self.samples - self.sent).min(usize::MAX as u64) as usize;
+        let mut left = (self.samples - self.sent).min(usize::MAX as u64) as usize;
+        if let Some((pace, changes)) = &mut self.pace {
+            while let Some(&(_, rate)) = changes.last().filter(|(at, _)| *at <= self.sent) {
+                pace.set_rate(rate);
+                changes.pop();
+            }
+            // Up to the next rate change, at most what the pace allows now.
+            let next = changes.last().map_or(u64::MAX, |(at, _)| *at);
+            let allowed = pace.allowed().min(next - self.sent);
+            if allowed == 0 {
+                return Ok(Work::Progress);
+            }
+            left = left.min(allowed.min(usize::MAX as u64) as usize);
+        }
         let datatype = self.meta.datatype;
         let read = match datatype.iq_format() {
             None => {
@@ -145,6 +189,9 @@ impl Node for SigmfSource {
             self.next_tag += 1;
         }
         self.sent = end;
+        if let Some((pace, _)) = &mut self.pace {
+            pace.advance(n as u64);
+        }
         out.commit(n);
         Ok(Work::Progress)
     }

@@ -6,13 +6,28 @@
 //! | `global.core:sample_rate` | `rx_rate` on item 0 |
 //! | `captures[i].core:frequency` | `rx_freq` on item `core:sample_start` |
 //! | `captures[i].core:datetime` | `rx_time` (seconds, fraction) on item `core:sample_start` |
-//! | `annotations[i]` | a [`ANNOTATION`] tag on item `core:sample_start`, a dictionary of the annotation's other fields (`core:sample_count`, `core:label`, `core:comment`, `core:freq_lower_edge`, …, under their SigMF names) |
+//! | `captures[i].sluice:sample_rate` | `rx_rate` on item `core:sample_start` (a rate that changed mid-stream: SigMF's core has one rate per recording) |
+//! | `captures[i].sluice:gain` | `rx_gain` on item `core:sample_start` |
+//! | an annotation labelled `gap` with `sluice:lost` | `gap` (samples lost) on item `core:sample_start` |
+//! | an annotation of a range the sink was told to record (`ranges = ["burst_start..burst_end"]`) | written from a start tag and an end tag; read back as any other annotation |
+//! | `annotations[i]` (any other) | a [`ANNOTATION`] tag on item `core:sample_start`, a dictionary of the annotation's other fields (`core:sample_count`, `core:label`, `core:comment`, `core:freq_lower_edge`, …, under their SigMF names) |
 
 use serde_json::Value;
+use sluice_formats::sigmf::{GAP_LABEL, GAP_LOST};
 use sluice_runtime::TagValue;
 
 /// The tag key of a SigMF annotation (value: a dictionary of its fields).
 pub const ANNOTATION: &str = "sigmf:annotation";
+
+/// The samples lost before a gap annotation (0: an unknown number), or `None` if the
+/// annotation is not a gap's.
+pub fn gap_of(fields: &[(String, Value)]) -> Option<u64> {
+    let field = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+    if field("core:label")?.as_str()? != GAP_LABEL {
+        return None;
+    }
+    field(GAP_LOST)?.as_u64()
+}
 
 /// A JSON value as a tag value (numbers as `U64`, `I64` or `F64`; arrays and objects as text).
 pub fn to_tag(v: &Value) -> TagValue {

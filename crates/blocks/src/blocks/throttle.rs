@@ -2,25 +2,15 @@
 //! real-time speed without hardware).
 
 use super::basic::pass_through;
+use super::pace::Pace;
 use sluice_runtime::{Item, Node, NodeError, Ports, Work, WorkIo};
 use std::marker::PhantomData;
-use std::time::{Duration, Instant};
-
-/// The longest single sleep, so that a stopped graph is noticed promptly.
-const MAX_SLEEP: Duration = Duration::from_millis(10);
-
-/// Items are released in batches of this much stream time: one wake-up per batch, not per item
-/// (a throttle that woke for every item of a 48 kHz stream kept a core busy).
-const BATCH: Duration = Duration::from_millis(5);
 
 /// Passes items through at `rate` items per second on average (measured from the first item),
-/// in batches of 5 ms of stream.
+/// in batches of 5 ms of stream (see [`Pace`]).
 #[derive(Debug)]
 pub struct Throttle<T> {
-    rate: f64,
-    batch: u64,
-    start: Option<Instant>,
-    passed: u64,
+    pace: Pace,
     _items: PhantomData<T>,
 }
 
@@ -33,10 +23,7 @@ impl<T> Throttle<T> {
             )));
         }
         Ok(Throttle {
-            rate,
-            batch: ((rate * BATCH.as_secs_f64()) as u64).max(1),
-            start: None,
-            passed: 0,
+            pace: Pace::new(rate)?,
             _items: PhantomData,
         })
     }
@@ -50,17 +37,12 @@ impl<T: Item> Node for Throttle<T> {
     /// Sleeps (at most 10 ms at a time) when a batch ahead of schedule: pacing is this node's
     /// job.
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
-        let start = *self.start.get_or_insert_with(Instant::now);
-        // At time t, up to t·rate items plus one batch may have passed.
-        let allowed = (start.elapsed().as_secs_f64() * self.rate) as u64 + self.batch;
-        if self.passed >= allowed {
-            // A whole batch is allowed again once `passed` items are due.
-            let due = start + Duration::from_secs_f64(self.passed as f64 / self.rate);
-            sluice_runtime::sleep(due.saturating_duration_since(Instant::now()).min(MAX_SLEEP));
+        let allowed = self.pace.allowed();
+        if allowed == 0 {
             return Ok(Work::Progress);
         }
-        let (work, n) = pass_through::<T>(io, allowed - self.passed)?;
-        self.passed += n as u64;
+        let (work, n) = pass_through::<T>(io, allowed)?;
+        self.pace.advance(n as u64);
         Ok(work)
     }
 }
@@ -70,6 +52,7 @@ mod tests {
     use super::*;
     use crate::blocks::vector::{VectorSink, VectorSource};
     use sluice_runtime::{Graph, RunOptions};
+    use std::time::Duration;
 
     #[test]
     fn throttle_paces_and_passes_everything() {

@@ -6,6 +6,7 @@ use crate::blocks::{
 };
 use num_complex::Complex32;
 use sluice_conv::{parse_partitioning, ConvolverConfig, LatePolicy, Scheduling};
+use crate::blocks::sigmf_sink::Range;
 use sluice_formats::sigmf::Datatype;
 use sluice_formats::wav::WavReader;
 use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Rate, Vlen};
@@ -214,9 +215,12 @@ fn sigmf_rate(path: &str) -> Option<f64> {
 
 fn sigmf_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let path = p.str("path")?;
-    Ok(Box::new(
-        SigmfSource::open(Path::new(&path)).map_err(node_err("path"))?,
-    ))
+    let source = SigmfSource::open(Path::new(&path)).map_err(node_err("path"))?;
+    Ok(Box::new(if p.bool_or("paced", false)? {
+        source.paced().map_err(node_err("paced"))?
+    } else {
+        source
+    }))
 }
 
 fn sigmf_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
@@ -237,9 +241,17 @@ fn sigmf_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     }
     let frequency = p.opt_f64("frequency")?;
     let description = p.opt_str("description")?;
+    let ranges = p
+        .opt_str_list("ranges")?
+        .unwrap_or_default()
+        .iter()
+        .map(|r| Range::parse(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ParamError::new("ranges", e))?;
     Ok(Box::new(
         SigmfSink::create(Path::new(&path), datatype, rate, frequency, description)
-            .map_err(node_err("path"))?,
+            .map_err(node_err("path"))?
+            .with_ranges(ranges),
     ))
 }
 
@@ -291,6 +303,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .gnuradio(&["sigmf_source"])
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .param(Param::reads("path", "the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data"))
+            .param(Param::bool("paced", "replay in real time at the recorded rate, as the radio gave it (from each capture that changes the rate, at that rate)").default(false))
             .example(r#"path = "fm_band.sigmf-meta""#)
             .rate(Rate::fixed(|p| sigmf_rate(&p.opt_str("path").ok()??)))
             .build(sigmf_source),
@@ -302,6 +315,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .param(Param::number("sample_rate", "core:sample_rate (when the stream's is not known before it runs: its rx_rate tag)").follows_stream())
             .param(Param::number("frequency", "the first capture's core:frequency when the stream gives no rx_freq").derived("stream's"))
             .param(Param::text("description", "core:description").derived("-"))
+            .param(Param::texts("ranges", "tag pairs recorded as one annotation per range, START..END: e.g. [\"burst_start..burst_end\"] (labelled burst)").derived("none"))
             .example(r#"path = "capture", datatype = "ci16_le""#)
             .build(sigmf_sink),
     ]

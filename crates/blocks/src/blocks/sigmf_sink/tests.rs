@@ -230,3 +230,189 @@ fn a_hand_written_ci16_recording_reads_as_the_f64_formula_says() {
         ]
     );
 }
+
+/// A radio's stream: a retune, a gain change, two overflows (one counted, one not), a rate
+/// change, and two bursts marked by start and end tags (the second still open at the end).
+fn radio() -> VectorSource<Complex32> {
+    VectorSource::new(signal())
+        .max_chunk(250)
+        .with_tag(0, SAMPLE_RATE, TagValue::F64(1e6))
+        .with_tag(0, GAIN, TagValue::F64(20.0))
+        .with_tag(100, "burst_start", TagValue::F64(-12.5))
+        .with_tag(149, "burst_end", TagValue::Bool(true))
+        .with_tag(120, "note", TagValue::Str("inside".into()))
+        .with_tag(400, GAP, TagValue::U64(4096))
+        .with_tag(500, GAIN, TagValue::F64(30.0))
+        .with_tag(600, GAP, TagValue::U64(0))
+        .with_tag(1000, SAMPLE_RATE, TagValue::F64(2e6))
+        .with_tag(1000, CENTER_FREQUENCY, TagValue::F64(100e6))
+        .with_tag(1900, "burst_start", TagValue::F64(-3.0))
+}
+
+fn write_radio(path: &Path) -> Vec<String> {
+    let mut g = Graph::new();
+    let src = g.add("src", radio()).unwrap();
+    let sink = SigmfSink::create(path, Datatype::Ci16Le, None, None, None)
+        .unwrap()
+        .with_ranges(vec![Range::parse("burst_start..burst_end").unwrap()]);
+    let sink = g.add("sink", sink).unwrap();
+    g.connect(src, "out", sink, "in").unwrap();
+    let report = g.run_stepped().unwrap();
+    report.node("sink").unwrap().warnings.clone()
+}
+
+#[test]
+fn captures_follow_rate_frequency_and_gain_and_gaps_and_ranges_are_annotated() {
+    let d = dir("radio");
+    let path = d.0.join("rec");
+    let warnings = write_radio(&path);
+    assert!(
+        warnings.iter().any(|w| w.contains("changes to 2000000 Hz at sample 1000")),
+        "{warnings:?}"
+    );
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(sigmf::paths(&path).0).unwrap()).unwrap();
+    assert_eq!(meta["global"]["core:sample_rate"], json!(1e6));
+    assert_eq!(meta["global"]["core:extensions"][0]["name"], json!("sluice"));
+    let captures: Vec<(u64, Option<f64>, Option<f64>, Option<f64>)> = meta["captures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["core:sample_start"].as_u64().unwrap(),
+                c["core:frequency"].as_f64(),
+                c[CAPTURE_RATE].as_f64(),
+                c[CAPTURE_GAIN].as_f64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        captures,
+        [
+            (0, None, None, Some(20.0)),
+            (500, None, None, Some(30.0)),
+            (1000, Some(100e6), Some(2e6), None),
+        ]
+    );
+    let notes: Vec<(u64, Option<u64>, &str, &str)> = meta["annotations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["core:sample_start"].as_u64().unwrap(),
+                a["core:sample_count"].as_u64(),
+                a["core:label"].as_str().unwrap(),
+                a["core:comment"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            (100, Some(50), "burst", "burst_start: -12.5"),
+            (120, None, "note", "inside"),
+            (400, None, "gap", "4096 samples lost before this one"),
+            (
+                600,
+                None,
+                "gap",
+                "samples lost before this one (how many is not known)"
+            ),
+            (
+                1900,
+                Some(100),
+                "burst",
+                "burst_start: -3.0 (still open when the recording ended)"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_replayed_recording_gives_the_radio_tags_back_and_records_the_same_again() {
+    let d = dir("replay");
+    let first = d.0.join("first");
+    write_radio(&first);
+    let (samples, tags) = read(&first);
+    assert_eq!(samples.len(), 2000);
+    let seen: Vec<(u64, &str, TagValue)> = tags
+        .iter()
+        .filter(|t| t.key.as_ref() != ANNOTATION)
+        .map(|t| (t.index, &*t.key, t.value.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (0, SAMPLE_RATE, TagValue::F64(1e6)),
+            (0, GAIN, TagValue::F64(20.0)),
+            (400, GAP, TagValue::U64(4096)),
+            (500, GAIN, TagValue::F64(30.0)),
+            (600, GAP, TagValue::U64(0)),
+            (1000, CENTER_FREQUENCY, TagValue::F64(100e6)),
+            (1000, SAMPLE_RATE, TagValue::F64(2e6)),
+        ]
+    );
+    // Recording the replay again gives the same meta file.
+    let second = d.0.join("second");
+    let mut g = Graph::new();
+    let src = g.add("src", SigmfSource::open(&first).unwrap()).unwrap();
+    let sink = SigmfSink::create(&second, Datatype::Ci16Le, None, None, None).unwrap();
+    let sink = g.add("sink", sink).unwrap();
+    g.connect(src, "out", sink, "in").unwrap();
+    g.run_stepped().unwrap();
+    let meta = |p: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(sigmf::paths(p).0).unwrap()).unwrap()
+    };
+    assert_eq!(meta(&second), meta(&first));
+    assert_eq!(
+        std::fs::read(sigmf::paths(&second).1).unwrap(),
+        std::fs::read(sigmf::paths(&first).1).unwrap()
+    );
+}
+
+#[test]
+fn a_paced_replay_takes_the_recorded_time_at_each_rate() {
+    let d = dir("paced");
+    let path = d.0.join("rec");
+    // 2000 samples: 1000 at 20 kHz (50 ms), then 1000 at 10 kHz (100 ms).
+    let src = VectorSource::new(signal())
+        .with_tag(0, SAMPLE_RATE, TagValue::F64(20e3))
+        .with_tag(1000, SAMPLE_RATE, TagValue::F64(10e3));
+    write(&path, Datatype::Cf32Le, src).unwrap();
+    let mut g = Graph::new();
+    let src = g
+        .add("src", SigmfSource::open(&path).unwrap().paced().unwrap())
+        .unwrap();
+    let (sink, data) = VectorSink::<Complex32>::new();
+    let sink = g.add("sink", sink).unwrap();
+    g.connect(src, "out", sink, "in").unwrap();
+    let report = g.run(&sluice_runtime::RunOptions::default()).unwrap();
+    assert_eq!(data.items(), signal());
+    // 150 ms of stream, less one 5 ms batch per rate; unpaced it takes well under 10 ms. Only
+    // a lower bound: a loaded machine may take longer, never shorter.
+    assert!(
+        report.wall >= std::time::Duration::from_millis(135),
+        "{:?}",
+        report.wall
+    );
+}
+
+#[test]
+fn a_recording_without_a_rate_cannot_be_paced_and_bad_ranges_are_explained() {
+    let d = dir("norate");
+    let path = d.0.join("rec");
+    write(&path, Datatype::Cf32Le, VectorSource::new(signal())).unwrap();
+    let err = SigmfSource::open(&path).unwrap().paced().unwrap_err().to_string();
+    assert!(
+        err.ends_with("rec.sigmf-data has no core:sample_rate, so it cannot be replayed at its recorded rate"),
+        "{err}"
+    );
+    assert_eq!(
+        Range::parse("burst_start").unwrap_err(),
+        "\"burst_start\" is not a range of tags: write START..END, e.g. \"burst_start..burst_end\""
+    );
+    assert_eq!(Range::parse("a..a").unwrap_err(), "\"a..a\": a range needs two different tag keys");
+    assert_eq!(Range::parse(" rx_sob .. rx_eob ").unwrap().label, "rx_sob");
+}

@@ -22,6 +22,7 @@ mod radio;
 mod radio_cases;
 pub mod report;
 mod shm;
+mod soapy;
 mod sum;
 mod zmq;
 
@@ -70,6 +71,9 @@ pub enum BenchCommand {
     /// sluice-zmq's native ZMTP sockets vs libzmq's C API (zero-copy, and with the copy a
     /// gr-zeromq source makes): PUSH→PULL throughput and CPU per GB, REQ/REP round trip.
     Zmq(zmq::BenchZmqArgs),
+    /// SoapySDR receive (test device module, unpaced) vs GNU Radio's gr-soapy and the module
+    /// alone: items/s and CPU per sample; the CS16 conversion kernel; recording vs dd.
+    Soapy(soapy::BenchSoapyArgs),
 }
 
 /// Runs one benchmark.
@@ -87,6 +91,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Live(args) => live::run(args),
         BenchCommand::Beamform(args) => beamform::run(args),
         BenchCommand::Zmq(args) => zmq::run(args),
+        BenchCommand::Soapy(args) => soapy::run(args),
         BenchCommand::Amps(args) => amps::run(args),
         BenchCommand::Cluster(args) => cluster::run(args),
         BenchCommand::Failover(args) => failover::run(args),

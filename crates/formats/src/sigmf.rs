@@ -260,9 +260,10 @@ pub fn parse_meta(text: &str, file: &Path) -> Result<Meta, SigmfError> {
         };
         let number = |name: &str| match c.get(name) {
             None => Ok(None),
-            Some(v) => v.as_f64().map(Some).ok_or_else(|| {
-                error(file, format!("{at}.{name}"), format!("{v} is not a number"))
-            }),
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| error(file, format!("{at}.{name}"), format!("{v} is not a number"))),
         };
         let sample_rate = number(CAPTURE_RATE)?;
         if let Some(r) = sample_rate.filter(|r| *r <= 0.0 || !r.is_finite()) {

@@ -11,7 +11,7 @@
 //! values it clipped. Bytes of `ci8` travel as `u8` (the graph item type) and are read as
 //! two's complement.
 
-use super::DspError;
+use super::{DspError, SimdLevel};
 use num_complex::Complex32;
 
 /// An interleaved integer IQ format (see the module docs).
@@ -99,20 +99,84 @@ impl IqValue for i16 {
 /// `min(x.len() / 2, out.len())` of them, returned.
 ///
 /// I and Q map alike, so the samples are converted as one flat run of `2n` values, with the
-/// format fixed in each loop: loops the compiler vectorises (a radio source converts every
-/// sample it receives here).
+/// format fixed in each loop: loops the compiler vectorises, built once more for AVX2 and for
+/// AVX-512 and chosen at run time (a radio source converts every sample it receives here; the
+/// baseline x86-64 build alone has only 128-bit vectors).
 pub fn iq_to_c32<V: IqValue>(format: IqFormat, x: &[V], out: &mut [Complex32]) -> usize {
-    let (scale, offset, _, _) = format.mapping();
-    let inv = 1.0 / scale;
+    iq_to_c32_with(crate::simd::best(), format, x, out)
+}
+
+/// [`iq_to_c32`] at a stated instruction-set level (a level the CPU cannot run falls back to
+/// the portable loop), so that tests can check every level against the same reference.
+pub fn iq_to_c32_with<V: IqValue>(
+    level: SimdLevel,
+    format: IqFormat,
+    x: &[V],
+    out: &mut [Complex32],
+) -> usize {
     let n = (x.len() / 2).min(out.len());
     let flat: &mut [f32] = bytemuck::cast_slice_mut(&mut out[..n]);
     let x = &x[..2 * n];
+    match level {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU runs AVX-512F (checked just now).
+        SimdLevel::Avx512 if crate::simd::usable(level) => unsafe {
+            levels::avx512(format, x, flat)
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU runs AVX2 (checked just now).
+        SimdLevel::Avx2Fma if crate::simd::usable(level) => unsafe {
+            levels::avx2(format, x, flat)
+        },
+        _ => convert(format, x, flat),
+    }
+    n
+}
+
+/// The conversion of `x` into `flat` (equal lengths), inlined into each level's build.
+#[inline(always)]
+fn convert<V: IqValue>(format: IqFormat, x: &[V], flat: &mut [f32]) {
+    let (scale, offset, _, _) = format.mapping();
+    let inv = 1.0 / scale;
     match format {
         IqFormat::Cu8 => map_values(x, flat, |v| (v.level(IqFormat::Cu8) - offset) * inv),
         IqFormat::Ci8 => map_values(x, flat, |v| (v.level(IqFormat::Ci8) - offset) * inv),
         IqFormat::Ci16 => map_values(x, flat, |v| (v.level(IqFormat::Ci16) - offset) * inv),
     }
-    n
+}
+
+/// [`convert`] compiled for wider vectors: the same loop, so the same results bit for bit.
+#[cfg(target_arch = "x86_64")]
+mod levels {
+    use super::{convert, convert_back, IqFormat, IqValue};
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn avx512<V: IqValue>(format: IqFormat, x: &[V], flat: &mut [f32]) {
+        convert(format, x, flat);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn avx2<V: IqValue>(format: IqFormat, x: &[V], flat: &mut [f32]) {
+        convert(format, x, flat);
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn avx512_back<V: IqValue>(
+        format: IqFormat,
+        flat: &[f32],
+        out: &mut [V],
+    ) -> u64 {
+        convert_back(format, flat, out)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn avx2_back<V: IqValue>(
+        format: IqFormat,
+        flat: &[f32],
+        out: &mut [V],
+    ) -> u64 {
+        convert_back(format, flat, out)
+    }
 }
 
 /// `y[i] = f(x[i])`, one flat loop.
@@ -126,24 +190,54 @@ fn map_values<V: Copy>(x: &[V], y: &mut [f32], f: impl Fn(V) -> f32) {
 /// Converts complex samples into interleaved `out` of `format`: `min(x.len(), out.len() / 2)`
 /// samples. Returns the samples done and how many values (I or Q) were clipped.
 pub fn c32_to_iq<V: IqValue>(format: IqFormat, x: &[Complex32], out: &mut [V]) -> (usize, u64) {
-    let (scale, offset, min, max) = format.mapping();
+    c32_to_iq_with(crate::simd::best(), format, x, out)
+}
+
+/// [`c32_to_iq`] at a stated instruction-set level (see [`iq_to_c32_with`]).
+pub fn c32_to_iq_with<V: IqValue>(
+    level: SimdLevel,
+    format: IqFormat,
+    x: &[Complex32],
+    out: &mut [V],
+) -> (usize, u64) {
     let n = x.len().min(out.len() / 2);
+    let flat: &[f32] = bytemuck::cast_slice(&x[..n]);
+    let out = &mut out[..2 * n];
+    let clipped = match level {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU runs AVX-512F (checked just now).
+        SimdLevel::Avx512 if crate::simd::usable(level) => unsafe {
+            levels::avx512_back(format, flat, out)
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU runs AVX2 (checked just now).
+        SimdLevel::Avx2Fma if crate::simd::usable(level) => unsafe {
+            levels::avx2_back(format, flat, out)
+        },
+        _ => convert_back(format, flat, out),
+    };
+    (n, clipped)
+}
+
+/// The conversion of `flat` into `out` (equal lengths), with the values clipped counted;
+/// inlined into each level's build (the baseline build has no vector rounding: SSE4.1).
+#[inline(always)]
+fn convert_back<V: IqValue>(format: IqFormat, flat: &[f32], out: &mut [V]) -> u64 {
+    let (scale, offset, min, max) = format.mapping();
+    let zero = offset.round();
     let mut clipped = 0u64;
-    let mut one = |v: f32| -> V {
+    for (o, &v) in out.iter_mut().zip(flat) {
         let level = (v * scale + offset).round();
         let kept = if level.is_nan() {
-            offset.round()
+            zero
         } else {
             level.clamp(min, max)
         };
+        // A NaN is never equal to what is kept: counted, as a clipped value is.
         clipped += u64::from(kept != level);
-        V::store(kept, format)
-    };
-    for (o, v) in out.chunks_exact_mut(2).zip(&x[..n]) {
-        o[0] = one(v.re);
-        o[1] = one(v.im);
+        *o = V::store(kept, format);
     }
-    (n, clipped)
+    clipped
 }
 
 #[cfg(test)]
@@ -204,6 +298,76 @@ mod tests {
             bytes[2], 128,
             "NaN is the format's zero (127.5 rounds to 128)"
         );
+    }
+
+    #[test]
+    fn every_level_converts_every_value_as_the_portable_loop_does() {
+        // Every i16 value, in a length that leaves a tail after any vector width.
+        let x: Vec<i16> = (i16::MIN..=i16::MAX).chain([7, -7]).collect();
+        let mut want = vec![Complex32::default(); x.len() / 2];
+        iq_to_c32_with(SimdLevel::Portable, IqFormat::Ci16, &x, &mut want);
+        for (k, z) in want.iter().enumerate() {
+            assert!((f64::from(z.re) - reference(IqFormat::Ci16, x[2 * k].into())).abs() < 1e-9);
+        }
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(1026).collect();
+        for level in [SimdLevel::Avx2Fma, SimdLevel::Avx512] {
+            let mut got = vec![Complex32::default(); want.len()];
+            iq_to_c32_with(level, IqFormat::Ci16, &x, &mut got);
+            assert_eq!(got, want, "{level:?}");
+            for format in [IqFormat::Cu8, IqFormat::Ci8] {
+                let (mut a, mut b) = (
+                    vec![Complex32::default(); 513],
+                    vec![Complex32::default(); 513],
+                );
+                iq_to_c32_with(SimdLevel::Portable, format, &bytes, &mut a);
+                iq_to_c32_with(level, format, &bytes, &mut b);
+                assert_eq!(a, b, "{level:?} {format:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_level_converts_back_and_clips_as_the_portable_loop_does() {
+        let x: Vec<Complex32> = (0..20_001)
+            .map(|k| {
+                let t = k as f32 * 0.0007;
+                Complex32::new(1.3 * t.sin(), (0.999 * t.cos()).max(-1.2))
+            })
+            .chain([
+                Complex32::new(f32::NAN, 0.5),
+                Complex32::new(0.5 / 32768.0, -1.5 / 32768.0),
+            ])
+            .collect();
+        for format in [IqFormat::Ci16, IqFormat::Cu8, IqFormat::Ci8] {
+            let portable =
+                |out: &mut Vec<i16>| c32_to_iq_with(SimdLevel::Portable, format, &x, out);
+            let mut want = vec![0i16; 2 * x.len()];
+            let (n, clipped) = portable(&mut want);
+            assert_eq!(n, x.len());
+            assert!(clipped > 1000, "{format:?}: {clipped}");
+            for level in [SimdLevel::Avx2Fma, SimdLevel::Avx512] {
+                let mut got = vec![0i16; 2 * x.len()];
+                assert_eq!(
+                    c32_to_iq_with(level, format, &x, &mut got),
+                    (n, clipped),
+                    "{level:?}"
+                );
+                assert_eq!(got, want, "{level:?} {format:?}");
+                let (mut a, mut b) = (vec![0u8; 2 * x.len()], vec![0u8; 2 * x.len()]);
+                let ra = c32_to_iq_with(SimdLevel::Portable, format, &x, &mut a);
+                assert_eq!(c32_to_iq_with(level, format, &x, &mut b), ra, "{level:?}");
+                assert_eq!(a, b, "{level:?} {format:?}");
+            }
+        }
+        // Halves round away from zero at every level, as f32::round does.
+        let mut out = [0i16; 2];
+        c32_to_iq_with(
+            SimdLevel::Avx512,
+            IqFormat::Ci16,
+            &x[x.len() - 1..],
+            &mut out,
+        );
+        assert_eq!(out, [1, -2]);
     }
 
     #[test]

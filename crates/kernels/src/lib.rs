@@ -78,7 +78,7 @@ pub use iir_design::{
     butterworth, cascade_response, dc_blocker, deemphasis, Butterworth, MAX_IIR_ORDER,
 };
 pub use interleave::{deinterleave, interleave};
-pub use iq_convert::{c32_to_iq, iq_to_c32, IqFormat, IqValue};
+pub use iq_convert::{c32_to_iq, c32_to_iq_with, iq_to_c32, iq_to_c32_with, IqFormat, IqValue};
 pub use overlap_save::OverlapSave;
 pub use rational::RationalResampler;
 pub use resample::{resample, resample_ir};

@@ -12,6 +12,7 @@
 //!   [`ffi`]).
 //! - [`SoapySource`], [`SoapySink`]: the blocks; [`graph_blocks::register`] declares them.
 //! - [`probe`]: what `sluice devices` prints.
+//! - [`test_device`]: the SoapySDR module that stands in for a radio in tests and benchmarks.
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -22,6 +23,7 @@ pub mod probe;
 mod settings;
 mod sink;
 mod source;
+pub mod test_device;
 
 pub use device::{enumerate, Device, Read, TxEvent};
 pub use settings::{RadioSettings, StreamFormat};

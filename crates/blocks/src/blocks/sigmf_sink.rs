@@ -116,8 +116,10 @@ impl SigmfSink {
                 }
                 (GAIN, TagValue::F64(db)) => self.captures.push((at, CAPTURE_GAIN, json!(db))),
                 (TIME, TagValue::Tuple(t)) => {
-                    if let (Some(TagValue::U64(s)), Some(TagValue::F64(f))) = (t.first(), t.get(1)) {
-                        self.captures.push((at, "core:datetime", json!(format_datetime(*s, *f))));
+                    if let (Some(TagValue::U64(s)), Some(TagValue::F64(f))) = (t.first(), t.get(1))
+                    {
+                        self.captures
+                            .push((at, "core:datetime", json!(format_datetime(*s, *f))));
                     }
                 }
                 (GAP, TagValue::U64(lost)) => self.annotations.push(json!({
@@ -139,7 +141,9 @@ impl SigmfSink {
                 (key, value) => {
                     let comment = match value {
                         TagValue::Str(s) => s.to_string(),
-                        TagValue::U64(n) if key == OVERFLOW => format!("{n} samples lost before this one"),
+                        TagValue::U64(n) if key == OVERFLOW => {
+                            format!("{n} samples lost before this one")
+                        }
                         other => to_json(other).to_string(),
                     };
                     self.annotations.push(json!({
@@ -184,7 +188,8 @@ impl SigmfSink {
         if range.start == key {
             if let Some((start, value)) = open.replace((at, value.clone())) {
                 // A second start before an end: the first range ends just before it.
-                self.annotations.push(range.annotation(start, at - start, &value, "no end tag"));
+                self.annotations
+                    .push(range.annotation(start, at - start, &value, "no end tag"));
             }
             true
         } else if let Some((start, value)) = open.take() {
@@ -240,7 +245,9 @@ impl SigmfSink {
             v.as_object()
                 .is_some_and(|o| o.keys().any(|k| k.starts_with(EXTENSION)))
         };
-        if captures.iter().any(|c| c.keys().any(|k| k.starts_with(EXTENSION)))
+        if captures
+            .iter()
+            .any(|c| c.keys().any(|k| k.starts_with(EXTENSION)))
             || annotations.iter().any(extended)
         {
             global.insert(
@@ -255,7 +262,12 @@ impl SigmfSink {
     fn finish(&mut self) -> Result<(), NodeError> {
         for (range, open) in &mut self.ranges {
             if let Some((start, value)) = open.take() {
-                let a = range.annotation(start, self.written - start, &value, "still open when the recording ended");
+                let a = range.annotation(
+                    start,
+                    self.written - start,
+                    &value,
+                    "still open when the recording ended",
+                );
                 self.annotations.push(a);
             }
         }

@@ -68,7 +68,11 @@ impl SigmfSource {
                 tags.push(Tag::new(c.sample_start, TIME, time));
             }
             if let Some(hz) = c.sample_rate {
-                tags.push(Tag::new(c.sample_start, SAMPLE_RATE, metadata::sample_rate(hz)));
+                tags.push(Tag::new(
+                    c.sample_start,
+                    SAMPLE_RATE,
+                    metadata::sample_rate(hz),
+                ));
             }
             if let Some(db) = c.gain {
                 tags.push(Tag::new(c.sample_start, GAIN, TagValue::F64(db)));

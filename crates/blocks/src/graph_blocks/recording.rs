@@ -1,12 +1,12 @@
 //! Spectra and their pictures, convolution with an impulse response file, SigMF recordings.
 
 use super::common::{node_err, positive, sample_item};
+use crate::blocks::sigmf_sink::Range;
 use crate::blocks::{
     Convolve, Picture, PngSettings, SigmfSink, SigmfSource, Spectrum, SpectrumPng,
 };
 use num_complex::Complex32;
 use sluice_conv::{parse_partitioning, ConvolverConfig, LatePolicy, Scheduling};
-use crate::blocks::sigmf_sink::Range;
 use sluice_formats::sigmf::Datatype;
 use sluice_formats::wav::WavReader;
 use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Rate, Vlen};

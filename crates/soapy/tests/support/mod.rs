@@ -1,60 +1,20 @@
-//! The test device module (`device/sluice_test.cpp`), built with g++ once per test run into
-//! the target directory and handed to libSoapySDR through `SOAPY_SDR_PLUGIN_PATH`, with
-//! `SOAPY_SDR_ROOT` pointed at an empty directory so that no installed module (UHD,
-//! SoapyRemote, which probe the network) loads.
+//! The test device module (`sluice_soapy::test_device`), built with g++ once into the target
+//! directory and the only module libSoapySDR loads in the test process.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
-/// The module's source, beside this file (which other crates' tests include too: `file!()`
-/// is relative to the workspace root, two levels above every crate).
-pub fn source() -> PathBuf {
-    let this = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(file!());
-    this.parent().unwrap().join("../device/sluice_test.cpp")
-}
-
-/// Builds the module if it is missing or older than its source, points libSoapySDR at it and
-/// returns its path. Call before any device call of the process.
+/// Builds the module if it is missing or was built from another source, points libSoapySDR
+/// at it and returns its path. Call before any device call of the process.
 pub fn module() -> &'static Path {
     static MODULE: OnceLock<PathBuf> = OnceLock::new();
     MODULE.get_or_init(|| {
-        // Tests build into the target directory; the benchmark example (which has no
-        // CARGO_TARGET_TMPDIR) into the system's temporary directory.
-        let tmp = option_env!("CARGO_TARGET_TMPDIR").map_or_else(std::env::temp_dir, PathBuf::from);
-        let dir = tmp.join("soapy-module");
-        std::fs::create_dir_all(&dir).unwrap();
-        let out = dir.join("libsluice_test.so");
-        let fresh = |p: &Path| -> Option<bool> {
-            let built = std::fs::metadata(p).ok()?.modified().ok()?;
-            Some(built >= std::fs::metadata(source()).ok()?.modified().ok()?)
-        };
-        if fresh(&out) != Some(true) {
-            // Several test binaries may build at once: each builds its own file and renames
-            // it into place (atomic), so none loads a half-written module.
-            let tmp = dir.join(format!("libsluice_test.so.{}", std::process::id()));
-            let status = Command::new("g++")
-                .args(["-std=c++14", "-O2", "-shared", "-fPIC", "-o"])
-                .arg(&tmp)
-                .arg(source())
-                .arg("-lSoapySDR")
-                .status()
-                .expect("g++ runs (scripts/setup.sh installs g++ and libsoapysdr-dev)");
-            assert!(
-                status.success(),
-                "building the test device module failed (needs g++ and libsoapysdr-dev)"
-            );
-            std::fs::rename(&tmp, &out).unwrap();
-        }
-        let root = dir.join("empty-root");
-        std::fs::create_dir_all(&root).unwrap();
-        std::env::set_var("SOAPY_SDR_ROOT", &root);
-        std::env::set_var("SOAPY_SDR_PLUGIN_PATH", &out);
-        out
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("soapy-module");
+        let module = sluice_soapy::test_device::build(&dir).unwrap();
+        sluice_soapy::test_device::use_only(&module);
+        module
     })
 }
 

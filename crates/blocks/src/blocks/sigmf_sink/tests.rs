@@ -267,13 +267,18 @@ fn captures_follow_rate_frequency_and_gain_and_gaps_and_ranges_are_annotated() {
     let path = d.0.join("rec");
     let warnings = write_radio(&path);
     assert!(
-        warnings.iter().any(|w| w.contains("changes to 2000000 Hz at sample 1000")),
+        warnings
+            .iter()
+            .any(|w| w.contains("changes to 2000000 Hz at sample 1000")),
         "{warnings:?}"
     );
     let meta: Value =
         serde_json::from_str(&std::fs::read_to_string(sigmf::paths(&path).0).unwrap()).unwrap();
     assert_eq!(meta["global"]["core:sample_rate"], json!(1e6));
-    assert_eq!(meta["global"]["core:extensions"][0]["name"], json!("sluice"));
+    assert_eq!(
+        meta["global"]["core:extensions"][0]["name"],
+        json!("sluice")
+    );
     let captures: Vec<(u64, Option<f64>, Option<f64>, Option<f64>)> = meta["captures"]
         .as_array()
         .unwrap()
@@ -404,15 +409,24 @@ fn a_recording_without_a_rate_cannot_be_paced_and_bad_ranges_are_explained() {
     let d = dir("norate");
     let path = d.0.join("rec");
     write(&path, Datatype::Cf32Le, VectorSource::new(signal())).unwrap();
-    let err = SigmfSource::open(&path).unwrap().paced().unwrap_err().to_string();
+    let err = SigmfSource::open(&path)
+        .unwrap()
+        .paced()
+        .unwrap_err()
+        .to_string();
     assert!(
-        err.ends_with("rec.sigmf-data has no core:sample_rate, so it cannot be replayed at its recorded rate"),
+        err.ends_with(
+            "rec.sigmf-data has no core:sample_rate, so it cannot be replayed at its recorded rate"
+        ),
         "{err}"
     );
     assert_eq!(
         Range::parse("burst_start").unwrap_err(),
         "\"burst_start\" is not a range of tags: write START..END, e.g. \"burst_start..burst_end\""
     );
-    assert_eq!(Range::parse("a..a").unwrap_err(), "\"a..a\": a range needs two different tag keys");
+    assert_eq!(
+        Range::parse("a..a").unwrap_err(),
+        "\"a..a\": a range needs two different tag keys"
+    );
     assert_eq!(Range::parse(" rx_sob .. rx_eob ").unwrap().label, "rx_sob");
 }

@@ -109,6 +109,7 @@ def main():
     p.add_argument("--repeat", type=int, default=3, help="runs of each measurement (median)")
     p.add_argument("--out", default="target/bench-python", help="directory for CSV and JSON")
     p.add_argument("--skip-convolve", action="store_true")
+    p.add_argument("--skip-chains", action="store_true", help="only the convolution")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rows = []
@@ -116,7 +117,7 @@ def main():
           f"Python {platform.python_version()}, numpy {np.__version__}")
     print(f"{args.items} float32 items per chain, median of {args.repeat}\n")
     print(f"{'chain':<44} {'k/call':>7} {'Mitems/s':>9} {'calls':>6} {'µs/call':>8} {'overhead µs':>12}")
-    for k in (4096, 65536):
+    for k in (() if args.skip_chains else (4096, 65536)):
         np_cost = numpy_cost(k)
         runs = [
             ("sluice, 1 thread", "Python block", lambda: sluice_chain(args.items, k, True, 1)),
@@ -168,6 +169,7 @@ def main():
         timings = {}
         for label, fn in [
             ("sluice.convolve", lambda: sluice.convolve(x, ir)),
+            ("sluice.convolve, 1 thread", lambda: sluice.convolve(x, ir, threads=1)),
             ("scipy.signal.oaconvolve", lambda: signal.oaconvolve(x, ir, axes=1)),
             ("scipy.signal.fftconvolve", lambda: signal.fftconvolve(x, ir, axes=1)),
         ]:

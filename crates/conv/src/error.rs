@@ -86,6 +86,16 @@ pub enum ConvError {
     /// An explicit partitioning is not usable.
     #[error("invalid partitioning: {0}")]
     Partitioning(String),
+    /// Whole signals were given a number of impulse responses other than one or one each.
+    #[error(
+        "{irs} impulse responses for {inputs} inputs: give one for all of them, or one per input"
+    )]
+    IrCount {
+        /// Impulse responses given.
+        irs: usize,
+        /// Inputs given.
+        inputs: usize,
+    },
     /// `process` got a different number of channels than the IR matrix has.
     #[error("process() got {got} {what} channels, expected {expected}")]
     ChannelCount {

@@ -52,6 +52,7 @@ mod rfft;
 mod stream;
 mod sync;
 mod tune;
+mod whole;
 
 pub use convolver::{
     convolve_offline, convolve_offline_until, convolve_offline_with_progress, ConvStats, Convolver,
@@ -64,6 +65,7 @@ pub use partition::{parse_partitioning, Level, Partitioning, MAX_LEVEL_SIZE};
 pub use rfft::SplitRealFft;
 pub use stream::StreamConvolver;
 pub use tune::{measure_level_costs, LevelTiming};
+pub use whole::{convolve_whole, plan as whole_plan};
 
 /// Largest supported host block size.
 pub const MAX_BLOCK_SIZE: usize = 8192;

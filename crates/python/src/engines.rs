@@ -1,6 +1,6 @@
-//! The engines on their own, over numpy arrays: `convolve` (the partitioned convolution
-//! engine, offline), `Convolver` (the same engine, streaming) and `firwin` (windowed-sinc FIR
-//! design in scipy's conventions).
+//! The engines on their own, over numpy arrays: `convolve` (few large FFTs, offline),
+//! `Convolver` (the partitioned convolution engine, streaming) and `firwin` (windowed-sinc FIR
+//! design in scipy's conventions). The resamplers and the channelizer are in `resampling`.
 
 use crate::dtype::Dtype;
 use crate::view::contiguous;
@@ -15,7 +15,7 @@ use sluice_kernels::Window;
 use std::sync::Mutex;
 
 /// Rows of a 1-D or 2-D float array as f32 vectors (1-D is one row), and whether it was 1-D.
-fn rows(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<Vec<f32>>, bool)> {
+pub(crate) fn rows(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<Vec<f32>>, bool)> {
     let (array, address, items) = contiguous(obj, Dtype::F32)?;
     let shape: Vec<usize> = array.getattr("shape")?.extract()?;
     let (n_rows, len, flat) = match shape.as_slice() {
@@ -42,7 +42,11 @@ fn rows(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<Vec<f32>>, bool)> {
 }
 
 /// A float32 numpy array of `rows` (1-D if `flat`).
-fn to_array<'py>(py: Python<'py>, rows: &[Vec<f32>], flat: bool) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_array<'py>(
+    py: Python<'py>,
+    rows: &[Vec<f32>],
+    flat: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let len = rows.first().map_or(0, Vec::len);
     let mut bytes = Vec::with_capacity(rows.len() * len * 4);
     for r in rows {
@@ -83,22 +87,21 @@ fn config(block: usize, ir_len: usize) -> ConvolverConfig {
 }
 
 /// Convolves `x` with `ir` as `scipy.signal.fftconvolve` does (along the last axis), with
-/// sluice's partitioned FFT engine.
+/// few, large FFTs (overlap-add; `sluice_conv::convolve_whole`).
 ///
 /// `x` is one signal (1-D) or several (2-D, channels × samples); `ir` is one impulse response
 /// for every channel (1-D) or one per channel (2-D). `mode` is "full" (length n + m - 1),
-/// "same" (length n, centred as scipy does) or "valid" (length max(n, m) - min(n, m) + 1). Computes in float32 and returns
-/// float32, shaped as `x` (along the last axis). Runs without the GIL, the channels on as many
-/// threads as there are cores. `block` is the engine's block size (at most 8192; larger is
-/// faster offline).
+/// "same" (length n, centred as scipy does) or "valid" (length max(n, m) - min(n, m) + 1).
+/// Computes in float32 and returns float32, shaped as `x` (along the last axis). Runs without
+/// the GIL, the channels on `threads` threads at once (default: as many as there are cores).
 #[pyfunction]
-#[pyo3(signature = (x, ir, mode="full", block=8192))]
+#[pyo3(signature = (x, ir, mode="full", threads=None))]
 pub fn convolve<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     ir: &Bound<'py, PyAny>,
     mode: &str,
-    block: usize,
+    threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (signals, flat) = rows(x, "x")?;
     let (ir, _) = rows(ir, "ir")?;
@@ -119,50 +122,23 @@ pub fn convolve<'py>(
             )))
         }
     };
-    let channels = signals.len();
-    if ir.len() != 1 && ir.len() != channels {
+    if ir.len() != 1 && ir.len() != signals.len() {
         return Err(PyValueError::new_err(format!(
-            "ir has {} channels and x {channels}: give one IR, or one per channel",
-            ir.len()
+            "ir has {} channels and x {}: give one IR, or one per channel",
+            ir.len(),
+            signals.len()
         )));
     }
-    let cfg = config(block, m);
-    // The channels are independent (one IR each): each is convolved on a thread of its own,
-    // as many at once as there are cores.
+    let threads = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
     let out = py.detach(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let mut out: Vec<Result<Vec<f32>, String>> = Vec::with_capacity(channels);
-        let jobs: Vec<(usize, &Vec<f32>)> = signals.iter().enumerate().collect();
-        for batch in jobs.chunks(cores.max(1)) {
-            let done: Vec<_> = std::thread::scope(|scope| {
-                let handles: Vec<_> = batch
-                    .iter()
-                    .map(|&(c, x)| {
-                        let h = &ir[if ir.len() == 1 { 0 } else { c }];
-                        let cfg = &cfg;
-                        scope.spawn(move || {
-                            let matrix = IrMatrix::mono_per_channel(1, h);
-                            sluice_conv::convolve_offline(&matrix, &[x.as_slice()], cfg)
-                                .map(|mut y| y.swap_remove(0))
-                                .map_err(|e| format!("channel {c}: {e}"))
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join()
-                            .unwrap_or_else(|_| Err("a convolution thread panicked".to_string()))
-                    })
-                    .collect()
-            });
-            out.extend(done);
-        }
-        out.into_iter().collect::<Result<Vec<_>, _>>()
+        let inputs: Vec<&[f32]> = signals.iter().map(Vec::as_slice).collect();
+        let irs: Vec<&[f32]> = ir.iter().map(Vec::as_slice).collect();
+        sluice_conv::convolve_whole(&inputs, &irs, threads)
     });
     let mut out = out.map_err(|e| PyValueError::new_err(format!("convolve: {e}")))?;
     for y in &mut out {
-        y.resize(n + m - 1, 0.0);
         y.drain(..start);
         y.truncate(len);
     }
@@ -262,6 +238,29 @@ impl PyConvolver {
     }
 }
 
+/// A window as scipy names it ("hamming", "blackman", ("kaiser", beta)), or `default`.
+pub(crate) fn window_of(window: Option<&Bound<'_, PyAny>>, default: Window) -> PyResult<Window> {
+    let Some(w) = window else {
+        return Ok(default);
+    };
+    match w.extract::<String>() {
+        Ok(s) if s == "hamming" => Ok(Window::Hamming),
+        Ok(s) if s == "blackman" => Ok(Window::Blackman),
+        Ok(s) => Err(PyValueError::new_err(format!(
+            "window '{s}': use \"hamming\", \"blackman\" or (\"kaiser\", beta)"
+        ))),
+        Err(_) => {
+            let (kind, beta): (String, f64) = w.extract()?;
+            if kind != "kaiser" {
+                return Err(PyValueError::new_err(format!(
+                    "window ('{kind}', {beta}): only (\"kaiser\", beta) takes a parameter"
+                )));
+            }
+            Ok(Window::Kaiser { beta })
+        }
+    }
+}
+
 /// FIR design as `scipy.signal.firwin` (windowed sinc, scaled to unit gain in the pass band):
 /// a low-pass when `cutoff` is one frequency (`pass_zero=True`), a band-pass when it is two
 /// (`pass_zero=False`). Frequencies are in the units of `fs` (default 2: the Nyquist
@@ -277,27 +276,7 @@ pub fn firwin<'py>(
     pass_zero: Option<bool>,
     fs: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let window = match window {
-        None => Window::Hamming,
-        Some(w) => match w.extract::<String>() {
-            Ok(s) if s == "hamming" => Window::Hamming,
-            Ok(s) if s == "blackman" => Window::Blackman,
-            Ok(s) => {
-                return Err(PyValueError::new_err(format!(
-                    "window '{s}': use \"hamming\", \"blackman\" or (\"kaiser\", beta)"
-                )))
-            }
-            Err(_) => {
-                let (kind, beta): (String, f64) = w.extract()?;
-                if kind != "kaiser" {
-                    return Err(PyValueError::new_err(format!(
-                        "window ('{kind}', {beta}): only (\"kaiser\", beta) takes a parameter"
-                    )));
-                }
-                Window::Kaiser { beta }
-            }
-        },
-    };
+    let window = window_of(window, Window::Hamming)?;
     let cutoffs: Vec<f64> = match cutoff.extract::<f64>() {
         Ok(f) => vec![f],
         Err(_) => cutoff.extract()?,

@@ -16,6 +16,7 @@ mod graph;
 mod handle;
 mod ports_raw;
 mod pyblock;
+mod resampling;
 mod tap;
 mod thread_state;
 mod values;
@@ -48,6 +49,8 @@ fn _sluice(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<engines::PyConvolver>()?;
     m.add_function(wrap_pyfunction!(engines::convolve, m)?)?;
     m.add_function(wrap_pyfunction!(engines::firwin, m)?)?;
+    m.add_function(wrap_pyfunction!(resampling::resample_poly, m)?)?;
+    m.add_function(wrap_pyfunction!(resampling::channelize, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_json, m)?)?;
     m.add_function(wrap_pyfunction!(describe_block, m)?)?;
     m.add("DONE", -1)?;

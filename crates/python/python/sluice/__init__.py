@@ -45,8 +45,10 @@ from ._sluice import (  # noqa: F401  (re-exported)
     Reader,
     SluiceError,
     UnknownBlockError,
+    channelize,
     convolve,
     firwin,
+    resample_poly,
 )
 from . import _sluice
 
@@ -72,9 +74,11 @@ __all__ = [
     "SluiceError",
     "UnknownBlockError",
     "blocks",
+    "channelize",
     "convolve",
     "describe",
     "firwin",
+    "resample_poly",
 ]
 
 Port = Union[Tuple[str, str], Tuple[str, str, int]]

@@ -152,9 +152,30 @@ class Convolver:
     def finish(self) -> npt.NDArray[np.float32]:
         """Ends the input and returns the tail."""
 
-def convolve(x: npt.ArrayLike, ir: npt.ArrayLike, mode: str = "full", block: int = 4096) -> npt.NDArray[np.float32]:
+def convolve(x: npt.ArrayLike, ir: npt.ArrayLike, mode: str = "full", threads: Optional[int] = None) -> npt.NDArray[np.float32]:
     """Convolution as numpy/scipy define it ("full", "same", "valid"), several channels at
-    once, with sluice's partitioned FFT engine, in float32."""
+    once (on `threads` threads, default one per core), with few large FFTs (overlap-add), in
+    float32."""
+
+def resample_poly(
+    x: npt.ArrayLike,
+    up: int,
+    down: int,
+    window: Union[None, str, Tuple[str, float]] = None,
+) -> npt.NDArray[Any]:
+    """Resamples by up/down along the last axis as scipy.signal.resample_poly does (same
+    filter, alignment and length), on sluice's polyphase resampler; real input gives float32,
+    complex input complex64."""
+
+def channelize(
+    x: npt.ArrayLike,
+    channels: int,
+    decimation: Optional[int] = None,
+    taps: Optional[npt.ArrayLike] = None,
+) -> npt.NDArray[np.complex64]:
+    """Splits a complex signal into `channels` channels (a polyphase filter bank): shape
+    (channels, frames), channel k shifted to 0 Hz, low-passed by `taps` and decimated by
+    `decimation` (default: channels)."""
 
 def firwin(
     numtaps: int,

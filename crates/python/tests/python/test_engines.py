@@ -83,3 +83,48 @@ def test_firwin_refuses_what_it_does_not_design():
         sluice.firwin(63, 0.2, pass_zero=False)  # a high-pass
     with pytest.raises(ValueError):
         sluice.firwin(63, 0.2, window="hann")
+
+
+@pytest.mark.parametrize("up,down", [(3, 2), (2, 3), (96, 125), (1, 4), (5, 1), (4, 6)])
+@pytest.mark.parametrize("kind", ["real", "complex"])
+def test_resample_poly_matches_scipy(rng, up, down, kind):
+    x = rng.standard_normal((2, 3001)).astype(np.float32)
+    if kind == "complex":
+        x = (x + 1j * rng.standard_normal((2, 3001))).astype(np.complex64)
+    y = sluice.resample_poly(x, up, down)
+    ref = signal.resample_poly(x.astype(np.complex128 if kind == "complex" else np.float64), up, down, axis=-1)
+    assert y.shape == ref.shape
+    assert y.dtype == (np.complex64 if kind == "complex" else np.float32)
+    assert rel_err(y, ref) < 1e-5
+
+
+def test_resample_poly_takes_scipys_windows_and_refuses_nonsense(rng):
+    x = rng.standard_normal(500).astype(np.float32)
+    for window in ["hamming", ("kaiser", 8.0)]:
+        ref = signal.resample_poly(x.astype(np.float64), 2, 3, window=window)
+        assert rel_err(sluice.resample_poly(x, 2, 3, window=window), ref) < 1e-5
+    with pytest.raises(ValueError, match="up and down must be at least 1"):
+        sluice.resample_poly(x, 0, 3)
+
+
+def test_channelize_matches_the_filter_bank_formula(rng):
+    m, d, n = 8, 4, 4001
+    x = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+    taps = signal.firwin(m * 6, 1.0 / m, window=("kaiser", 9.0)).astype(np.float32)
+    y = sluice.channelize(x, m, decimation=d, taps=taps)
+    frames = (n - 1) // d + 1
+    assert y.shape == (m, frames) and y.dtype == np.complex64
+    k = np.arange(n)
+    for c in range(m):
+        mixed = x.astype(np.complex128) * np.exp(-2j * np.pi * c * k / m)
+        ref = np.convolve(mixed, taps.astype(np.float64))[:n][::d]
+        assert rel_err(y[c], ref) < 1e-5, c
+
+
+def test_channelize_puts_a_tone_in_its_channel(rng):
+    m, n = 16, 16 * 400
+    tone = np.exp(2j * np.pi * (5 / m) * np.arange(n)).astype(np.complex64)
+    y = sluice.channelize(tone, m)
+    power = np.mean(np.abs(y[:, 50:]) ** 2, axis=1)
+    assert np.argmax(power) == 5
+    assert 10 * np.log10(np.max(np.delete(power, 5)) / power[5]) < -60

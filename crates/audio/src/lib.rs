@@ -16,6 +16,7 @@
 
 mod client;
 mod error;
+pub mod fuzz;
 pub mod graph_blocks;
 mod ir_file;
 mod jack_sink;

@@ -10,5 +10,6 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod blocks;
+pub mod fuzz;
 pub mod graph_blocks;
 pub mod queue_copy;

@@ -11,6 +11,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
+pub mod fuzz;
 pub mod output_file;
 pub mod sigmf;
 pub mod taps;

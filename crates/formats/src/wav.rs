@@ -118,6 +118,9 @@ impl std::fmt::Debug for WavReader {
     }
 }
 
+/// The most bytes one [`WavReader::read_frames`] call reads (and holds) at once.
+pub const MAX_READ_BYTES: usize = 4 << 20;
+
 /// A streaming writer's placeholder for sizes it did not know.
 const UNKNOWN_SIZE: u32 = u32::MAX;
 
@@ -291,9 +294,12 @@ impl WavReader {
     }
 
     /// Appends up to `frames` interleaved frames to `out`; returns how many (0 at the end).
+    /// One call reads at most [`MAX_READ_BYTES`] (and at least one frame): a header's channel
+    /// count and sample size set the frame size, so a file cannot make a call allocate more.
     pub fn read_frames(&mut self, out: &mut Vec<f32>, frames: usize) -> Result<usize, WavError> {
         let sample_bytes = self.info.encoding.bytes();
         let frame_bytes = (self.info.channels * sample_bytes) as u64;
+        let frames = frames.min((MAX_READ_BYTES as u64 / frame_bytes).max(1) as usize);
         let want = (frames as u64 * frame_bytes).min(self.left / frame_bytes * frame_bytes);
         self.raw.resize(want as usize, 0);
         let mut got = 0;

@@ -63,6 +63,8 @@ use sluice_queue::{TagValue, Uniform};
 use std::sync::Arc;
 use thiserror::Error;
 
+pub mod fuzz;
+
 /// The deepest nesting [`encode`] writes and [`decode`] reads (a list of `n` elements nests
 /// `n` deep). It bounds the stack both use.
 pub const MAX_DEPTH: usize = 256;

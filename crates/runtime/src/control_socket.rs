@@ -15,7 +15,7 @@
 
 use crate::control::parse_value;
 use crate::{ControlHandle, StopHandle};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -163,7 +163,12 @@ fn accept(
         if done.load(Ordering::Acquire) {
             return;
         }
-        let Ok(stream) = stream else { continue };
+        let Ok(stream) = stream else {
+            // Out of descriptors (EMFILE) or a client gone before it was taken: transient.
+            // A pause, not a busy loop on an error that repeats until a descriptor frees.
+            std::thread::sleep(ACCEPT_BACKOFF);
+            continue;
+        };
         let (control, stop, stopped_here) =
             (control.clone(), stop.clone(), Arc::clone(&stopped_here));
         // One thread per client: a `set` may wait for its node to fire.
@@ -173,6 +178,14 @@ fn accept(
     }
 }
 
+/// How long accepting pauses after `accept` failed.
+const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The longest command line a client may send (the newline not counted): a longer one is
+/// answered with an error and ends that client's connection, so a client that never sends a
+/// newline costs at most this much memory.
+pub const MAX_LINE: usize = 4096;
+
 /// Answers one client's commands, a line each, until it hangs up.
 fn serve(
     stream: UnixStream,
@@ -180,20 +193,59 @@ fn serve(
     stop: &StopHandle,
     stopped_here: &AtomicBool,
 ) {
-    let Ok(mut writer) = stream.try_clone() else {
+    let Ok(writer) = stream.try_clone() else {
         return;
     };
-    for line in BufReader::new(stream).lines() {
-        let Ok(line) = line else { return };
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
+    serve_lines(BufReader::new(stream), writer, control, stop, stopped_here);
+}
+
+/// Answers the command lines read from `input` on `output`, one reply line each, until the
+/// input ends, a write fails or a line is longer than [`MAX_LINE`].
+pub(crate) fn serve_lines(
+    mut input: impl BufRead,
+    mut output: impl Write,
+    control: &ControlHandle,
+    stop: &StopHandle,
+    stopped_here: &AtomicBool,
+) {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let limit = MAX_LINE as u64 + 1;
+        match input.by_ref().take(limit).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
         }
-        let reply = reply(line, control, stop, stopped_here);
-        if writeln!(writer, "{reply}").is_err() {
+        if line.last() != Some(&b'\n') && line.len() > MAX_LINE {
+            let _ = writeln!(
+                output,
+                "error: a command line is longer than {MAX_LINE} bytes; closing the connection"
+            );
+            return;
+        }
+        let reply = match std::str::from_utf8(&line) {
+            Ok(text) if text.trim().is_empty() => continue,
+            Ok(text) => reply(text.trim(), control, stop, stopped_here),
+            Err(_) => "error: a command line is not UTF-8 text".to_string(),
+        };
+        if writeln!(output, "{reply}").is_err() {
             return;
         }
     }
+}
+
+/// `text` with its control characters escaped (`\u{1b}`, `\t`, ...): what a client sent is
+/// shown back on its terminal, where it must not act as a terminal command.
+fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The reply line to one command line (already trimmed, not empty).
@@ -217,25 +269,31 @@ fn reply(
             }
             format!("ok {}", params.join(" "))
         }
-        _ => format!("error: unknown command '{line}' (use: set NODE.PARAM=VALUE, list, stop)"),
+        _ => format!(
+            "error: unknown command '{}' (use: set NODE.PARAM=VALUE, list, stop)",
+            shown(line)
+        ),
     }
 }
 
 /// Runs `set NODE.PARAM=VALUE`; the reply line.
 fn set(control: &ControlHandle, assignment: &str) -> String {
     let Some((target, value)) = assignment.split_once('=') else {
-        return format!("error: '{assignment}' must be NODE.PARAM=VALUE");
+        return format!("error: '{}' must be NODE.PARAM=VALUE", shown(assignment));
     };
     let (target, value) = (target.trim(), value.trim());
     let Some((node, param)) = target
         .rsplit_once('.')
         .filter(|(n, p)| !n.is_empty() && !p.is_empty())
     else {
-        return format!("error: '{target}' must name a node and a parameter as NODE.PARAM");
+        return format!(
+            "error: '{}' must name a node and a parameter as NODE.PARAM",
+            shown(target)
+        );
     };
     match control.set(node, param, parse_value(value)) {
-        Ok(at) => format!("ok {node}.{param}={value} at item {at}"),
-        Err(e) => format!("error: {e}"),
+        Ok(at) => format!("ok {node}.{param}={} at item {at}", shown(value)),
+        Err(e) => format!("error: {}", shown(&e.to_string())),
     }
 }
 
@@ -286,5 +344,40 @@ mod tests {
         assert!(socket.stopped_here() && stop.is_stopped());
         drop(socket);
         assert!(std::fs::symlink_metadata(&path).is_err());
+    }
+
+    #[test]
+    fn a_client_without_newlines_is_closed_at_the_line_limit_and_others_are_served() {
+        let path = temp_path("long");
+        let _ = std::fs::remove_file(&path);
+        let (control, stop) = (crate::Graph::new().control_handle(), StopHandle::new());
+        let socket = ControlSocket::bind(&path, control, stop).unwrap();
+        let mut flood = UnixStream::connect(&path).unwrap();
+        flood
+            .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        // Twice the limit, no newline: the server must not keep reading it into memory.
+        let _ = flood.write_all(&vec![b'x'; 2 * MAX_LINE]);
+        let mut reply = String::new();
+        BufReader::new(flood.try_clone().unwrap())
+            .read_line(&mut reply)
+            .unwrap();
+        assert!(
+            reply.starts_with(&format!(
+                "error: a command line is longer than {MAX_LINE} bytes"
+            )),
+            "{reply}"
+        );
+        let mut rest = Vec::new();
+        let _ = flood.read_to_end(&mut rest); // the server closed: EOF (or a reset)
+        let mut client = UnixStream::connect(&path).unwrap();
+        writeln!(client, "frob\x1b[2Jnicate").unwrap();
+        let mut line = String::new();
+        BufReader::new(client).read_line(&mut line).unwrap();
+        assert!(
+            line.starts_with("error: unknown command 'frob\\u{1b}[2Jnicate'"),
+            "{line}"
+        );
+        drop(socket);
     }
 }

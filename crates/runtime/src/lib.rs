@@ -105,6 +105,7 @@
 pub mod control;
 pub mod control_socket;
 mod error;
+pub mod fuzz;
 mod graph;
 mod io;
 pub mod metadata;

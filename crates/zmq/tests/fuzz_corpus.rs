@@ -5,9 +5,13 @@
 //! --ignored` writes the corpus again.
 
 use sluice_runtime::{Tag, TagValue};
+use sluice_zmq::fuzz::Record;
 use sluice_zmq::tag_header;
 use sluice_zmq::zmtp::{self, SocketType};
 use std::path::{Path, PathBuf};
+
+#[path = "../../../fuzz/replay.rs"]
+mod socket_replay;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
@@ -91,6 +95,95 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+fn rec(peer: u8, handshake: bool, close: bool, bytes: &[u8]) -> Record {
+    Record {
+        peer,
+        handshake,
+        close,
+        bytes: bytes.to_vec(),
+    }
+}
+
+/// Inputs of the `zmq_socket` target: for each socket type (its index in the driver's list),
+/// a legitimate peer beside each hostile one the hostile tests play.
+fn socket_seeds() -> Vec<(String, Vec<u8>)> {
+    let data = frame(b"payload", false);
+    let two = [frame(b"key", true), frame(b"rest", false)].concat();
+    let req = [frame(b"", true), frame(b"request", false)].concat();
+    let mut huge = vec![zmtp::LONG];
+    huge.extend_from_slice(&(1u64 << 62).to_be_bytes());
+    let cut = {
+        let mut f = frame(&[7; 100], false);
+        f.truncate(40);
+        f
+    };
+    let mut curve = zmtp::greeting().to_vec();
+    curve[12..17].copy_from_slice(b"CURVE");
+    let subs: Vec<u8> = (0..50)
+        .flat_map(|k: u8| zmtp::subscription_command(&[b'a' + k % 6], true))
+        .collect();
+    let ping = zmtp::command("PING", &[0, 10, b'c']);
+    let mut seeds = Vec::new();
+    for (kind, name, message) in [
+        (0u8, "pull", &data),
+        (1, "pub", &subs),
+        (2, "rep", &req),
+        (3, "push", &data),
+        (4, "sub", &two),
+        (5, "req", &req),
+    ] {
+        let scripts: Vec<(&str, Vec<Record>)> = vec![
+            (
+                "legit",
+                vec![rec(0, true, false, message), rec(0, false, true, message)],
+            ),
+            (
+                "http_probe",
+                vec![
+                    rec(1, false, false, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+                    rec(0, true, false, message),
+                ],
+            ),
+            (
+                "huge_frame",
+                vec![rec(0, true, false, message), rec(1, true, false, &huge)],
+            ),
+            (
+                "partial_frame",
+                vec![rec(1, true, false, &cut), rec(0, true, false, message)],
+            ),
+            (
+                "wrong_mechanism",
+                vec![rec(1, false, false, &curve), rec(0, true, false, message)],
+            ),
+            (
+                "multipart",
+                vec![rec(0, true, false, &two), rec(0, false, false, &ping)],
+            ),
+            (
+                "past_the_cap",
+                vec![
+                    rec(0, true, false, message),
+                    rec(1, true, false, message),
+                    rec(2, true, false, message),
+                    rec(3, true, false, message),
+                ],
+            ),
+            (
+                "subscriptions",
+                vec![
+                    rec(0, true, false, &subs),
+                    rec(0, false, false, &zmtp::subscription_message(b"a", false)),
+                ],
+            ),
+        ];
+        for (what, records) in scripts {
+            seeds.push((format!("{name}-{what}"), Record::script(kind, &records)));
+        }
+    }
+    seeds
+}
+
 fn replay(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
@@ -114,6 +207,25 @@ fn every_corpus_input_replays() {
     for (_, bytes) in seeds() {
         sluice_zmq::fuzz::receive(&bytes);
     }
+}
+
+#[test]
+fn every_socket_corpus_input_replays() {
+    let n = socket_replay::replay("zmq_socket", sluice_zmq::fuzz::socket);
+    assert!(
+        n >= socket_seeds().len(),
+        "the seed corpus is missing ({n} inputs)"
+    );
+}
+
+#[test]
+fn the_socket_corpus_plays_every_attack_on_every_socket_type() {
+    let seeds = socket_seeds();
+    for (_, bytes) in &seeds {
+        sluice_zmq::fuzz::socket(bytes);
+    }
+    let named: Vec<(&str, Vec<u8>)> = seeds.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    socket_replay::check_seeds("zmq_socket", &named);
 }
 
 #[test]

@@ -1,8 +1,11 @@
-//! The driver the fuzz target (`fuzz/fuzz_targets/zmq_receive.rs`) and its replay test
-//! (`tests/fuzz_corpus.rs`) share, so that what the fuzzer checks and what `cargo test` replays
-//! cannot drift apart.
+//! The drivers the fuzz targets (`fuzz/fuzz_targets/zmq_receive.rs`, `zmq_socket.rs`) and
+//! their replay tests (`tests/fuzz_corpus.rs`) share, so that what the fuzzer checks and what
+//! `cargo test` replays cannot drift apart.
 
 use crate::{tag_header, zmtp, Decoder, Event, SocketType};
+
+mod socket;
+pub use socket::{socket, Record};
 
 /// The frame limit of the fuzzed socket.
 pub const LIMIT: u64 = 1 << 20;

@@ -107,6 +107,7 @@ pub mod control_socket;
 mod error;
 mod graph;
 mod io;
+pub mod message;
 pub mod metadata;
 mod node;
 pub mod os;
@@ -121,6 +122,10 @@ pub use control_socket::{ControlSocket, ControlSocketError};
 pub use error::{NodeError, RuntimeError};
 pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};
 pub use io::{Input, Inputs, Output, Outputs, WorkIo};
+pub use message::{
+    Inbox, Message, MessageIn, MessageInput, MessageKind, MessageOut, MessageOutput, OnFull, Pdu,
+    Recv, Sent,
+};
 pub use node::{Node, TagPolicy, Work};
 pub use port::{InPort, ItemType, OutPort, PortSpec, Ports};
 pub use progress::{NodeCounts, Progress};

@@ -60,6 +60,21 @@ impl ItemType {
         }
     }
 
+    /// The item type of message ports (see [`crate::message`]), named `message`.
+    pub fn message() -> Self {
+        ItemType {
+            id: TypeId::of::<crate::message::MessageMarker>(),
+            name: "message",
+            size: 1,
+            make: crate::message::make_queue,
+        }
+    }
+
+    /// Whether this is the item type of message ports.
+    pub fn is_message(&self) -> bool {
+        self.id == TypeId::of::<crate::message::MessageMarker>()
+    }
+
     /// A short readable name, as graph files spell it: e.g. `f32` or `c32` (complex f32).
     pub fn name(&self) -> &'static str {
         self.name
@@ -116,6 +131,9 @@ pub struct PortSpec {
     /// queue. Connected ports must agree on it; windows, reservations and item counts stay in
     /// items, and a node moves whole vectors.
     pub vlen: usize,
+    /// `Some` for a message port (see [`crate::message`]): what it carries and, on an input,
+    /// its inbox. Its `item` is then [`ItemType::message`].
+    pub message: Option<crate::message::MessageSpec>,
 }
 
 /// A typed handle on one of a node's input ports: its index and the item type it was declared
@@ -301,6 +319,7 @@ impl Ports {
             min_queue: items.saturating_mul(2),
             preferred_queue: None,
             vlen: 1,
+            message: None,
         });
         InPort {
             index,
@@ -322,6 +341,7 @@ impl Ports {
             min_queue: items.saturating_mul(2),
             preferred_queue: None,
             vlen: 1,
+            message: None,
         });
         OutPort {
             index,

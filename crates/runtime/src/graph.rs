@@ -80,10 +80,15 @@ impl Graph {
     }
 
     /// Adds an already boxed node (as graph files do).
-    pub fn add_boxed(&mut self, name: &str, node: Box<dyn Node>) -> Result<NodeId, RuntimeError> {
+    pub fn add_boxed(
+        &mut self,
+        name: &str,
+        mut node: Box<dyn Node>,
+    ) -> Result<NodeId, RuntimeError> {
         if self.node_id(name).is_some() {
             return Err(RuntimeError::DuplicateNode(name.to_string()));
         }
+        node.attach_control(self.control_handle());
         let ports = node.ports();
         let control = self.board.add(name, node.controls());
         self.nodes.push(NodeEntry {

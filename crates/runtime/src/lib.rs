@@ -117,7 +117,7 @@ mod rule;
 mod run;
 mod stats;
 
-pub use control::{ControlError, ControlHandle, ControlSpec};
+pub use control::{ControlError, ControlHandle, ControlSpec, PendingChange};
 pub use control_socket::{ControlSocket, ControlSocketError};
 pub use error::{NodeError, RuntimeError};
 pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};

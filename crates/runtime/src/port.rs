@@ -60,11 +60,13 @@ impl ItemType {
         }
     }
 
-    /// The item type of message ports (see [`crate::message`]), named `message`.
-    pub fn message() -> Self {
+    /// The item type of message ports carrying `kind` (see [`crate::message`]), named as the
+    /// kind is (`message`, `pdu`). Every message kind is the same item type; whether two kinds
+    /// fit is checked by [`crate::message::MessageKind::feeds`].
+    pub fn message(kind: crate::MessageKind) -> Self {
         ItemType {
             id: TypeId::of::<crate::message::MessageMarker>(),
-            name: "message",
+            name: kind.name(),
             size: 1,
             make: crate::message::make_queue,
         }
@@ -132,7 +134,7 @@ pub struct PortSpec {
     /// items, and a node moves whole vectors.
     pub vlen: usize,
     /// `Some` for a message port (see [`crate::message`]): what it carries and, on an input,
-    /// its inbox. Its `item` is then [`ItemType::message`].
+    /// its inbox.
     pub message: Option<crate::message::MessageSpec>,
 }
 

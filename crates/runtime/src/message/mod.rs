@@ -44,9 +44,11 @@
 
 mod ends;
 mod pdu;
+mod text;
 
 pub use ends::{MessageInput, MessageOutput, Recv, Sent};
 pub use pdu::{message_bytes, Pdu};
+pub use text::message_text;
 
 use crate::io::{ErasedInput, ErasedOutput};
 use crate::port::{ItemType, PortSpec, Ports};
@@ -210,7 +212,7 @@ impl Ports {
 fn message_port(name: &str, kind: MessageKind, inbox: Inbox) -> PortSpec {
     PortSpec {
         name: name.to_string(),
-        item: ItemType::message(),
+        item: ItemType::message(kind),
         min_queue: 0,
         preferred_queue: None,
         vlen: 1,

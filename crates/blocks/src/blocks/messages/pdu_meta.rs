@@ -184,7 +184,14 @@ mod tests {
         let s = g
             .add(
                 "strobe",
-                MessageStrobe::new(TagValue::I64(5), Duration::ZERO, Some(1)),
+                // Declared as sending PDUs, so that the connection is accepted and the
+                // block itself sees what came.
+                MessageStrobe::with_kind(
+                    TagValue::I64(5),
+                    Duration::ZERO,
+                    Some(1),
+                    sluice_runtime::MessageKind::Pdu,
+                ),
             )
             .unwrap();
         let set = g.add("set", PduSet::new("k", TagValue::Null)).unwrap();

@@ -185,7 +185,10 @@ mod tests {
             )
             .unwrap();
         let tag = g
-            .add("tag", StreamToTaggedStream::<f32>::new(100, PACKET_LEN).unwrap())
+            .add(
+                "tag",
+                StreamToTaggedStream::<f32>::new(100, PACKET_LEN).unwrap(),
+            )
             .unwrap();
         let to_pdu = g
             .add("to_pdu", TaggedStreamToPdu::<f32>::with_default_key(256))
@@ -221,7 +224,10 @@ mod tests {
             .add("src", VectorSource::new((0..10u8).collect::<Vec<u8>>()))
             .unwrap();
         let tag = g
-            .add("tag", StreamToTaggedStream::<u8>::new(4, PACKET_LEN).unwrap())
+            .add(
+                "tag",
+                StreamToTaggedStream::<u8>::new(4, PACKET_LEN).unwrap(),
+            )
             .unwrap();
         let to_pdu = g
             .add("to_pdu", TaggedStreamToPdu::<u8>::with_default_key(16))
@@ -259,7 +265,9 @@ mod tests {
         g.connect(to_pdu, "pdus", d, "in").unwrap();
         let err = g.run_stepped().unwrap_err().to_string();
         assert!(
-            err.contains("to_pdu") && err.contains("item 0 starts no packet") && err.contains("packet_len"),
+            err.contains("to_pdu")
+                && err.contains("item 0 starts no packet")
+                && err.contains("packet_len"),
             "{err}"
         );
     }

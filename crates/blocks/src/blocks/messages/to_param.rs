@@ -195,7 +195,9 @@ mod tests {
             .add("src", VectorSource::new(vec![Complex32::new(1.0, 0.0); n]))
             .unwrap();
         // Paced, so that the message arrives while samples still flow.
-        let pace = g.add("pace", Throttle::<Complex32>::new(480_000.0).unwrap()).unwrap();
+        let pace = g
+            .add("pace", Throttle::<Complex32>::new(480_000.0).unwrap())
+            .unwrap();
         let rot = g
             .add("rot", Rated::new(FrequencyShift::new(0.0, fs).unwrap()))
             .unwrap();
@@ -220,11 +222,17 @@ mod tests {
         assert!(at < n, "applied at {at}");
         let y = got.items();
         // Before the change: no rotation; from it on: the phase advances 2πf/fs per sample.
-        assert!(y[..at].iter().all(|s| (s - Complex32::new(1.0, 0.0)).norm() < 1e-5));
+        assert!(y[..at]
+            .iter()
+            .all(|s| (s - Complex32::new(1.0, 0.0)).norm() < 1e-5));
         let step = 2.0 * std::f64::consts::PI * f / fs;
         for (k, s) in y[at..].iter().enumerate().take(1000).skip(1) {
             let expected = Complex32::from_polar(1.0, (step * k as f64) as f32);
-            assert!((s - expected).norm() < 1e-3, "item {}: {s} vs {expected}", at + k);
+            assert!(
+                (s - expected).norm() < 1e-3,
+                "item {}: {s} vs {expected}",
+                at + k
+            );
         }
         let tag = got.tags().into_iter().find(|t| &*t.key == "set:frequency");
         assert_eq!(tag.map(|t| t.index), Some(at as u64));

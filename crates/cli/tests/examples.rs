@@ -59,6 +59,8 @@ fn every_example_is_documented_and_listed_here() {
             "beamform_4",
             "beamform_6x2_partial",
             "beamform_cluster",
+            // Run on a capture of known bursts in tests/bursts.rs.
+            "bursts",
             "channels",
             "corner_turn",
             "decimate",

@@ -19,6 +19,7 @@ mod beamform_ttd;
 #[cfg(target_arch = "x86_64")]
 mod beamform_x86;
 mod biquad;
+mod burst;
 mod channelizer;
 mod cmac;
 #[cfg(target_arch = "x86_64")]
@@ -59,6 +60,7 @@ pub use array_gen::{ArrayGenerator, Emission, PlaneWave};
 pub use beamform::{PhaseBeamformer, Steering, MAX_ANTENNAS, MAX_BEAMS};
 pub use beamform_ttd::{fractional_delay, DelayBeamformer, FD_TAPS};
 pub use biquad::{Biquad, BiquadCascade, IirSample};
+pub use burst::{Burst, BurstScanner};
 pub use channelizer::Channelizer;
 pub use cmac::{cmac, cmac_with, cmul, cmul_assign, cmul_with, SimdLevel};
 pub use complex_parts::{

@@ -208,6 +208,29 @@ pub fn value_text(value: &TagValue) -> String {
     }
 }
 
+/// A change posted by [`ControlHandle::post`], not necessarily applied yet.
+#[derive(Debug)]
+pub struct PendingChange {
+    answer: mpsc::Receiver<Result<u64, ControlError>>,
+    node: String,
+    param: String,
+}
+
+impl PendingChange {
+    /// `None` while the node has not applied the change; then the item offset where it took
+    /// effect, or why it did not (refused, or the node ended first).
+    pub fn outcome(&self) -> Option<Result<u64, ControlError>> {
+        match self.answer.try_recv() {
+            Ok(outcome) => Some(outcome),
+            Err(mpsc::TryRecvError::Empty) => None,
+            Err(mpsc::TryRecvError::Disconnected) => Some(Err(ControlError::NotRunning {
+                node: self.node.clone(),
+                param: self.param.clone(),
+            })),
+        }
+    }
+}
+
 /// A change waiting in a node's mailbox.
 struct Request {
     id: u64,
@@ -411,7 +434,53 @@ impl ControlHandle {
     /// refuses, a node that is not running, or one that did not fire in time (the change is
     /// then withdrawn, never applied later).
     pub fn set(&self, node: &str, param: &str, value: TagValue) -> Result<u64, ControlError> {
-        let mailbox = {
+        let mailbox = self.mailbox(node, param)?;
+        let (reply, answer) = mpsc::sync_channel(1);
+        let id = mailbox.post(param, value, reply)?;
+        let not_running = || ControlError::NotRunning {
+            node: node.to_string(),
+            param: param.to_string(),
+        };
+        match answer.recv_timeout(self.timeout) {
+            Ok(outcome) => outcome,
+            Err(RecvTimeoutError::Disconnected) => Err(not_running()),
+            Err(RecvTimeoutError::Timeout) => {
+                if mailbox.withdraw(id) {
+                    return Err(ControlError::Timeout {
+                        node: node.to_string(),
+                        param: param.to_string(),
+                        timeout: self.timeout,
+                    });
+                }
+                // The node took it just now: its answer is on the way (or the node ended).
+                answer.recv().unwrap_or_else(|_| Err(not_running()))
+            }
+        }
+    }
+
+    /// Posts the change [`ControlHandle::set`] makes without waiting for it: for a node that
+    /// must not block in its `work` (`message_to_param`). The change is applied as `set`'s is,
+    /// at the target's next firing; [`PendingChange::outcome`] says when it was, and at which
+    /// item.
+    pub fn post(
+        &self,
+        node: &str,
+        param: &str,
+        value: TagValue,
+    ) -> Result<PendingChange, ControlError> {
+        let mailbox = self.mailbox(node, param)?;
+        let (reply, answer) = mpsc::sync_channel(1);
+        mailbox.post(param, value, reply)?;
+        Ok(PendingChange {
+            answer,
+            node: node.to_string(),
+            param: param.to_string(),
+        })
+    }
+
+    /// The mailbox of `node`, which must have the run-time parameter `param`.
+    fn mailbox(&self, node: &str, param: &str) -> Result<Arc<Mailbox>, ControlError> {
+        Ok({
             let nodes = self
                 .board
                 .nodes
@@ -441,28 +510,7 @@ impl ControlHandle {
                 });
             }
             Arc::clone(&entry.mailbox)
-        };
-        let (reply, answer) = mpsc::sync_channel(1);
-        let id = mailbox.post(param, value, reply)?;
-        let not_running = || ControlError::NotRunning {
-            node: node.to_string(),
-            param: param.to_string(),
-        };
-        match answer.recv_timeout(self.timeout) {
-            Ok(outcome) => outcome,
-            Err(RecvTimeoutError::Disconnected) => Err(not_running()),
-            Err(RecvTimeoutError::Timeout) => {
-                if mailbox.withdraw(id) {
-                    return Err(ControlError::Timeout {
-                        node: node.to_string(),
-                        param: param.to_string(),
-                        timeout: self.timeout,
-                    });
-                }
-                // The node took it just now: its answer is on the way (or the node ended).
-                answer.recv().unwrap_or_else(|_| Err(not_running()))
-            }
-        }
+        })
     }
 
     /// Every node that has run-time parameters, with them, in the order the nodes were added.

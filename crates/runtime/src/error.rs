@@ -140,6 +140,16 @@ pub enum RuntimeError {
         /// Downstream item type.
         to_type: &'static str,
     },
+    /// A message port connected to a stream port, or message ports of kinds that do not fit.
+    #[error("cannot connect {from} to {to}: {reason}")]
+    MessageConnection {
+        /// Upstream end, as `node.port`.
+        from: String,
+        /// Downstream end, as `node.port`.
+        to: String,
+        /// What does not fit.
+        reason: String,
+    },
     /// The two ends of a connection carry vectors of different lengths.
     #[error("cannot connect {from} (vectors of {from_vlen} {item}) to {to} (vectors of {to_vlen} {item}): the vector lengths (vlen) differ")]
     VlenMismatch {

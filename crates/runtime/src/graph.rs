@@ -22,23 +22,23 @@ pub const DEFAULT_QUEUE_BYTES: usize = 256 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NodeId(pub usize);
 
-struct NodeEntry {
-    name: String,
+pub(crate) struct NodeEntry {
+    pub(crate) name: String,
     node: Box<dyn Node>,
-    ports: Ports,
+    pub(crate) ports: Ports,
     control: ControlPort,
 }
 
 #[derive(Debug, Clone)]
-struct Edge {
-    from: (usize, usize),
-    to: (usize, usize),
+pub(crate) struct Edge {
+    pub(crate) from: (usize, usize),
+    pub(crate) to: (usize, usize),
     capacity: Option<usize>,
 }
 
 /// A process network under construction. Add nodes, connect their ports, then run it.
 pub struct Graph {
-    nodes: Vec<NodeEntry>,
+    pub(crate) nodes: Vec<NodeEntry>,
     edges: Vec<Edge>,
     queue_options: QueueOptions,
     default_queue_bytes: usize,
@@ -80,10 +80,15 @@ impl Graph {
     }
 
     /// Adds an already boxed node (as graph files do).
-    pub fn add_boxed(&mut self, name: &str, node: Box<dyn Node>) -> Result<NodeId, RuntimeError> {
+    pub fn add_boxed(
+        &mut self,
+        name: &str,
+        mut node: Box<dyn Node>,
+    ) -> Result<NodeId, RuntimeError> {
         if self.node_id(name).is_some() {
             return Err(RuntimeError::DuplicateNode(name.to_string()));
         }
+        node.attach_control(self.control_handle());
         let ports = node.ports();
         let control = self.board.add(name, node.controls());
         self.nodes.push(NodeEntry {
@@ -156,6 +161,12 @@ impl Graph {
                 port: inp.to_string(),
                 available: port_list(dst.ports.inputs.iter().map(|p| p.name.as_str())),
             })?;
+        crate::message::check_connection(
+            &src.ports.outputs[out_index],
+            format!("{}.{out}", src.name),
+            &dst.ports.inputs[in_index],
+            format!("{}.{inp}", dst.name),
+        )?;
         let from_type = src.ports.outputs[out_index].item;
         let to_type = dst.ports.inputs[in_index].item;
         if from_type != to_type {
@@ -251,6 +262,9 @@ impl Graph {
                 let Some(edge) = self.edges.iter().find(|e| e.from == (ni, pi)) else {
                     continue; // unconnected: reported by `build`
                 };
+                if spec.message.is_some() {
+                    continue; // inboxes, bounded by their own declarations
+                }
                 let capacity = self.queue_capacity(ni, pi);
                 let bytes = (capacity as u64).saturating_mul(spec.item.size() as u64);
                 total = total.saturating_add(bytes);
@@ -291,7 +305,10 @@ impl Graph {
         let n = self.nodes.len();
         let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
         for e in &self.edges {
-            next[e.from.0].push(e.to.0);
+            // A message edge that drops when full never makes its sender wait.
+            if !crate::message::breaks_cycles(&self.nodes[e.to.0].ports.inputs[e.to.1]) {
+                next[e.from.0].push(e.to.0);
+            }
         }
         let mut state = vec![NEW; n];
         for start in 0..n {
@@ -346,6 +363,14 @@ impl Graph {
             let mut outs = Vec::with_capacity(node.ports.outputs.len());
             for (pi, spec) in node.ports.outputs.iter().enumerate() {
                 let edges: Vec<&Edge> = self.edges.iter().filter(|e| e.from == (ni, pi)).collect();
+                if spec.message.is_some() {
+                    let (out, ins) = crate::message::build_output(&self, ni, pi, &edges)?;
+                    for (e, end) in edges.iter().zip(ins) {
+                        inputs[e.to.0][e.to.1] = Some(end);
+                    }
+                    outs.push(out);
+                    continue;
+                }
                 let Some(first) = edges.first() else {
                     return Err(RuntimeError::Unconnected {
                         kind: "output",
@@ -379,6 +404,12 @@ impl Graph {
         for ((entry, ins), outs) in self.nodes.into_iter().zip(inputs).zip(outputs) {
             let mut connected = Vec::with_capacity(ins.len());
             for (slot, spec) in ins.into_iter().zip(&entry.ports.inputs) {
+                let slot = match slot {
+                    None if spec.message.is_some() => {
+                        Some(crate::message::unconnected_input(&entry.name, spec)?)
+                    }
+                    slot => slot,
+                };
                 connected.push(slot.ok_or_else(|| RuntimeError::Unconnected {
                     kind: "input",
                     node: entry.name.clone(),

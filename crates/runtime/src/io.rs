@@ -155,6 +155,11 @@ pub(crate) trait ErasedInput: AnyPort {
     fn take_tags(&self, before: u64, out: &mut Vec<Tag>);
     fn queue(&self) -> &str;
     fn capacity(&self) -> usize;
+    /// Ends a message input: closes its inbox and says how many messages were left unread,
+    /// by connection (stream inputs have none).
+    fn end_messages(&mut self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
 }
 
 impl<T: Item> AnyPort for Input<T> {
@@ -203,6 +208,10 @@ pub(crate) trait ErasedOutput: AnyPort {
     fn add_reader(&self) -> Result<Box<dyn ErasedInput>, QueueError>;
     fn queue(&self) -> &str;
     fn capacity(&self) -> usize;
+    /// Messages a message output dropped, by connection (stream outputs drop none).
+    fn messages_dropped(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
 }
 
 impl<T: Item> AnyPort for Output<T> {
@@ -408,6 +417,11 @@ fn port_list(specs: &[crate::PortSpec]) -> String {
 }
 
 impl Inputs<'_> {
+    /// Message input `index` (see [`crate::message`]).
+    pub fn message(&mut self, index: usize) -> Result<&mut crate::MessageInput, NodeError> {
+        self.0.one::<crate::MessageInput>(index, "message")
+    }
+
     /// Input `index` as carrying `T` (the type it declared).
     #[inline]
     pub fn get<T: Item>(&mut self, index: usize) -> Result<&mut Input<T>, NodeError> {
@@ -474,6 +488,11 @@ impl Inputs<'_> {
 }
 
 impl Outputs<'_> {
+    /// Message output `index` (see [`crate::message`]).
+    pub fn message(&mut self, index: usize) -> Result<&mut crate::MessageOutput, NodeError> {
+        self.0.one::<crate::MessageOutput>(index, "message")
+    }
+
     /// Output `index` as carrying `T` (the type it declared).
     #[inline]
     pub fn get<T: Item>(&mut self, index: usize) -> Result<&mut Output<T>, NodeError> {

@@ -108,6 +108,7 @@ mod error;
 pub mod fuzz;
 mod graph;
 mod io;
+pub mod message;
 pub mod metadata;
 mod node;
 pub mod os;
@@ -117,11 +118,15 @@ mod rule;
 mod run;
 mod stats;
 
-pub use control::{ControlError, ControlHandle, ControlSpec};
+pub use control::{ControlError, ControlHandle, ControlSpec, PendingChange};
 pub use control_socket::{ControlSocket, ControlSocketError};
 pub use error::{NodeError, RuntimeError};
 pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};
 pub use io::{Input, Inputs, Output, Outputs, WorkIo};
+pub use message::{
+    Inbox, Message, MessageIn, MessageInput, MessageKind, MessageOut, MessageOutput, OnFull, Pdu,
+    Recv, Sent,
+};
 pub use node::{Node, TagPolicy, Work};
 pub use port::{InPort, ItemType, OutPort, PortSpec, Ports};
 pub use progress::{NodeCounts, Progress};

@@ -98,6 +98,13 @@ pub trait Node: Send {
         )))
     }
 
+    /// Given, when the node is added to a graph, a handle on the run-time parameters of that
+    /// graph's nodes: a node that changes other nodes' parameters (`message_to_param`) keeps
+    /// it. By default ignored.
+    fn attach_control(&mut self, handle: crate::ControlHandle) {
+        let _ = handle;
+    }
+
     /// Called once when the node ends, whatever ended it (its stream ended, the graph was asked
     /// to stop, another node failed), on the thread that ran it, if [`Node::init`] ran: release
     /// devices, close sockets. A sink finishes its output in `work` at end of stream; after a

@@ -60,6 +60,23 @@ impl ItemType {
         }
     }
 
+    /// The item type of message ports carrying `kind` (see [`crate::message`]), named as the
+    /// kind is (`message`, `pdu`). Every message kind is the same item type; whether two kinds
+    /// fit is checked by [`crate::message::MessageKind::feeds`].
+    pub fn message(kind: crate::MessageKind) -> Self {
+        ItemType {
+            id: TypeId::of::<crate::message::MessageMarker>(),
+            name: kind.name(),
+            size: 1,
+            make: crate::message::make_queue,
+        }
+    }
+
+    /// Whether this is the item type of message ports.
+    pub fn is_message(&self) -> bool {
+        self.id == TypeId::of::<crate::message::MessageMarker>()
+    }
+
     /// A short readable name, as graph files spell it: e.g. `f32` or `c32` (complex f32).
     pub fn name(&self) -> &'static str {
         self.name
@@ -116,6 +133,9 @@ pub struct PortSpec {
     /// queue. Connected ports must agree on it; windows, reservations and item counts stay in
     /// items, and a node moves whole vectors.
     pub vlen: usize,
+    /// `Some` for a message port (see [`crate::message`]): what it carries and, on an input,
+    /// its inbox.
+    pub message: Option<crate::message::MessageSpec>,
 }
 
 /// A typed handle on one of a node's input ports: its index and the item type it was declared
@@ -301,6 +321,7 @@ impl Ports {
             min_queue: items.saturating_mul(2),
             preferred_queue: None,
             vlen: 1,
+            message: None,
         });
         InPort {
             index,
@@ -322,6 +343,7 @@ impl Ports {
             min_queue: items.saturating_mul(2),
             preferred_queue: None,
             vlen: 1,
+            message: None,
         });
         OutPort {
             index,

@@ -44,6 +44,10 @@ pub struct NodeStats {
     pub waiting: Duration,
     /// What the node reported when it ended ([`Node::warnings`](crate::Node::warnings)).
     pub warnings: Vec<String>,
+    /// Messages this node's message outputs dropped (inboxes full with a dropping policy, or
+    /// receivers gone) and messages left unread in its inboxes when it ended; each connection
+    /// is also named in `warnings`.
+    pub messages_dropped: u64,
 }
 
 /// The outcome of a finished run.

@@ -19,6 +19,7 @@ pub mod interleave;
 pub mod iq;
 pub mod keep;
 pub mod math;
+pub mod messages;
 pub mod multiply_const;
 pub mod pace;
 pub mod plumbing;

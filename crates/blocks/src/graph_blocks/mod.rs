@@ -6,6 +6,7 @@ mod beamform;
 mod common;
 mod filters;
 mod math;
+mod messages;
 mod plumbing;
 mod radio;
 mod receiver;
@@ -571,6 +572,7 @@ pub fn register(registry: &mut Registry) {
         .chain(radio::block_types())
         .chain(beamform::block_types())
         .chain(math::block_types())
+        .chain(messages::block_types())
         .chain(plumbing::block_types())
         .chain(receiver::block_types())
         .chain(recording::block_types())

@@ -75,6 +75,8 @@ pub enum Family {
     Audio,
     /// Streams between processes and machines.
     Network,
+    /// Message ports, PDUs and bursts.
+    Messages,
     /// Blocks of a user's own crate.
     Other,
 }
@@ -95,6 +97,7 @@ impl fmt::Display for Family {
             Family::Files => "files",
             Family::Audio => "audio",
             Family::Network => "network",
+            Family::Messages => "messages",
             Family::Other => "other",
         };
         f.write_str(name)

@@ -88,6 +88,19 @@ pub struct ResolvedPort {
     pub vlen: usize,
 }
 
+/// Whether `item` names a message port's kind (`message`, `pdu`) rather than a stream's
+/// item type.
+pub fn is_message_item(item: &str) -> bool {
+    matches!(item, "message" | "pdu")
+}
+
+impl ResolvedPort {
+    /// Whether this is a message port.
+    pub fn is_message(&self) -> bool {
+        is_message_item(&self.item)
+    }
+}
+
 impl Vlen {
     /// The value of parameter `name`.
     pub fn param(name: &'static str) -> Self {
@@ -124,6 +137,14 @@ impl PortDecl {
             direction: Direction::Output,
             ..PortDecl::input(name, item)
         }
+    }
+    /// A message input named `name` taking `kind`: `"message"` (any message) or `"pdu"`.
+    pub fn message_input(name: impl Into<Text>, kind: &'static str) -> Self {
+        PortDecl::input(name, ItemDecl::fixed(kind))
+    }
+    /// A message output named `name` sending `kind`: `"message"` or `"pdu"`.
+    pub fn message_output(name: impl Into<Text>, kind: &'static str) -> Self {
+        PortDecl::output(name, ItemDecl::fixed(kind))
     }
     /// Numbered ports `name0 … name{n-1}`, `n` the value of `param`.
     pub fn counted(mut self, param: impl Into<Text>) -> Self {

@@ -73,7 +73,8 @@ pub(super) fn check_unconnected(
             continue;
         };
         for (kind, list) in [("input", &ports.inputs), ("output", &ports.outputs)] {
-            for port in list.iter() {
+            // Message ports may stay unconnected: nobody listens, or nothing is said.
+            for port in list.iter().filter(|p| p.message.is_none()) {
                 let connected = edges.iter().any(|(a, ap, b, bp)| match kind {
                     "input" => b == name && bp == &port.name,
                     _ => a == name && ap == &port.name,
@@ -170,4 +171,48 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         }
     }
     resolve(a) == resolve(b)
+}
+
+/// The edges along which a node can wait for the next: every edge but message edges whose
+/// full inbox drops (a feedback loop of messages needs one of those).
+pub(super) fn waiting_edges(
+    graph: &Graph,
+    edges: &[(String, String, String, String)],
+) -> Vec<(String, String, String, String)> {
+    edges
+        .iter()
+        .filter(|(_, _, b, bp)| {
+            let input = graph
+                .node_id(b)
+                .and_then(|id| graph.ports(id))
+                .and_then(|p| p.input_index(bp).map(|i| &p.inputs[i]));
+            !input.is_some_and(sluice_runtime::message::breaks_cycles)
+        })
+        .cloned()
+        .collect()
+}
+
+/// Whether output `port` of node `node` (its only output when `None`) is a message port, as
+/// its declaration says for its parameters.
+pub(super) fn sends_messages(
+    checked: &[super::rates::Checked],
+    node: &str,
+    port: Option<&str>,
+) -> bool {
+    let Some(c) = checked.iter().find(|c| c.name == node) else {
+        return false;
+    };
+    let Some(ports) = c.block.resolve_ports(&c.params) else {
+        return false;
+    };
+    let mut outputs = ports
+        .iter()
+        .filter(|p| p.direction == crate::Direction::Output);
+    match port {
+        Some(name) => outputs.any(|p| p.name == name && p.is_message()),
+        None => {
+            let all: Vec<_> = outputs.collect();
+            all.len() == 1 && all[0].is_message()
+        }
+    }
 }

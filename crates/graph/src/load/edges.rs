@@ -20,7 +20,7 @@ pub(super) struct EdgeDoc {
 /// One end of an edge: a node and, unless the node has only one port on that side, a port.
 pub(super) struct End {
     pub node: String,
-    port: Option<String>,
+    pub port: Option<String>,
     span: Range<usize>,
 }
 

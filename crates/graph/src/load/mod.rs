@@ -451,8 +451,10 @@ pub fn load_with(
         });
     }
     // Rates first: a node's build reads the stream rate its parameters follow.
+    // Messages have no sample rate: message edges do not carry one.
     let pairs: Vec<(String, String)> = specs
         .iter()
+        .filter(|e| !checks::sends_messages(&checked, &e.from.node, e.from.port.as_deref()))
         .map(|e| (e.from.node.clone(), e.to.node.clone()))
         .collect();
     let (rates, mistakes) = rates::follow(&mut checked, &pairs, &node_lines);
@@ -501,7 +503,8 @@ pub fn load_with(
         }
     }
     if errors.list.is_empty() {
-        if let Err((node, line, msg)) = check_cycles(&node_lines, &edges) {
+        let waiting = checks::waiting_edges(&graph, &edges);
+        if let Err((node, line, msg)) = check_cycles(&node_lines, &waiting) {
             errors.add_line(line, node, msg);
         }
         for (node, line, msg) in check_unconnected(&graph, &node_lines, &edges) {

@@ -447,6 +447,16 @@ impl BuiltNode {
         }
         // Changes sent from now on are refused: the node will not fire again.
         self.control.0.close();
+        let dropped: Vec<(String, u64)> = (self.inputs.iter_mut())
+            .flat_map(|i| i.end_messages())
+            .chain(self.outputs.iter().flat_map(|o| o.messages_dropped()))
+            .collect();
+        for (connection, n) in dropped {
+            stats.messages_dropped += n;
+            stats
+                .warnings
+                .push(format!("{n} messages dropped on {connection}"));
+        }
         stats.items_in = self.inputs.iter().map(|i| i.items_read()).sum();
         stats.items_out = self.outputs.iter().map(|o| o.items_written()).sum();
         self.outputs.clear();

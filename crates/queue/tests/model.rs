@@ -49,6 +49,7 @@ fn run(flavor: Flavor, ops: Vec<Op>) -> Result<(), TestCaseError> {
     let mut next = 0u32;
     let point = w.tap_point();
     let mut taps: Vec<LossyReader<u32>> = Vec::new();
+    let mut tap_out = vec![u32::MAX; 1500];
     for op in ops {
         match op {
             Op::Write { n, k } => {
@@ -116,8 +117,8 @@ fn run(flavor: Flavor, ops: Vec<Op>) -> Result<(), TestCaseError> {
                     let count = taps.len();
                     let tap = &mut taps[t % count];
                     let before = tap.position();
-                    let mut out = vec![u32::MAX; n];
-                    let read = if latest { tap.read_latest(&mut out) } else { tap.read(&mut out) };
+                    let out = &mut tap_out[..n];
+                    let read = if latest { tap.read_latest(out) } else { tap.read(out) };
                     // Only intact items, each the value committed at its index.
                     for (i, v) in out[..read.items].iter().enumerate() {
                         prop_assert_eq!(*v as u64, read.first + i as u64);

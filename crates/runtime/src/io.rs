@@ -203,6 +203,8 @@ pub(crate) trait ErasedOutput: AnyPort {
     fn add_reader(&self) -> Result<Box<dyn ErasedInput>, QueueError>;
     fn queue(&self) -> &str;
     fn capacity(&self) -> usize;
+    /// A handle that attaches taps (lossy readers) to this output's queue from any thread.
+    fn tap_point(&self) -> std::sync::Arc<dyn crate::tap::ErasedPoint>;
 }
 
 impl<T: Item> AnyPort for Output<T> {
@@ -229,6 +231,9 @@ impl<T: Item> ErasedOutput for Output<T> {
     }
     fn add_tag(&self, tag: Tag) {
         self.writer.add_tag(tag);
+    }
+    fn tap_point(&self) -> std::sync::Arc<dyn crate::tap::ErasedPoint> {
+        std::sync::Arc::new(self.writer.tap_point())
     }
     fn publish(&mut self) {
         self.writer.publish();

@@ -115,6 +115,7 @@ mod progress;
 mod rule;
 mod run;
 mod stats;
+mod tap;
 
 pub use control::{ControlError, ControlHandle, ControlSpec};
 pub use control_socket::{ControlSocket, ControlSocketError};
@@ -128,6 +129,8 @@ pub use rule::{FixedRate, InputRate, Rated};
 pub use run::{RunOptions, Scheduler, StopHandle};
 pub use sluice_queue::{Flavor, Item, MemoryGuard, QueueOptions, Tag, TagValue, Uniform};
 pub use stats::{sleep, NodeStats, RunReport};
+pub use tap::{Monitor, Tap, TapPoint, TapTypeError};
+pub use sluice_queue::TapRead;
 
 /// The README's examples, compiled and run as doctests so that they stay true.
 #[cfg(doctest)]

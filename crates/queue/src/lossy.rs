@@ -228,11 +228,7 @@ impl<T: Item> LossyReader<T> {
         // holds `out.len()` items. `racy_copy` tolerates concurrent writes (contract.rs).
         unsafe {
             racy_copy(mem.base.add(start * size), dst, first * size);
-            racy_copy(
-                mem.base,
-                dst.add(first * size),
-                (out.len() - first) * size,
-            );
+            racy_copy(mem.base, dst.add(first * size), (out.len() - first) * size);
         }
     }
 }
@@ -290,9 +286,10 @@ unsafe fn racy_copy(src: *const u8, dst: *mut u8, len: usize) {
         for i in done..len {
             // SAFETY: `src + i` is inside the caller's readable range; an AtomicU8 has the size
             // and alignment of a byte. See contract.rs for this fallback's argument.
-            let byte = unsafe { (*src.add(i).cast::<std::sync::atomic::AtomicU8>()).load(
-                std::sync::atomic::Ordering::Relaxed,
-            ) };
+            let byte = unsafe {
+                (*src.add(i).cast::<std::sync::atomic::AtomicU8>())
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            };
             // SAFETY: `dst + i` is inside the caller's writable range.
             unsafe { dst.add(i).write(byte) };
         }

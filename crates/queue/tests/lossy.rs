@@ -75,7 +75,11 @@ fn the_writer_never_waits_for_a_tap_and_a_lagging_tap_counts_what_it_skipped() {
         let mut out = vec![0u64; cap as usize];
         let read = tap.read(&mut out);
         check(&out, read);
-        assert!(read.skipped >= 9 * cap, "skipped {} of {next}", read.skipped);
+        assert!(
+            read.skipped >= 9 * cap,
+            "skipped {} of {next}",
+            read.skipped
+        );
         assert_eq!(read.first + read.items as u64, next);
         assert_eq!(tap.skipped() + read.items as u64, next);
         assert_eq!(point.lossy_readers(), 1);

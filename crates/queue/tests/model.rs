@@ -118,7 +118,11 @@ fn run(flavor: Flavor, ops: Vec<Op>) -> Result<(), TestCaseError> {
                     let tap = &mut taps[t % count];
                     let before = tap.position();
                     let out = &mut tap_out[..n];
-                    let read = if latest { tap.read_latest(out) } else { tap.read(out) };
+                    let read = if latest {
+                        tap.read_latest(out)
+                    } else {
+                        tap.read(out)
+                    };
                     // Only intact items, each the value committed at its index.
                     for (i, v) in out[..read.items].iter().enumerate() {
                         prop_assert_eq!(*v as u64, read.first + i as u64);

@@ -84,9 +84,7 @@ impl Progress {
                     items_out: n.items_out.load(Ordering::Relaxed),
                     work_calls: n.work_calls.load(Ordering::Relaxed),
                     busy: std::time::Duration::from_nanos(n.busy_ns.load(Ordering::Relaxed)),
-                    waiting: std::time::Duration::from_nanos(
-                        n.waiting_ns.load(Ordering::Relaxed),
-                    ),
+                    waiting: std::time::Duration::from_nanos(n.waiting_ns.load(Ordering::Relaxed)),
                 })
                 .collect()
         })

@@ -77,7 +77,13 @@ pub struct TapPoint {
 
 impl std::fmt::Debug for TapPoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "TapPoint({}.{}: {})", self.node, self.port, self.item.name())
+        write!(
+            f,
+            "TapPoint({}.{}: {})",
+            self.node,
+            self.port,
+            self.item.name()
+        )
     }
 }
 
@@ -173,7 +179,13 @@ impl Tap {
         self.read_as(out, true)
     }
 
-    fn read_as<T: Item>(&mut self, out: &mut Vec<T>, latest: bool) -> Result<TapRead, TapTypeError> {
+    // A `Vec` because the type-erased reader downcasts `&mut dyn Any`, and a slice is unsized.
+    #[allow(clippy::ptr_arg)]
+    fn read_as<T: Item>(
+        &mut self,
+        out: &mut Vec<T>,
+        latest: bool,
+    ) -> Result<TapRead, TapTypeError> {
         self.inner.read(out, latest).ok_or(TapTypeError {
             edge_type: self.item.name(),
             asked: ItemType::of::<T>().name(),
@@ -204,7 +216,9 @@ impl Monitor {
 
     /// The edge written by output `port` of `node`.
     pub fn edge(&self, node: &str, port: &str) -> Option<&TapPoint> {
-        self.edges().iter().find(|e| e.node == node && e.port == port)
+        self.edges()
+            .iter()
+            .find(|e| e.node == node && e.port == port)
     }
 
     /// Registers the run's edges (once; a second run with the same view is not tracked).

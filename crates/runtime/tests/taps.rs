@@ -146,10 +146,16 @@ fn a_tap_attached_and_detached_100_times_leaves_the_output_bit_identical() {
         std::thread::spawn(move || {
             let deadline = Instant::now() + Duration::from_secs(20);
             while monitor.edges().is_empty() {
-                assert!(Instant::now() < deadline, "the run never registered its edges");
+                assert!(
+                    Instant::now() < deadline,
+                    "the run never registered its edges"
+                );
                 std::thread::yield_now();
             }
-            let edge = monitor.edge("count", "out").expect("count.out is an edge").clone();
+            let edge = monitor
+                .edge("count", "out")
+                .expect("count.out is an edge")
+                .clone();
             assert_eq!(edge.readers, vec![("mix".to_string(), "in".to_string())]);
             assert_eq!(monitor.edges().len(), 2);
             let mut buf = vec![0u32; 1024];
@@ -173,7 +179,10 @@ fn a_tap_attached_and_detached_100_times_leaves_the_output_bit_identical() {
                     delivered += read.items;
                     latest = !latest;
                 }
-                assert!(tap.read(&mut vec![0f32; 4]).is_err(), "a wrong type is refused");
+                assert!(
+                    tap.read(&mut vec![0f32; 4]).is_err(),
+                    "a wrong type is refused"
+                );
                 drop(tap);
             }
             assert_eq!(edge.taps(), 0, "every tap detached");
@@ -183,5 +192,8 @@ fn a_tap_attached_and_detached_100_times_leaves_the_output_bit_identical() {
     let (items, wrong) = run(u64::MAX, Some(monitor), Some(stop));
     watcher.join().unwrap();
     assert!(items > 0);
-    assert_eq!(wrong, 0, "the output changed under taps ({wrong} of {items} items)");
+    assert_eq!(
+        wrong, 0,
+        "the output changed under taps ({wrong} of {items} items)"
+    );
 }

@@ -27,6 +27,11 @@ pub(crate) fn route(req: &Request, shared: &Shared, out: &mut impl Write) -> Res
             "text/javascript; charset=utf-8",
             out,
         ),
+        ("GET", "/console.css") => get(
+            crate::page::CSS.as_bytes().to_vec(),
+            "text/css; charset=utf-8",
+            out,
+        ),
         ("GET", "/api/graph") => get(graph(shared).to_string().into_bytes(), "application/json", out),
         ("GET", "/api/stats") => get(stats(shared).to_string().into_bytes(), "application/json", out),
         ("GET", "/metrics") => get(
@@ -48,7 +53,7 @@ pub(crate) fn route(req: &Request, shared: &Shared, out: &mut impl Write) -> Res
             shared.guard.check_change(req)?;
             stream(req, shared, out)
         }
-        (_, "/" | "/console.js" | "/api/graph" | "/api/stats" | "/metrics") => Err(HttpError::new(
+        (_, "/" | "/console.js" | "/console.css" | "/api/graph" | "/api/stats" | "/metrics") => Err(HttpError::new(
             405,
             format!("{} is read with GET", req.path),
         )),

@@ -3,5 +3,8 @@
 
 /// The page.
 pub(crate) const HTML: &str = include_str!("../assets/console.html");
+/// Its style sheet (a file, not inline: the page's Content-Security-Policy allows only
+/// this server's own files).
+pub(crate) const CSS: &str = include_str!("../assets/console.css");
 /// Its script.
 pub(crate) const JS: &str = include_str!("../assets/console.js");

@@ -3,12 +3,11 @@
 //! Prometheus text-format parser, a parameter change found in the graph's output at the item
 //! the API reported, and a spectrum view of a tone with its peak at the tone's frequency.
 
-use num_complex::Complex32;
+mod common;
+
+use common::{Steps, Tone, TONE};
 use serde_json::{json, Value};
-use sluice_runtime::{
-    control, ControlSpec, Graph, Monitor, Node, NodeError, Ports, Progress, RunOptions, StopHandle,
-    TagValue, Work, WorkIo,
-};
+use sluice_runtime::{Graph, Monitor, Progress, RunOptions, StopHandle};
 use sluice_web::{Console, ConsoleOptions, RunHandles};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -16,79 +15,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
-/// The tone's frequency in cycles per sample: bin 128 + 1024/8 of a 1024-point spectrum.
-const TONE: f32 = 0.125;
-
-/// An endless complex tone at `TONE`, paced at about 4 M samples/s, with a settable gain.
-struct Tone {
-    n: u64,
-    gain: f32,
-}
-
-impl Node for Tone {
-    fn ports(&self) -> Ports {
-        Ports::new().output::<Complex32>("out")
-    }
-    fn controls(&self) -> Vec<ControlSpec> {
-        vec![ControlSpec {
-            name: "gain",
-            expects: "a number",
-            help: "amplitude",
-        }]
-    }
-    fn set_control(&mut self, _: &str, value: &TagValue, _at: u64) -> Result<(), NodeError> {
-        self.gain = control::number(value, "a number")? as f32;
-        Ok(())
-    }
-    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
-        if io.stop_requested() {
-            return Ok(Work::Done);
-        }
-        let out = io.outputs.get::<Complex32>(0)?;
-        let Some(space) = out.reserve(1)? else {
-            return Ok(Work::NeedOutput { port: 0, items: 1 });
-        };
-        let k = space.len().min(4096);
-        for (i, s) in space[..k].iter_mut().enumerate() {
-            let phase =
-                2.0 * std::f64::consts::PI * f64::from(TONE) * ((self.n + i as u64) % 8) as f64;
-            *s = Complex32::new(phase.cos() as f32, phase.sin() as f32) * self.gain;
-        }
-        out.commit(k);
-        self.n += k as u64;
-        sluice_runtime::sleep(Duration::from_millis(1));
-        Ok(Work::Progress)
-    }
-}
-
-/// Records (index, magnitude) wherever the magnitude changes.
-struct Steps(Arc<Mutex<Vec<(u64, f32)>>>, u64);
-
-impl Node for Steps {
-    fn ports(&self) -> Ports {
-        Ports::new().input::<Complex32>("in")
-    }
-    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
-        let input = io.inputs.get::<Complex32>(0)?;
-        let Some(x) = input.window(1)? else {
-            return Ok(Work::NeedInput { port: 0, items: 1 });
-        };
-        if x.is_empty() {
-            return Ok(Work::Done);
-        }
-        let mut steps = self.0.lock().unwrap();
-        for (i, v) in x.iter().enumerate() {
-            let m = (v.norm() * 1000.0).round() / 1000.0;
-            if steps.last().is_none_or(|s| s.1 != m) {
-                steps.push((self.1 + i as u64, m));
-            }
-        }
-        let n = x.len();
-        self.1 += n as u64;
-        input.consume(n);
-        Ok(Work::Progress)
-    }
-}
 
 /// One request on a fresh connection; returns (status, body).
 fn request(addr: &str, raw: &str) -> (u16, String) {
@@ -142,8 +68,17 @@ fn reason(body: &str) -> String {
 fn the_console_serves_steers_and_refuses_as_documented() {
     let steps = Arc::new(Mutex::new(Vec::new()));
     let mut g = Graph::new();
-    let tone = g.add("tone", Tone { n: 0, gain: 1.0 }).unwrap();
-    let sink = g.add("steps", Steps(Arc::clone(&steps), 0)).unwrap();
+    let tone = g
+        .add(
+            "tone",
+            Tone {
+                n: 0,
+                gain: 1.0,
+                noise: 0.0,
+            },
+        )
+        .unwrap();
+    let sink = g.add("steps", Steps(Arc::clone(&steps), 0, 0.001)).unwrap();
     g.connect(tone, "out", sink, "in").unwrap();
     let (progress, monitor, stop) = (Progress::new(), Monitor::new(), StopHandle::new());
     let handles = RunHandles {
@@ -190,6 +125,7 @@ fn the_console_serves_steers_and_refuses_as_documented() {
     assert_eq!(status, 200);
     assert!(page.contains("<script src=\"/console.js\"></script>"));
     assert_eq!(get(&addr, "/console.js").0, 200);
+    assert_eq!(get(&addr, "/console.css").0, 200);
 
     // The graph and its statistics.
     let graph: Value = serde_json::from_str(&get(&addr, "/api/graph").1).unwrap();

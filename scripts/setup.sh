@@ -30,6 +30,7 @@ APT_PACKAGES=(
   python3-venv python3-dev         # crates/python: the package's virtual environment, libpython to link
   espeak-ng python3-matplotlib     # examples/python/fm_receiver.py: speech to modulate, the spectrum plot
   sox python3-soundfile            # crates/formats tests: RF64 and float WAVs read by sox and libsndfile
+  chromium chromium-driver         # crates/web browser tests: headless Chromium through WebDriver (same Debian version)
 )
 
 as_root() {

@@ -53,6 +53,13 @@ pub struct RunArgs {
     /// Seconds with every node blocked and nothing moving before the run stops as a deadlock.
     #[arg(long, default_value_t = 1.0)]
     pub deadlock_timeout: f64,
+    /// Serve the web console, its HTTP API and Prometheus metrics on this loopback address
+    /// (e.g. 127.0.0.1:8080) while the graph runs; the address to open is printed at start.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["check", "stepped"])]
+    pub http: Option<std::net::SocketAddr>,
+    /// Read the console's token from this file (first line) instead of making a random one.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub http_token_file: Option<PathBuf>,
     /// Do not show the progress line (it is shown only on a terminal, and not with --stepped).
     #[arg(long, short)]
     pub quiet: bool,
@@ -91,6 +98,32 @@ pub fn graph(args: GraphArgs) -> anyhow::Result<()> {
     let loaded = load(args.graph.as_ref(), &args.overrides)?;
     print!("{}", loaded.to_dot());
     Ok(())
+}
+
+/// Starts the web console for a run and prints where to open it.
+fn start_console(
+    bind: std::net::SocketAddr,
+    token_file: Option<&std::path::Path>,
+    handles: sluice_web::RunHandles,
+) -> anyhow::Result<sluice_web::Console> {
+    let token = match token_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow::anyhow!("console token file {}: {e}", path.display()))?;
+            let token = text.lines().next().unwrap_or("").trim().to_string();
+            if token.len() < 16 || !token.bytes().all(|b| b.is_ascii_graphic()) {
+                anyhow::bail!(
+                    "console token file {}: the token must be at least 16 printable characters on the first line",
+                    path.display()
+                );
+            }
+            Some(token)
+        }
+        None => None,
+    };
+    let console = sluice_web::Console::start(sluice_web::ConsoleOptions { bind, token }, handles)?;
+    eprintln!("sluice: console at {}", console.url());
+    Ok(console)
 }
 
 /// Runs `sluice run`.
@@ -132,11 +165,27 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             path.display()
         );
     }
+    let control_handle = graph.control_handle();
     let signals = sluice_runtime::os::stop_on_signals(stop.clone());
     let result = if args.stepped {
         graph.run_stepped_with(&stop)
     } else {
         let progress = Progress::new();
+        let monitor = sluice_runtime::Monitor::new();
+        let _console = match args.http {
+            Some(bind) => Some(start_console(
+                bind,
+                args.http_token_file.as_deref(),
+                sluice_web::RunHandles {
+                    control: control_handle.clone(),
+                    stop: stop.clone(),
+                    progress: progress.clone(),
+                    monitor: monitor.clone(),
+                    title: origin.clone(),
+                },
+            )?),
+            None => None,
+        };
         let _line = (!args.quiet).then(|| ProgressLine::start(progress.clone()));
         let opts = RunOptions {
             scheduler: match (args.threads, args.thread_per_node) {
@@ -149,6 +198,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             deadlock_timeout: Duration::from_secs_f64(args.deadlock_timeout.max(0.05)),
             stop: Some(stop.clone()),
             progress: Some(progress),
+            monitor: Some(monitor),
             spared_by_stop: Vec::new(),
         };
         graph.run(&opts)

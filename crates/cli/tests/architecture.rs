@@ -112,6 +112,8 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-conv",
         ],
     ),
+    // The web console: watches and steers a run through the runtime's handles, FFTs for views.
+    ("sluice-web", &["sluice-runtime", "sluice-kernels"]),
     (
         "sluice-bench",
         &[

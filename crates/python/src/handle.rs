@@ -80,6 +80,7 @@ pub fn start(built: Built, scheduler: Option<&Bound<'_, PyAny>>) -> PyResult<Han
         deadlock_timeout: Duration::from_secs(1),
         stop: Some(stop.clone()),
         progress: Some(progress.clone()),
+        monitor: None,
         spared_by_stop: Vec::new(),
     };
     let (tx, rx) = mpsc::channel();

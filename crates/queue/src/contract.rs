@@ -5,6 +5,51 @@
 //! `window(n)` and gets at least `n` items (fewer only at end of stream, none once it is over),
 //! then releases a prefix with `consume(k)`, `k` possibly smaller than what it read: reading
 //! more than you consume is the firing threshold that lets sliding-window DSP run in place.
+//!
+//! # Lossy readers
+//!
+//! A [`LossyReader`](crate::LossyReader) (from a [`TapPoint`](crate::TapPoint), which any thread
+//! may hold while the writer runs) is a reader the writer never waits for: it holds no slot in
+//! the writer's scan for the slowest reader, so attaching, lagging or detaching it changes
+//! nothing the writer or the lossless readers see. What it promises instead:
+//!
+//! * **Only intact items reach a view.** It never lends ring memory; it copies a run out, then
+//!   proves the run was not overwritten meanwhile and drops the prefix that may have been
+//!   (seqlock style). The proof: the writer only writes positions below its *bound*
+//!   (`min_reader + capacity` at its last look, the end of everything it may reserve), and it
+//!   raises `write_bound` (a Relaxed store followed by a Release fence) *before* writing past
+//!   the old one. The reader loads `written` (Acquire), copies `[p, p + n)` with `p + n ≤
+//!   written`, then reads `write_bound` = `B` with a read-don't-modify-write (`fetch_add(0,
+//!   AcqRel)`, Boehm's seqlock reader): its Release half keeps the copy before it, and an RMW
+//!   reads the newest value in the bound's modification order. Position `q` shares its memory
+//!   with `q + capacity`, which the writer touches only after raising the bound above it; if
+//!   the copy saw any such write, the raise came earlier in that order, so `B` includes it and
+//!   every `q ≥ B − capacity` still holds what was committed at `q`. Items below `B −
+//!   capacity` are discarded and counted as skipped. (A plain Acquire fence and load is not
+//!   enough in the model: loom found it may return a stale bound.)
+//! * **Falling behind moves it forward.** A reader more than `capacity` behind jumps to
+//!   `written − capacity`; `read_latest` jumps to the newest items. Every item passed over is
+//!   counted ([`TapRead::skipped`](crate::TapRead), `LossyReader::skipped`).
+//! * **No undefined behaviour from the race.** The writer fills its reservation with plain
+//!   writes through `&mut [T]`, so a plain read of the same bytes at the same time would be a
+//!   data race. The copy is therefore made by the kernel (`process_vm_readv` on our own
+//!   process): a read outside the Rust abstract machine, like a device's DMA, which can at
+//!   worst observe a mix of old and new bytes, and those the bound check discards. `T` is
+//!   `Pod`, so any bytes are a valid `T` even before the check. If a seccomp filter refuses
+//!   the call, the fallback is relaxed byte-wise atomic loads: no torn value escapes the check
+//!   either, but a plain write racing with an atomic read is still formally a data race in the
+//!   C++/Rust model (the case RFC 3301's per-byte atomics will close); the hardware we run on
+//!   (x86-64, AArch64) gives such loads no effect beyond the value read.
+//! * **Ordering of the hardware.** On x86-64 the fences are compiler barriers and TSO orders the
+//!   writer's store of the bound before its later writes; on AArch64 a Release fence is a
+//!   `dmb ish`, which orders all earlier accesses before all later ones, plain writes included.
+//!   The system call ends the copy before the reader's RMW. The writer's cost is one store and
+//!   a fence each time it looks for the slowest reader again, not per item.
+//!
+//! Checked by `tests/lossy.rs` (a writer, a lossless reader and taps attached and detached from
+//! other threads, every delivered item checked against its index), the model test (taps
+//! against the model of the lossless readers), loom (a tap racing a writer that overwrites
+//! the run it copies) and Miri (the sequential cases, on the copying flavor).
 
 use crate::QueueError;
 use std::time::{Duration, Instant};

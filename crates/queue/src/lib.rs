@@ -42,6 +42,7 @@
 mod contract;
 mod error;
 mod flavors;
+mod lossy;
 mod mirror;
 mod park;
 mod queue;
@@ -53,6 +54,7 @@ mod tag;
 
 pub use contract::{RingReader, RingWriter, Wait};
 pub use error::QueueError;
+pub use lossy::{LossyReader, TapPoint, TapRead};
 pub use queue::{channel, Flavor, MemoryGuard, QueueOptions, Reader, Writer};
 #[cfg(not(loom))]
 pub use shm::{ShmReader, ShmWriter};

@@ -222,6 +222,22 @@ impl<T: Item> Writer<T> {
         }
     }
 
+    /// A handle to this queue that attaches [`LossyReader`](crate::LossyReader)s from any
+    /// thread while the writer runs (the writer never waits for them).
+    pub fn tap_point(&self) -> crate::TapPoint<T> {
+        let shared = Arc::clone(&self.core().shared);
+        match &self.0 {
+            WriterFlavor::Mirrored(w) => {
+                let (base, keep) = w.tap_memory();
+                crate::TapPoint::new(shared, base, true, keep)
+            }
+            WriterFlavor::Copying(w) => {
+                let (base, keep) = w.tap_memory();
+                crate::TapPoint::new(shared, base, false, keep)
+            }
+        }
+    }
+
     /// Attaches `tag` to the stream: every reader attached now receives it (see
     /// [`Reader::take_tags`]). Tag an item before publishing it, so that a reader which sees the
     /// item can always take its tags.

@@ -21,9 +21,14 @@
 //!   [`WriterCore::commit_unpublished`] for this reason.)
 //! * **Tags and registration are serialised** by one lock, so a reader cloned while a tag is
 //!   published gets the tag exactly once, either from the snapshot or from the writer.
+//! * **The writer announces how far it may write** (`write_bound`) before it writes there, so
+//!   that a lossy reader (`lossy.rs`), which the writer never waits for, can tell after copying
+//!   items out whether they were intact (see `contract.rs`, "Lossy readers").
 
 use crate::park::Event;
-use crate::sync::{lock, Arc, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Mutex, Ordering};
+use crate::sync::{
+    fence, lock, Arc, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Mutex, Ordering,
+};
 use crate::tag::{Tag, TagInbox};
 use crate::QueueError;
 use crate::Wait;
@@ -58,6 +63,11 @@ pub(crate) struct Shared {
     origin: u64,
     /// Items committed by the writer (absolute counter).
     written: CachePadded<AtomicU64>,
+    /// The writer writes no position at or above this before it has raised it (stored before
+    /// a Release fence that precedes the writes; see `contract.rs`, "Lossy readers").
+    write_bound: CachePadded<AtomicU64>,
+    /// Lossy readers attached now (they hold no slot: the writer never waits for them).
+    lossy_readers: AtomicUsize,
     finished: AtomicBool,
     slots: Box<[CachePadded<ReaderSlot>]>,
     readers: AtomicUsize,
@@ -78,6 +88,8 @@ impl Shared {
             capacity,
             origin,
             written: CachePadded::new(AtomicU64::new(origin)),
+            write_bound: CachePadded::new(AtomicU64::new(origin + capacity as u64)),
+            lossy_readers: AtomicUsize::new(0),
             finished: AtomicBool::new(false),
             slots: (0..max_readers.max(1))
                 .map(|_| CachePadded::new(ReaderSlot::new()))
@@ -160,6 +172,41 @@ impl Shared {
     pub(crate) fn is_finished(&self) -> bool {
         self.finished.load(Ordering::Acquire)
     }
+
+    /// The writer's committed count (absolute counter, Acquire).
+    pub(crate) fn written_position(&self) -> u64 {
+        self.written.load(Ordering::Acquire)
+    }
+
+    /// The writer's announced bound, read after a lossy reader copied items out. A
+    /// read-don't-modify-write (Boehm, "Can seqlocks get along with programming language
+    /// memory models?", 2012): its Release half keeps the copy before it, and an RMW reads the
+    /// latest bound in modification order, not merely one the fences allow (loom found a stale
+    /// bound through a plain fence-and-load).
+    pub(crate) fn write_bound_after_copy(&self) -> u64 {
+        self.write_bound.fetch_add(0, Ordering::AcqRel)
+    }
+
+    /// Counts a lossy reader in (`+1`) or out (`-1`).
+    pub(crate) fn count_lossy(&self, attach: bool) {
+        if attach {
+            self.lossy_readers.fetch_add(1, Ordering::AcqRel);
+        } else {
+            self.lossy_readers.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Items committed but not yet consumed by the slowest lossless reader (0 without one).
+    pub(crate) fn fill(&self) -> usize {
+        let written = self.written.load(Ordering::Acquire);
+        self.min_reader()
+            .map_or(0, |min| written.saturating_sub(min) as usize)
+    }
+
+    /// Lossy readers attached now.
+    pub(crate) fn lossy_count(&self) -> usize {
+        self.lossy_readers.load(Ordering::Acquire)
+    }
 }
 
 /// The writer's side of the protocol: hands out (position, length) runs of free space.
@@ -175,6 +222,8 @@ pub(crate) struct WriterCore {
     published: u64,
     /// Cached `min_reader + capacity`: we may write up to here without looking again.
     limit: u64,
+    /// The largest `limit` announced in `shared.write_bound` so far.
+    announced: u64,
     /// Length of the reservation handed out by the last reserve (0 once committed).
     reserved: usize,
     finished: bool,
@@ -185,6 +234,7 @@ impl WriterCore {
         let write = shared.written.load(Ordering::Relaxed);
         WriterCore {
             limit: write + shared.capacity as u64,
+            announced: write + shared.capacity as u64,
             write,
             published: write,
             shared,
@@ -214,6 +264,16 @@ impl WriterCore {
         match self.shared.min_reader() {
             Some(min) => {
                 self.limit = min + self.shared.capacity as u64;
+                // A clone registered behind may lower the limit; the bound only ever rises.
+                if self.limit > self.announced {
+                    self.announced = self.limit;
+                    self.shared
+                        .write_bound
+                        .store(self.announced, Ordering::Relaxed);
+                    // Orders the store before every later write of ring memory (the writer
+                    // half of the seqlock pairing; a compiler barrier only on x86-64).
+                    fence(Ordering::Release);
+                }
                 Ok(())
             }
             None => Err(QueueError::NoReaders),

@@ -168,3 +168,34 @@ fn a_tag_is_visible_before_its_item() {
         reader.join().unwrap();
     });
 }
+
+/// A tap that copies a run while the writer overwrites that run (one ring later) delivers
+/// only the items committed at their indices: the old values, or the new ones after skipping,
+/// never the overwritten bytes under an old index.
+#[test]
+fn a_tap_racing_an_overwrite_delivers_only_intact_items() {
+    loom::model(|| {
+        let (mut w, mut r) = channel::<u8>(1, &opts()).unwrap();
+        let cap = w.capacity();
+        let mut tap = w.tap_point().attach();
+        w.reserve(cap).unwrap()[..cap].fill(1);
+        w.commit(cap);
+        let n = r.window(cap).unwrap().len();
+        r.consume(n);
+        let tapper = thread::spawn(move || {
+            let mut out = vec![0u8; cap];
+            let read = tap.read(&mut out);
+            for (i, v) in out[..read.items].iter().enumerate() {
+                let index = read.first as usize + i;
+                assert_eq!(*v, if index < cap { 1 } else { 2 }, "item {index}");
+            }
+            assert_eq!(read.first + read.items as u64, tap.position());
+            assert_eq!(tap.position(), read.items as u64 + read.skipped);
+        });
+        // The next ring's worth lands on the same memory.
+        w.reserve(cap).unwrap()[..cap].fill(2);
+        w.commit(cap);
+        tapper.join().unwrap();
+        drop(r);
+    });
+}

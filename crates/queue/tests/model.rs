@@ -2,7 +2,7 @@
 //! mid-stream, some dropped), matches a model of per-reader VecDeques.
 
 use proptest::prelude::*;
-use sluice_queue::{channel, Flavor, QueueOptions, Reader, RingReader, RingWriter};
+use sluice_queue::{channel, Flavor, LossyReader, QueueOptions, Reader, RingReader, RingWriter};
 use std::collections::VecDeque;
 
 #[derive(Debug, Clone)]
@@ -17,6 +17,12 @@ enum Op {
     CloneReader { r: usize },
     /// Drop reader `r` (never the last one).
     DropReader { r: usize },
+    /// Attach a lossy reader (a tap) through a tap point.
+    AttachTap,
+    /// Tap `t` reads up to `n` items (the newest `n` if `latest`).
+    TapRead { t: usize, n: usize, latest: bool },
+    /// Drop tap `t`.
+    DropTap { t: usize },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -26,6 +32,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::AddReader),
         1 => (0usize..4).prop_map(|r| Op::CloneReader { r }),
         1 => (0usize..4).prop_map(|r| Op::DropReader { r }),
+        1 => Just(Op::AttachTap),
+        3 => (0usize..3, 0usize..1500, any::<bool>()).prop_map(|(t, n, latest)| Op::TapRead { t, n, latest }),
+        1 => (0usize..3).prop_map(|t| Op::DropTap { t }),
     ]
 }
 
@@ -38,6 +47,9 @@ fn run(flavor: Flavor, ops: Vec<Op>) -> Result<(), TestCaseError> {
     let cap = w.capacity();
     let mut readers: Vec<(Reader<u32>, VecDeque<u32>)> = vec![(r0, VecDeque::new())];
     let mut next = 0u32;
+    let point = w.tap_point();
+    let mut taps: Vec<LossyReader<u32>> = Vec::new();
+    let mut tap_out = vec![u32::MAX; 1500];
     for op in ops {
         match op {
             Op::Write { n, k } => {
@@ -92,6 +104,41 @@ fn run(flavor: Flavor, ops: Vec<Op>) -> Result<(), TestCaseError> {
             Op::DropReader { r } => {
                 if readers.len() > 1 {
                     readers.remove(r % readers.len());
+                }
+            }
+            Op::AttachTap => {
+                if taps.len() < 3 {
+                    taps.push(point.attach());
+                    prop_assert_eq!(point.lossy_readers(), taps.len());
+                }
+            }
+            Op::TapRead { t, n, latest } => {
+                if !taps.is_empty() {
+                    let count = taps.len();
+                    let tap = &mut taps[t % count];
+                    let before = tap.position();
+                    let out = &mut tap_out[..n];
+                    let read = if latest {
+                        tap.read_latest(out)
+                    } else {
+                        tap.read(out)
+                    };
+                    // Only intact items, each the value committed at its index.
+                    for (i, v) in out[..read.items].iter().enumerate() {
+                        prop_assert_eq!(*v as u64, read.first + i as u64);
+                    }
+                    // Every position passed over is either delivered or counted as skipped.
+                    prop_assert_eq!(tap.position() - before, read.items as u64 + read.skipped);
+                    prop_assert_eq!(read.first + read.items as u64, tap.position());
+                    prop_assert!(tap.position() <= next as u64);
+                    // Lossy readers never hold the writer back: nothing here changes `free`.
+                }
+            }
+            Op::DropTap { t } => {
+                if !taps.is_empty() {
+                    let count = taps.len();
+                    taps.remove(t % count);
+                    prop_assert_eq!(point.lossy_readers(), taps.len());
                 }
             }
         }

@@ -256,3 +256,41 @@ fn a_clone_made_while_tags_are_published_loses_none() {
     }
     drop(a.window(0));
 }
+
+/// A tap (lossy reader) on the copying flavor, in sequence with the writer (Miri runs this):
+/// it copies wrapped runs out of the array, skips what the writer lapped, and counts it.
+#[test]
+fn a_tap_copies_wrapped_runs_and_counts_what_it_skipped() {
+    let (mut w, mut r) = channel::<u32>(1, &copying()).unwrap();
+    let cap = w.capacity();
+    let point = w.tap_point();
+    let mut tap = point.attach();
+    let mut next = 0u32;
+    let mut out = vec![0u32; cap];
+    let mut delivered = 0u64;
+    for round in 0..5 {
+        let k = cap / 2 + round;
+        let space = w.reserve(k).unwrap();
+        for (i, s) in space[..k].iter_mut().enumerate() {
+            *s = next + i as u32;
+        }
+        w.commit(k);
+        next += k as u32;
+        // Drain the lossless reader (a wrapped window may come in two pieces).
+        while let Some(window) = r.try_window(1).unwrap() {
+            let n = window.len();
+            r.consume(n);
+        }
+        if round % 2 == 1 {
+            let read = tap.read(&mut out);
+            for (i, v) in out[..read.items].iter().enumerate() {
+                assert_eq!(*v as u64, read.first + i as u64);
+            }
+            delivered += read.items as u64;
+        }
+    }
+    assert_eq!(delivered + tap.skipped(), tap.position());
+    assert_eq!(point.lossy_readers(), 1);
+    drop(tap);
+    assert_eq!(point.lossy_readers(), 0);
+}

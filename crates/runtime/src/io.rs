@@ -212,6 +212,11 @@ pub(crate) trait ErasedOutput: AnyPort {
     fn messages_dropped(&self) -> Vec<(String, u64)> {
         Vec::new()
     }
+    /// A handle that attaches taps (lossy readers) to this output's queue from any thread;
+    /// `None` for an output that has no queue of items (a message output).
+    fn tap_point(&self) -> Option<std::sync::Arc<dyn crate::tap::ErasedPoint>> {
+        None
+    }
 }
 
 impl<T: Item> AnyPort for Output<T> {
@@ -238,6 +243,9 @@ impl<T: Item> ErasedOutput for Output<T> {
     }
     fn add_tag(&self, tag: Tag) {
         self.writer.add_tag(tag);
+    }
+    fn tap_point(&self) -> Option<std::sync::Arc<dyn crate::tap::ErasedPoint>> {
+        Some(std::sync::Arc::new(self.writer.tap_point()))
     }
     fn publish(&mut self) {
         self.writer.publish();

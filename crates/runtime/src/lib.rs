@@ -117,6 +117,7 @@ mod progress;
 mod rule;
 mod run;
 mod stats;
+mod tap;
 
 pub use control::{ControlError, ControlHandle, ControlSpec, PendingChange};
 pub use control_socket::{ControlSocket, ControlSocketError};
@@ -132,8 +133,10 @@ pub use port::{InPort, ItemType, OutPort, PortSpec, Ports};
 pub use progress::{NodeCounts, Progress};
 pub use rule::{FixedRate, InputRate, Rated};
 pub use run::{RunOptions, Scheduler, StopHandle};
+pub use sluice_queue::TapRead;
 pub use sluice_queue::{Flavor, Item, MemoryGuard, QueueOptions, Tag, TagValue, Uniform};
 pub use stats::{sleep, NodeStats, RunReport};
+pub use tap::{Monitor, Tap, TapPoint, TapTypeError};
 
 /// The README's examples, compiled and run as doctests so that they stay true.
 #[cfg(doctest)]

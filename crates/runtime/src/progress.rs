@@ -17,12 +17,24 @@ pub(crate) struct NodeProgress {
     length: Option<u64>,
     items_in: AtomicU64,
     items_out: AtomicU64,
+    work_calls: AtomicU64,
+    busy_ns: AtomicU64,
+    waiting_ns: AtomicU64,
 }
 
 impl NodeProgress {
     pub(crate) fn record(&self, items_in: u64, items_out: u64) {
         self.items_in.store(items_in, Ordering::Relaxed);
         self.items_out.store(items_out, Ordering::Relaxed);
+    }
+
+    /// Copies the scheduler's running totals of the node's time (three relaxed stores).
+    pub(crate) fn record_times(&self, stats: &crate::NodeStats) {
+        self.work_calls.store(stats.work_calls, Ordering::Relaxed);
+        self.busy_ns
+            .store(stats.busy.as_nanos() as u64, Ordering::Relaxed);
+        self.waiting_ns
+            .store(stats.waiting.as_nanos() as u64, Ordering::Relaxed);
     }
 }
 
@@ -37,6 +49,12 @@ pub struct NodeCounts {
     pub items_in: u64,
     /// Items produced so far, summed over its outputs.
     pub items_out: u64,
+    /// Calls of `work` so far (the threaded schedulers).
+    pub work_calls: u64,
+    /// Time spent inside `work` so far, less pacing sleeps (the threaded schedulers).
+    pub busy: std::time::Duration,
+    /// Time spent blocked waiting for input or output room so far (the threaded schedulers).
+    pub waiting: std::time::Duration,
 }
 
 impl NodeCounts {
@@ -64,6 +82,9 @@ impl Progress {
                     length: n.length,
                     items_in: n.items_in.load(Ordering::Relaxed),
                     items_out: n.items_out.load(Ordering::Relaxed),
+                    work_calls: n.work_calls.load(Ordering::Relaxed),
+                    busy: std::time::Duration::from_nanos(n.busy_ns.load(Ordering::Relaxed)),
+                    waiting: std::time::Duration::from_nanos(n.waiting_ns.load(Ordering::Relaxed)),
                 })
                 .collect()
         })
@@ -89,6 +110,9 @@ impl Progress {
                     length: n.node.length(),
                     items_in: AtomicU64::new(0),
                     items_out: AtomicU64::new(0),
+                    work_calls: AtomicU64::new(0),
+                    busy_ns: AtomicU64::new(0),
+                    waiting_ns: AtomicU64::new(0),
                 })
             })
             .collect();

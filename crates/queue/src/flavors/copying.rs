@@ -108,6 +108,14 @@ impl<T: Item> CopyingWriter<T> {
         self.storage.memory()
     }
 
+    /// The array's base and what keeps it alive, for a tap.
+    pub(crate) fn tap_memory(&self) -> (*const u8, Box<dyn std::any::Any + Send + Sync>) {
+        (
+            self.storage.ptr.cast_const().cast(),
+            Box::new(Arc::clone(&self.storage)),
+        )
+    }
+
     pub(crate) fn attach_reader(&self) -> Result<CopyingReader<T>, QueueError> {
         Ok(CopyingReader::new(
             self.core.attach_reader()?,

@@ -52,6 +52,14 @@ impl<T: Item> MirroredWriter<T> {
         self.map.address_range()
     }
 
+    /// The first view's base and what keeps the mapping alive, for a tap.
+    pub(crate) fn tap_memory(&self) -> (*const u8, Box<dyn std::any::Any + Send + Sync>) {
+        (
+            self.map.base().cast_const(),
+            Box::new(Arc::clone(&self.map)),
+        )
+    }
+
     pub(crate) fn attach_reader(&self) -> Result<MirroredReader<T>, QueueError> {
         Ok(MirroredReader::new(
             self.core.attach_reader()?,

@@ -96,6 +96,8 @@ pub struct RunOptions {
     pub stop: Option<StopHandle>,
     /// A view of the run's item counts for a progress display on another thread.
     pub progress: Option<crate::Progress>,
+    /// A view of the run's edges, to attach taps to while it runs (see [`crate::Monitor`]).
+    pub monitor: Option<crate::Monitor>,
     /// Sources, by node name, that a graceful stop leaves running: they end when their own
     /// stream ends. A cluster host spares its stream receivers, so that a stop reaches them
     /// from upstream, after every item sent before it (the threaded schedulers; the stepper
@@ -112,6 +114,7 @@ impl Default for RunOptions {
             deadlock_timeout: Duration::from_secs(1),
             stop: None,
             progress: None,
+            monitor: None,
             spared_by_stop: Vec::new(),
         }
     }

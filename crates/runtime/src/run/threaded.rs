@@ -209,6 +209,9 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunRep
     if let Some(progress) = &opts.progress {
         progress.attach(&mut nodes);
     }
+    if let Some(monitor) = &opts.monitor {
+        monitor.attach(&nodes);
+    }
     let count = nodes.len();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (groups, max_threads) = match opts.scheduler {
@@ -507,6 +510,9 @@ fn run_group(
                 m.cpu += os::thread_cpu_time().saturating_sub(cpu0);
             }
             m.stats.work_calls += 1;
+            if let Some(progress) = &m.node.progress {
+                progress.record_times(&m.stats);
+            }
             let work = match outcome {
                 Ok(work) => work,
                 Err(err) => {
@@ -591,6 +597,9 @@ fn run_group(
         );
         slice = (slice * 2).min(WAIT_SLICE);
         group[k].stats.waiting += t1.elapsed();
+        if let Some(progress) = &group[k].node.progress {
+            progress.record_times(&group[k].stats);
+        }
         if pooled && matches!(result, Ok(false)) && me.state.load(Ordering::Relaxed) != BLOCKED {
             // Tell the watchdog what every node of the group waits for.
             let described: Vec<String> = needs

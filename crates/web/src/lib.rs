@@ -1,0 +1,23 @@
+//! The web console of a running graph: a page served from the binary itself (the graph, live
+//! statistics, run-time parameters, a stop button, live views of any edge), a JSON HTTP API
+//! with a streaming endpoint for statistics and tap data, and Prometheus metrics.
+//!
+//! `sluice run GRAPH --http 127.0.0.1:8080` starts it beside the run ([`Console::start`]).
+//! The HTTP server is a small bounded one on std (`http.rs`): a console serves one person and
+//! a scraper, and a hand-written parser with hard limits builds in no time and is easy to
+//! reason about. What it trusts and refuses is in `guard.rs` and `docs/console.md`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod api;
+mod guard;
+mod http;
+mod metrics;
+mod page;
+mod server;
+mod views;
+
+pub use guard::{new_token, Guard};
+pub use http::{parse_request, HttpError, Request, MAX_BODY, MAX_HEADERS, MAX_HEAD_BYTES};
+pub use server::{Console, ConsoleError, ConsoleOptions, RunHandles};
+pub use views::{View, ViewKind};

@@ -1,0 +1,112 @@
+//! Prometheus metrics in the text exposition format (version 0.0.4). The names and labels are
+//! stable; `docs/console.md` lists them.
+
+use crate::server::Shared;
+use std::fmt::Write;
+
+/// A label value escaped as the format requires (backslash, double quote, newline).
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The metrics page.
+pub(crate) fn render(shared: &Shared) -> String {
+    let h = &shared.handles;
+    let nodes = h.progress.snapshot();
+    let edges = h.monitor.edges();
+    let mut s = String::new();
+    let mut family = |name: &str, kind: &str, help: &str, rows: Vec<(String, String)>| {
+        let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (labels, value) in rows {
+            if labels.is_empty() {
+                let _ = writeln!(s, "{name} {value}");
+            } else {
+                let _ = writeln!(s, "{name}{{{labels}}} {value}");
+            }
+        }
+    };
+    let per_node = |f: &dyn Fn(&sluice_runtime::NodeCounts) -> String| {
+        nodes
+            .iter()
+            .map(|n| (format!("node=\"{}\"", label(&n.name)), f(n)))
+            .collect::<Vec<_>>()
+    };
+    family(
+        "sluice_node_items_in_total",
+        "counter",
+        "Items consumed by the node, summed over its inputs.",
+        per_node(&|n| n.items_in.to_string()),
+    );
+    family(
+        "sluice_node_items_out_total",
+        "counter",
+        "Items produced by the node, summed over its outputs.",
+        per_node(&|n| n.items_out.to_string()),
+    );
+    family(
+        "sluice_node_work_calls_total",
+        "counter",
+        "Calls of the node's work.",
+        per_node(&|n| n.work_calls.to_string()),
+    );
+    family(
+        "sluice_node_busy_seconds_total",
+        "counter",
+        "Time inside the node's work, less pacing sleeps.",
+        per_node(&|n| format!("{:.6}", n.busy.as_secs_f64())),
+    );
+    family(
+        "sluice_node_waiting_seconds_total",
+        "counter",
+        "Time the node waited for input or output room.",
+        per_node(&|n| format!("{:.6}", n.waiting.as_secs_f64())),
+    );
+    let per_edge = |f: &dyn Fn(&sluice_runtime::TapPoint) -> String| {
+        edges
+            .iter()
+            .map(|e| {
+                (
+                    format!("node=\"{}\",port=\"{}\"", label(&e.node), label(&e.port)),
+                    f(e),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    family(
+        "sluice_port_items_out_total",
+        "counter",
+        "Items written to the output port's queue.",
+        per_edge(&|e| e.items_written().to_string()),
+    );
+    family(
+        "sluice_queue_fill_items",
+        "gauge",
+        "Items in the output port's queue not yet read by its slowest reader.",
+        per_edge(&|e| e.fill().to_string()),
+    );
+    family(
+        "sluice_queue_capacity_items",
+        "gauge",
+        "Capacity of the output port's queue in items.",
+        per_edge(&|e| e.capacity().to_string()),
+    );
+    family(
+        "sluice_taps",
+        "gauge",
+        "Taps (live views) attached to the output port's queue.",
+        per_edge(&|e| e.taps().to_string()),
+    );
+    let fraction = h
+        .progress
+        .leading()
+        .map_or(String::from("NaN"), |(_, f)| f.to_string());
+    family(
+        "sluice_run_progress_ratio",
+        "gauge",
+        "How far a finite run has come (0 to 1; NaN when endless).",
+        vec![(String::new(), fraction)],
+    );
+    s
+}

@@ -1,0 +1,363 @@
+//! The console's HTTP API against a real running graph on loopback: every endpoint, the
+//! refusals (token, Origin, Host, bad requests) with their reasons, `/metrics` through a
+//! Prometheus text-format parser, a parameter change found in the graph's output at the item
+//! the API reported, and a spectrum view of a tone with its peak at the tone's frequency.
+
+mod common;
+
+use common::{Steps, Tone, TONE};
+use serde_json::{json, Value};
+use sluice_runtime::{Graph, Monitor, Progress, RunOptions, StopHandle};
+use sluice_web::{Console, ConsoleOptions, RunHandles};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+/// One request on a fresh connection; returns (status, body).
+fn request(addr: &str, raw: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(raw.as_bytes()).unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text[9..12].parse().unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn get(addr: &str, path: &str) -> (u16, String) {
+    request(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n"),
+    )
+}
+
+fn post_raw(addr: &str, path: &str, headers: &str, body: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn good_headers(addr: &str) -> String {
+    format!("Authorization: Bearer {TOKEN}\r\nOrigin: http://{addr}\r\n")
+}
+
+fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
+    let (status, text) = request(
+        addr,
+        &post_raw(addr, path, &good_headers(addr), &body.to_string()),
+    );
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn reason(body: &str) -> String {
+    serde_json::from_str::<Value>(body).unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn the_console_serves_steers_and_refuses_as_documented() {
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let mut g = Graph::new();
+    let tone = g
+        .add(
+            "tone",
+            Tone {
+                n: 0,
+                gain: 1.0,
+                noise: 0.0,
+            },
+        )
+        .unwrap();
+    let sink = g.add("steps", Steps(Arc::clone(&steps), 0, 0.001)).unwrap();
+    g.connect(tone, "out", sink, "in").unwrap();
+    let (progress, monitor, stop) = (Progress::new(), Monitor::new(), StopHandle::new());
+    let handles = RunHandles {
+        control: g.control_handle(),
+        stop: stop.clone(),
+        progress: progress.clone(),
+        monitor: monitor.clone(),
+        title: "test <graph>".into(),
+    };
+    let console = Console::start(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: Some(TOKEN.into()),
+        },
+        handles,
+    )
+    .unwrap();
+    assert!(console.url().ends_with(&format!("#token={TOKEN}")));
+    let addr = console.addr().to_string();
+    let run = std::thread::spawn(move || {
+        g.run(&RunOptions {
+            progress: Some(progress),
+            monitor: Some(monitor),
+            stop: Some(stop),
+            deadlock_timeout: Duration::from_secs(10),
+            ..RunOptions::default()
+        })
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, body) = get(&addr, "/api/graph");
+        if serde_json::from_str::<Value>(&body).unwrap()["edges"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // The page and its script.
+    let (status, page) = get(&addr, "/");
+    assert_eq!(status, 200);
+    assert!(page.contains("<script src=\"/console.js\"></script>"));
+    assert_eq!(get(&addr, "/console.js").0, 200);
+    assert_eq!(get(&addr, "/console.css").0, 200);
+
+    // The graph and its statistics.
+    let graph: Value = serde_json::from_str(&get(&addr, "/api/graph").1).unwrap();
+    assert_eq!(graph["title"], "test <graph>");
+    let names: Vec<&str> = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["tone", "steps"]);
+    assert_eq!(graph["nodes"][0]["controls"][0]["name"], "gain");
+    assert_eq!(graph["edges"][0]["type"], "c32");
+    assert_eq!(
+        graph["edges"][0]["readers"][0],
+        json!({"node": "steps", "port": "in"})
+    );
+    let stats: Value = serde_json::from_str(&get(&addr, "/api/stats").1).unwrap();
+    assert_eq!(stats["nodes"][0]["name"], "tone");
+    assert!(stats["edges"][0]["capacity"].as_u64().unwrap() > 0);
+
+    // Prometheus metrics, parsed by a Prometheus text-format parser.
+    let (status, text) = get(&addr, "/metrics");
+    assert_eq!(status, 200);
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    let scrape = prometheus_parse::Scrape::parse(lines).expect("the exposition format parses");
+    let out = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "sluice_node_items_out_total" && s.labels.get("node") == Some("tone"))
+        .expect("items out of the tone");
+    assert!(matches!(out.value, prometheus_parse::Value::Counter(v) if v > 0.0));
+    for name in [
+        "sluice_node_busy_seconds_total",
+        "sluice_queue_fill_items",
+        "sluice_queue_capacity_items",
+        "sluice_taps",
+        "sluice_port_items_out_total",
+    ] {
+        assert!(
+            scrape.samples.iter().any(|s| s.metric == name),
+            "{name} missing"
+        );
+    }
+
+    // Refusals, each with its reason.
+    let body = json!({"node": "tone", "param": "gain", "value": 2}).to_string();
+    let (s, b) = request(
+        &addr,
+        &post_raw(
+            &addr,
+            "/api/set",
+            &format!("Origin: http://{addr}\r\n"),
+            &body,
+        ),
+    );
+    assert_eq!(s, 401);
+    assert!(reason(&b).contains("token is missing"));
+    let (s, b) = request(
+        &addr,
+        &post_raw(
+            &addr,
+            "/api/set",
+            &format!("Authorization: Bearer {TOKEN}\r\nOrigin: http://evil.example\r\n"),
+            &body,
+        ),
+    );
+    assert_eq!(s, 403);
+    assert!(reason(&b).contains("not this console's"));
+    let (s, _) = request(
+        &addr,
+        &post_raw(
+            &addr,
+            "/api/set",
+            &format!("Authorization: Bearer {TOKEN}\r\n"),
+            &body,
+        ),
+    );
+    assert_eq!(s, 403);
+    let (s, b) = request(
+        &addr,
+        &format!(
+            "GET /api/graph HTTP/1.1\r\nHost: rebind.example:{}\r\n\r\n",
+            console.addr().port()
+        ),
+    );
+    assert_eq!(s, 421);
+    assert!(reason(&b).contains("rebind.example"));
+    let (s, b) = request(
+        &addr,
+        &post_raw(&addr, "/api/set", &good_headers(&addr), "{not json"),
+    );
+    assert_eq!(s, 400);
+    assert!(reason(&b).contains("JSON"));
+    let (s, v) = post(
+        &addr,
+        "/api/set",
+        &json!({"node": "nope", "param": "gain", "value": 1}),
+    );
+    assert_eq!(s, 404);
+    assert!(v["error"].as_str().unwrap().contains("nope"));
+    let (s, v) = post(
+        &addr,
+        "/api/set",
+        &json!({"node": "tone", "param": "gain", "value": "loud"}),
+    );
+    assert_eq!(s, 400, "{v}");
+    assert_eq!(request(&addr, "BREW / HTTP/1.1\r\n\r\n").0, 400, "no Host");
+    assert_eq!(request(&addr, "garbage\r\n\r\n").0, 400);
+    assert_eq!(get(&addr, "/nowhere").0, 404);
+    assert_eq!(get(&addr, "/api/set").0, 405);
+    assert_eq!(request(&addr, &post_raw(&addr, "/metrics", "", "")).0, 405);
+    let (s, v) = post(
+        &addr,
+        "/api/stream",
+        &json!({"tap": {"node": "tone", "port": "out", "view": "radar"}}),
+    );
+    assert_eq!(s, 400);
+    assert!(v["error"].as_str().unwrap().contains("radar"));
+
+    // A change, found in the graph's output at the item the API reported.
+    let (s, v) = post(
+        &addr,
+        "/api/set",
+        &json!({"node": "tone", "param": "gain", "value": 2.5}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let at = v["at"].as_u64().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let st = steps.lock().unwrap().clone();
+        if st.len() >= 2 {
+            assert_eq!(
+                st,
+                vec![(0, 1.0), (at, 2.5)],
+                "the gain changed at item {at}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the change never reached the output"
+        );
+        drop(st);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // A spectrum view of the tone: its peak at the tone's frequency; closing it detaches it.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let body = json!({"tap": {"node": "tone", "port": "out", "view": "spectrum", "size": 1024, "rate": 25}}).to_string();
+    s.write_all(post_raw(&addr, "/api/stream", &good_headers(&addr), &body).as_bytes())
+        .unwrap();
+    let mut lines = BufReader::new(s.try_clone().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "HTTP/1.1 200 OK");
+    let frame: Value = lines
+        .by_ref()
+        .map(|l| l.unwrap())
+        .find(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(&l).unwrap())
+        .unwrap();
+    let bins: Vec<f64> = frame["bins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_f64().unwrap())
+        .collect();
+    let peak = (0..bins.len())
+        .max_by(|&a, &b| bins[a].total_cmp(&bins[b]))
+        .unwrap();
+    assert_eq!((peak as f64 - 512.0) / 1024.0, f64::from(TONE));
+    let taps = || {
+        serde_json::from_str::<Value>(&get(&addr, "/api/stats").1).unwrap()["edges"][0]["taps"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(taps(), 1);
+    drop(lines);
+    s.shutdown(std::net::Shutdown::Both).unwrap();
+    drop(s);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while taps() != 0 {
+        assert!(
+            Instant::now() < deadline,
+            "closing the view did not detach its tap"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // A statistics stream, then stop.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(
+        post_raw(
+            &addr,
+            "/api/stream",
+            &good_headers(&addr),
+            "{\"stats\": true}",
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let line = BufReader::new(s)
+        .lines()
+        .map(|l| l.unwrap())
+        .find(|l| l.starts_with('{'))
+        .unwrap();
+    assert!(serde_json::from_str::<Value>(&line).unwrap()["nodes"].is_array());
+    let (s, v) = post(&addr, "/api/stop", &json!({}));
+    assert_eq!((s, v), (200, json!({"stopping": true})));
+    let report = run.join().unwrap().unwrap();
+    assert!(report.stopped);
+    drop(console);
+}
+
+#[test]
+fn a_non_loopback_bind_is_refused_with_the_reason() {
+    let g = Graph::new();
+    let handles = RunHandles {
+        control: g.control_handle(),
+        stop: StopHandle::new(),
+        progress: Progress::new(),
+        monitor: Monitor::new(),
+        title: "t".into(),
+    };
+    let e = Console::start(
+        ConsoleOptions {
+            bind: "0.0.0.0:0".parse().unwrap(),
+            token: None,
+        },
+        handles,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("loopback only"), "{e}");
+}

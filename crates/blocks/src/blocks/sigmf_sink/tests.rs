@@ -279,7 +279,9 @@ fn captures_follow_rate_frequency_and_gain_and_gaps_and_ranges_are_annotated() {
         meta["global"]["core:extensions"][0]["name"],
         json!("sluice")
     );
-    let captures: Vec<(u64, Option<f64>, Option<f64>, Option<f64>)> = meta["captures"]
+    // (first sample, frequency, rate, gain)
+    type CaptureFields = (u64, Option<f64>, Option<f64>, Option<f64>);
+    let captures: Vec<CaptureFields> = meta["captures"]
         .as_array()
         .unwrap()
         .iter()

@@ -99,6 +99,11 @@ impl ClusterKey {
         ClusterKey(bytes)
     }
 
+    /// The key's bytes (the secure channel's PSK).
+    pub(crate) fn bytes(&self) -> &[u8; NONCE_LEN] {
+        &self.0
+    }
+
     /// A new random key from the operating system's randomness (`getrandom`).
     pub fn random() -> Result<Self, NetError> {
         let mut bytes = [0u8; NONCE_LEN];
@@ -111,34 +116,22 @@ impl ClusterKey {
     }
 
     /// Reads the key file at `path`: exactly 64 hex characters and an optional trailing
-    /// newline. Refuses a file that its group or others may read or write (`mode & 0o077 !=
-    /// 0`: `chmod 600` it) and a file of any other form, naming the path and what was
-    /// expected.
+    /// newline. Refuses a symbolic link, a file of another owner than the caller, a file that
+    /// its group or others may read or write (`mode & 0o077 != 0`: `chmod 600` it), a file in
+    /// a directory others may write, and a file of any other form, naming the path and what
+    /// was expected.
     pub fn load(path: &Path) -> Result<Self, NetError> {
-        use std::os::unix::fs::PermissionsExt;
         let shown = path.display();
-        let meta = std::fs::metadata(path)
-            .map_err(|e| NetError::Config(format!("cluster key file {shown}: {e}")))?;
-        if !meta.is_file() {
-            return Err(NetError::Config(format!(
-                "cluster key file {shown} is not a regular file (expected a file of 64 hex characters)"
-            )));
-        }
-        let mode = meta.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            return Err(NetError::Config(format!(
-                "cluster key file {shown} has mode {mode:03o}: others than its owner may read it; expected mode 600 (run chmod 600 {shown})"
-            )));
-        }
         let expected = "expected exactly 64 hex characters (32 bytes) and an optional trailing newline, as `sluice cluster key` writes";
-        if meta.len() > KEY_HEX as u64 + 1 {
+        // Opened once without following links, checked on the descriptor (owner, mode,
+        // parent directory), and read from it: see `secure::keys`.
+        let text = crate::secure::keys::read_secret(path, "cluster key file")?;
+        if text.len() > KEY_HEX + 1 {
             return Err(NetError::Config(format!(
                 "cluster key file {shown} holds {} bytes: {expected}",
-                meta.len()
+                text.len()
             )));
         }
-        let text = std::fs::read(path)
-            .map_err(|e| NetError::Config(format!("cluster key file {shown}: {e}")))?;
         let hex = text.strip_suffix(b"\n").unwrap_or(&text);
         if hex.len() != KEY_HEX {
             return Err(NetError::Config(format!(
@@ -471,7 +464,7 @@ impl Exchange<'_> {
         if m.kind == kind::REFUSED {
             return Err(self.refused(format!(
                 "the peer refused this end: {}",
-                String::from_utf8_lossy(&m.body)
+                crate::escape::bytes(&m.body)
             )));
         }
         if m.kind != want {
@@ -484,20 +477,21 @@ impl Exchange<'_> {
     }
 }
 
-/// A stream block's new connection `stream` from `endpoint`, authenticated when `opts` has a
-/// key: `Ok(Some)` to go on with it; `Ok(None)` when the peer was refused (logged on stderr as
-/// `sluice-net: refused <addr>: <why>`, and remembered in `refused`) and the block should keep
-/// waiting: always on a listening end, so that an intruder cannot end the stream, and on a
-/// connecting end when the failure may pass (a timeout, a dropped connection). A connecting
-/// end refused for good (wrong key, a peer without a key) fails.
+/// A stream block's new connection `stream` from `endpoint`, through the secure channel
+/// ([`secure`](crate::secure)) when `opts` has credentials (a key or a peers list):
+/// `Ok(Some)` to go on with it; `Ok(None)` when the peer was refused (logged on stderr as
+/// `sluice-net: refused <addr>: <why>`, escaped, and remembered in `refused`) and the block
+/// should keep waiting: always on a listening end, so that an intruder cannot end the stream,
+/// and on a connecting end when the failure may pass (a timeout, a dropped connection). A
+/// connecting end refused for good (wrong key, a peer without a key) fails.
 pub(crate) fn guard(
     endpoint: &crate::Endpoint,
     mut stream: TcpStream,
     opts: &crate::TcpOptions,
     refused: &mut Option<String>,
-) -> Result<Option<TcpStream>, NetError> {
-    let Some(key) = &opts.key else {
-        return Ok(Some(stream));
+) -> Result<Option<crate::secure::Link>, NetError> {
+    let Some(creds) = opts.credentials()? else {
+        return Ok(Some(crate::secure::Link::plain(stream)));
     };
     let listening = matches!(endpoint, crate::Endpoint::Listen(_));
     // Now: a peer that gave up may be gone (and its address with it) by the time it is logged.
@@ -506,23 +500,53 @@ pub(crate) fn guard(
         .map(|a| a.to_string())
         .unwrap_or_else(|_| endpoint.describe());
     let result = if listening {
-        accept(&mut stream, key, opts.auth_timeout)
+        crate::secure::accept(&mut stream, &creds, opts.auth_timeout)
     } else {
-        connect(&mut stream, key, opts.auth_timeout)
+        crate::secure::connect(&mut stream, &creds, opts.auth_timeout)
     };
-    let Err(e) = result else {
-        return Ok(Some(stream));
+    let e = match result {
+        Ok(session) => return Ok(Some(crate::secure::Link::secure(stream, session))),
+        Err(e) => e,
     };
     let why = match &e {
         NetError::Auth { what, .. } => what.clone(),
         NetError::Io { what, message, .. } => format!("{what}: {message}"),
         other => other.to_string(),
     };
+    let why = crate::escape::text(&why);
     eprintln!("sluice-net: refused {addr}: {why}");
     *refused = Some(format!("{addr}: {why}"));
+    if listening {
+        linger(&stream);
+    }
     drop(stream);
     if !listening && e.is_fatal() {
         return Err(e);
     }
     Ok(None)
+}
+
+/// Before a refused connection closes: stops sending, then reads (and drops) what the peer
+/// sent, for at most 100 ms and 64 KiB, so that the close is a FIN and not a reset that
+/// would destroy the preface in the peer's buffer before it reads why.
+fn linger(stream: &TcpStream) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let deadline = Instant::now() + Duration::from_millis(100);
+    let mut scratch = [0u8; 4096];
+    let mut total = 0;
+    while total < 64 << 10 {
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            break;
+        };
+        if stream
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .is_err()
+        {
+            break;
+        }
+        match (&*stream).read(&mut scratch) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => total += n,
+        }
+    }
 }

@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use num_complex::Complex32;
 use sluice_net::auth::{self, ClusterKey};
+use sluice_net::secure::{self, Credentials, Purpose};
 use sluice_net::wire::{self, Hello};
 use sluice_net::{NetError, TcpOptions};
 use sluice_runtime::{Tag, TagValue};
@@ -388,7 +389,7 @@ fn a_listener_with_a_key_refuses_a_sender_without_one() {
     assert!(tx_err.contains("this end has no key"), "sender: {tx_err}");
     // The listener refused it, kept waiting, and names the refusal when it gives up.
     assert!(
-        rx_err.contains("no connection within") && rx_err.contains("has no cluster key"),
+        rx_err.contains("no connection within") && rx_err.contains("it has no key"),
         "receiver: {rx_err}"
     );
 }
@@ -397,15 +398,16 @@ fn a_listener_with_a_key_refuses_a_sender_without_one() {
 fn a_listener_without_a_key_refuses_a_sender_with_one() {
     let (rx_err, tx_err) = both_fail(None, Some(key(3)));
     assert!(rx_err.contains("this end has no key"), "receiver: {rx_err}");
-    assert!(tx_err.contains("has no cluster key"), "sender: {tx_err}");
+    assert!(tx_err.contains("it has no key"), "sender: {tx_err}");
 }
 
 #[test]
 fn a_wrong_key_stream_is_refused() {
     let (rx_err, tx_err) = both_fail(Some(key(3)), Some(key(4)));
-    assert!(tx_err.contains("wrong cluster key"), "sender: {tx_err}");
+    assert!(tx_err.contains("another cluster key"), "sender: {tx_err}");
     assert!(
-        rx_err.contains("no connection within") && rx_err.contains("wrong cluster key"),
+        rx_err.contains("no connection within")
+            && rx_err.contains("does not hold this end's cluster key"),
         "receiver: {rx_err}"
     );
 }
@@ -419,10 +421,11 @@ fn a_listener_keeps_waiting_for_the_right_peer_after_intruders() {
     // Intruder 1: garbage.
     let mut g = TcpStream::connect(addr).unwrap();
     g.write_all(&[0xde; 64]).unwrap();
-    // Intruder 2: the exchange with the wrong key.
+    // Intruder 2: the handshake with the wrong key.
     let mut w = TcpStream::connect(addr).unwrap();
-    let e = auth::connect(&mut w, &key(1), T).unwrap_err();
-    assert!(e.to_string().contains("wrong cluster key"), "{e}");
+    let creds = Credentials::from_key(key(1), Purpose::Stream).unwrap();
+    let e = secure::connect(&mut w, &creds, T).unwrap_err();
+    assert!(e.to_string().contains("another cluster key"), "{e}");
     // Intruder 3: a sluice-net sender without a key.
     let mut h = TcpStream::connect(addr).unwrap();
     h.write_all(

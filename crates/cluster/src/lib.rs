@@ -16,6 +16,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod confine;
 pub mod control;
 pub mod etcd;
 pub mod lease;

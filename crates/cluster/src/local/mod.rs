@@ -511,6 +511,8 @@ impl LocalCluster {
             &etcd,
             "--key-file",
             &key,
+            // One machine, the operator's own: the controller's paths, as they are.
+            "--allow-paths-outside",
         ];
         if !exe_path.is_file() {
             return Err(LocalError::Command {

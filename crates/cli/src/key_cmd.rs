@@ -51,7 +51,10 @@ pub fn run(cmd: KeyCommand) -> anyhow::Result<()> {
         }
         KeyCommand::New(a) => {
             let id = Identity::create(&a.path)?;
-            eprintln!("sluice: wrote identity {}; its public key:", a.path.display());
+            eprintln!(
+                "sluice: wrote identity {}; its public key:",
+                a.path.display()
+            );
             println!("{}", keys::hex32(&id.public()));
         }
         KeyCommand::Public(a) => {

@@ -45,10 +45,8 @@ pub fn confine(
         let Some(decl) = registry.find(kind) else {
             continue; // the loader names the unknown type
         };
-        let files: Vec<(String, FileAccess)> = decl
-            .files()
-            .map(|(p, a)| (p.to_string(), a))
-            .collect();
+        let files: Vec<(String, FileAccess)> =
+            decl.files().map(|(p, a)| (p.to_string(), a)).collect();
         let Some(Value::Table(params)) = node.get_mut("params") else {
             continue;
         };
@@ -106,7 +104,13 @@ fn resolve(
         ),
     };
     let beneath = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-    match rustix::fs::openat2(&root, target, flags | OFlags::CLOEXEC, Mode::empty(), beneath) {
+    match rustix::fs::openat2(
+        &root,
+        target,
+        flags | OFlags::CLOEXEC,
+        Mode::empty(),
+        beneath,
+    ) {
         Ok(_) => {}
         Err(rustix::io::Errno::XDEV) => {
             return Err(format!(
@@ -124,7 +128,13 @@ fn resolve(
     }
     if matches!(access, FileAccess::Write) {
         // The file itself, if it exists, must not be a link out either (the block follows it).
-        match rustix::fs::openat2(&root, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), beneath) {
+        match rustix::fs::openat2(
+            &root,
+            path,
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+            beneath,
+        ) {
             Ok(_) | Err(rustix::io::Errno::NOENT) => {}
             Err(rustix::io::Errno::XDEV) => {
                 return Err(format!(

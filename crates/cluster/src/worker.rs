@@ -16,10 +16,10 @@ use crate::lease::{Campaign, CampaignEvent, PartitionLease};
 use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
 use sluice_graph::Registry;
 use sluice_net::auth::ClusterKey;
+use sluice_net::secure::{self, Credentials, Identity, Link, Peers, Purpose, SecureWriter};
 use sluice_net::Fence;
 use sluice_runtime::{Progress, RunOptions, RunReport, RuntimeError, StopHandle};
 use std::io::BufReader;
-use sluice_net::secure::{self, Credentials, Identity, Link, Peers, Purpose, SecureWriter};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -200,7 +200,10 @@ impl Session {
             Ok(s) => s,
             Err(e) => {
                 // The peer's words in it (a version, a key) are escaped by the channel.
-                return self.log(&format!("refused: {}", sluice_net::escape::text(&e.to_string())));
+                return self.log(&format!(
+                    "refused: {}",
+                    sluice_net::escape::text(&e.to_string())
+                ));
             }
         };
         if let Err(e) = self.run(Link::secure(stream, session)) {
@@ -214,7 +217,9 @@ impl Session {
             peer: peer.to_string(),
             source,
         };
-        link.stream.set_read_timeout(Some(HANDSHAKE)).map_err(io_err)?;
+        link.stream
+            .set_read_timeout(Some(HANDSHAKE))
+            .map_err(io_err)?;
         let (reader, mut out) = secure::split(link).map_err(io_err)?;
         let mut input = BufReader::new(reader);
         let (run, origin, partition, cwd, stream_receivers, lease) = match protocol::receive(
@@ -280,7 +285,11 @@ impl Session {
         protocol::send(&mut out, &FromWorker::Loaded, peer)?;
         // The controller may take a while to load the other hosts: wait for Go without limit,
         // but not past a closed connection.
-        input.get_ref().stream().set_read_timeout(None).map_err(io_err)?;
+        input
+            .get_ref()
+            .stream()
+            .set_read_timeout(None)
+            .map_err(io_err)?;
         match protocol::receive::<ToWorker, _>(&mut input, peer)? {
             ToWorker::Go => {}
             ToWorker::Stop => return Ok(()),

@@ -11,7 +11,8 @@ struct Root(PathBuf);
 
 impl Root {
     fn new(name: &str) -> Root {
-        let dir = std::env::temp_dir().join(format!("sluice-confine-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("sluice-confine-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("data")).unwrap();
         std::fs::write(dir.join("data/in.f32"), [0u8; 16]).unwrap();
@@ -43,7 +44,12 @@ fn graph(read: &str, write: &str) -> String {
 
 fn check(root: &Root, read: &str, write: &str) -> Result<String, String> {
     let registry = sluice_blocks::graph_blocks::standard_registry();
-    confine(&graph(read, write), &registry, &root.policy(false), "/controller/cwd")
+    confine(
+        &graph(read, write),
+        &registry,
+        &root.policy(false),
+        "/controller/cwd",
+    )
 }
 
 #[test]
@@ -51,15 +57,24 @@ fn relative_paths_resolve_beneath_the_data_directory() {
     let root = Root::new("ok");
     let text = check(&root, "in.f32", "out.f32").unwrap();
     let data = root.0.join("data");
-    assert!(text.contains(&format!("{:?}", data.join("in.f32").display().to_string())), "{text}");
-    assert!(text.contains(&data.join("out.f32").display().to_string()), "{text}");
+    assert!(
+        text.contains(&format!("{:?}", data.join("in.f32").display().to_string())),
+        "{text}"
+    );
+    assert!(
+        text.contains(&data.join("out.f32").display().to_string()),
+        "{text}"
+    );
 }
 
 #[test]
 fn absolute_paths_are_refused() {
     let root = Root::new("abs");
     let e = check(&root, "/etc/shadow", "out.f32").unwrap_err();
-    assert!(e.contains("node 'src' parameter path") && e.contains("absolute"), "{e}");
+    assert!(
+        e.contains("node 'src' parameter path") && e.contains("absolute"),
+        "{e}"
+    );
     let e = check(&root, "in.f32", "/tmp/x.f32").unwrap_err();
     assert!(e.contains("node 'dst'") && e.contains("absolute"), "{e}");
 }
@@ -91,6 +106,15 @@ fn symbolic_links_out_of_the_root_are_refused() {
 fn the_worker_configuration_may_allow_paths_outside() {
     let root = Root::new("allow");
     let registry = sluice_blocks::graph_blocks::standard_registry();
-    let text = confine(&graph("/abs/in.f32", "rel.f32"), &registry, &root.policy(true), "/controller/cwd").unwrap();
-    assert!(text.contains("/abs/in.f32") && text.contains("/controller/cwd/rel.f32"), "{text}");
+    let text = confine(
+        &graph("/abs/in.f32", "rel.f32"),
+        &registry,
+        &root.policy(true),
+        "/controller/cwd",
+    )
+    .unwrap();
+    assert!(
+        text.contains("/abs/in.f32") && text.contains("/controller/cwd/rel.f32"),
+        "{text}"
+    );
 }

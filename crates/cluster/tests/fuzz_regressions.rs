@@ -7,7 +7,9 @@ use sluice_cluster::etcd::fuzz_response;
 use std::path::Path;
 
 fn replay(dir: &str) -> usize {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz").join(dir);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz")
+        .join(dir);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return 0;
     };
@@ -24,13 +26,17 @@ fn replay(dir: &str) -> usize {
 
 #[test]
 fn the_seed_corpus_and_regressions_replay_without_panic() {
-    assert!(replay("corpus/etcd_response") >= 4, "the seed corpus is missing");
+    assert!(
+        replay("corpus/etcd_response") >= 4,
+        "the seed corpus is missing"
+    );
     replay("regressions/etcd_response");
 }
 
 #[test]
 fn a_chunk_size_of_two_to_the_64_minus_one_is_refused() {
-    let raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nab\r\n0\r\n\r\n";
+    let raw =
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nab\r\n0\r\n\r\n";
     let e = fuzz_response(raw).unwrap_err();
     assert!(e.contains("cut off"), "{e}");
     // Every prefix of a good chunked response answers or refuses.

@@ -95,7 +95,10 @@ to = "sink.in"
 #[test]
 fn an_etcd_record_pointing_at_another_identity_is_refused() {
     let key = ClusterKey::random().unwrap();
-    let (a, b) = (TestWorker::start("a", &key, None), TestWorker::start("b", &key, None));
+    let (a, b) = (
+        TestWorker::start("a", &key, None),
+        TestWorker::start("b", &key, None),
+    );
     let members = Arc::new(Peers::new(vec![
         (a.identity.public(), "a".into()),
         (b.identity.public(), "b".into()),
@@ -138,7 +141,9 @@ fn try_load(addr: SocketAddr, creds: &Credentials) -> Result<FromWorker, String>
         version: protocol::VERSION,
         run: "r1".into(),
         origin: "g.toml".into(),
-        partition: GRAPH.replace("[hosts.a]\naddress = \"127.0.0.1\"", "").replace("host = \"a\"\n", ""),
+        partition: GRAPH
+            .replace("[hosts.a]\naddress = \"127.0.0.1\"", "")
+            .replace("host = \"a\"\n", ""),
         cwd: std::env::temp_dir().display().to_string(),
         stream_receivers: Vec::new(),
         lease: None,

@@ -358,3 +358,15 @@ mod tests {
         set_normal_priority().unwrap();
     }
 }
+
+/// The user id of the process at the other end of a connected Unix socket (`SO_PEERCRED`):
+/// the kernel's word, as of the peer's `connect`.
+pub fn peer_uid(socket: impl std::os::fd::AsFd) -> io::Result<u32> {
+    let cred = rustix::net::sockopt::socket_peercred(socket)?;
+    Ok(cred.uid.as_raw())
+}
+
+/// This process's effective user id.
+pub fn effective_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}

@@ -118,8 +118,7 @@ fn an_etcd_record_pointing_at_another_identity_is_refused() {
     // The record for host a names b's address: b proves b's identity, not a's.
     let forged = BTreeMap::from([("a".to_string(), b.addr.to_string())]);
     let e = control::run(&plan, &forged, &opts(StopHandle::new()), |_| {})
-        .err()
-        .expect("the controller trusted the wrong worker")
+        .expect_err("the controller trusted the wrong worker")
         .to_string();
     assert!(e.contains("identity of member 'b', not of 'a'"), "{e}");
     // The true address runs.

@@ -319,7 +319,7 @@ pub fn register(registry: &mut Registry) {
         BlockType::new("tcp_source", Family::Network, "Receives a stream over TCP (sluice-net wire, docs/net/wire.md) straight into its output queue, with tags.")
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .params(source_params())
-            .example(r#"item = "c32", url = "tcp-listen://0.0.0.0:5000""#)
+            .example(r#"item = "c32", url = "tcp-listen://127.0.0.1:5000""#)
             .build(|p| with_item(p, false)),
         BlockType::new("shm_sink", Family::Network, "Sends its stream to a shm_source in another process on this machine through a ring in shared memory (docs/net/shm.md), with tags.")
             .port(PortDecl::input("in", ItemDecl::item()))

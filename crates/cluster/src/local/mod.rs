@@ -64,7 +64,8 @@ pub const ETCD_PEER_PORT: u16 = 2380;
 #[derive(Debug, Clone)]
 pub struct WorkerSpec {
     /// The `sluice` executable. Each host runs `EXE worker --cluster NAME --name hN --listen
-    /// 10.A.B.(N+1):7000 --etcd http://10.A.B.1:2379 --key-file RUN/cluster.key`.
+    /// 10.A.B.(N+1):7000 --etcd http://10.A.B.1:2379 --key-file RUN/cluster.key
+    /// --allow-paths-outside`.
     pub exe: PathBuf,
 }
 

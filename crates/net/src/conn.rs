@@ -4,6 +4,11 @@
 //! scheduler, waiting on its queue, for any length of time).
 
 use crate::secure::{Got, Link, RxBuf, Sealer, MAX_PLAIN};
+
+/// A slice of a vectored send at least this long is sealed in records of its own (a frame's
+/// payload: the receiver takes them straight into its reservation); shorter ones around it are
+/// gathered into one record.
+const OWN_RECORD: usize = 4096;
 use crate::wire;
 use crate::NetError;
 use rustix::event::{poll, PollFd, PollFlags};
@@ -162,6 +167,8 @@ struct Tx {
     out: Vec<u8>,
     out_at: usize,
     out_plain: usize,
+    /// Short slices gathered into one record.
+    gather: Vec<u8>,
 }
 
 impl Tx {
@@ -250,6 +257,7 @@ impl Conn {
             out: Vec::new(),
             out_at: 0,
             out_plain: 0,
+            gather: Vec::new(),
         }));
         let keeper_stop = Arc::new(AtomicBool::new(false));
         let keeper = {
@@ -272,7 +280,7 @@ impl Conn {
     /// Receives into `buf` without blocking.
     pub fn recv(&mut self, buf: &mut [u8]) -> std::io::Result<Recv> {
         if self.rx.is_some() {
-            return self.recv_secure(&mut [IoSliceMut::new(buf)]);
+            return self.recv_secure(&mut [IoSliceMut::new(buf)], false);
         }
         let len = buf.len();
         match rustix::net::recv(&*self.stream, buf, RecvFlags::DONTWAIT) {
@@ -287,10 +295,12 @@ impl Conn {
         }
     }
 
-    /// Receives into several buffers at once (`readv`) without blocking.
+    /// Receives into several buffers at once (`readv`) without blocking. On a secure
+    /// connection a record may be received straight into the first buffer over several calls:
+    /// until a call returns bytes, the next passes the same first buffer (the reservation).
     pub fn recv_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> std::io::Result<Recv> {
         if self.rx.is_some() {
-            return self.recv_secure(bufs);
+            return self.recv_secure(bufs, true);
         }
         let total: usize = bufs.iter().map(|b| b.len()).sum();
         match rustix::io::readv(&*self.stream, bufs) {
@@ -306,13 +316,14 @@ impl Conn {
 
     /// Receives plaintext through the channel: a whole record that fits the first buffer is
     /// opened straight into it (the queue's reservation), others through its buffer.
-    fn recv_secure(&mut self, bufs: &mut [IoSliceMut<'_>]) -> std::io::Result<Recv> {
+    fn recv_secure(&mut self, bufs: &mut [IoSliceMut<'_>], direct: bool) -> std::io::Result<Recv> {
         let rx = self.rx.as_mut().expect("a secure connection");
         let stream = &*self.stream;
         let mut got_any = false;
-        let got = rx.recv(bufs, |b| {
-            match rustix::net::recv(stream, b, RecvFlags::DONTWAIT) {
-                Ok((n, _)) => {
+        let got = rx.recv(bufs, direct, |iov| {
+            // (The socket is non-blocking.)
+            match rustix::io::readv(stream, iov) {
+                Ok(n) => {
                     got_any |= n > 0;
                     Ok(Some(n))
                 }
@@ -438,7 +449,6 @@ fn send_sealed(
     total: usize,
 ) -> std::io::Result<usize> {
     let mut counted = 0;
-    let mut scratch = Vec::new();
     loop {
         if !tx.out.is_empty() {
             if !tx.flush(stream)? {
@@ -449,11 +459,19 @@ fn send_sealed(
         if counted >= total {
             break;
         }
-        // The next record's plaintext: iov from byte `counted`, at most MAX_PLAIN bytes; one
-        // slice's part is sealed from where it lies, a part across slices gathered first.
-        let (mut skip, want) = (counted, (total - counted).min(MAX_PLAIN));
-        let mut single: Option<&[u8]> = None;
-        scratch.clear();
+        // The next record's plaintext, from byte `counted` of iov (always a record's start):
+        // a long slice's part on its own, sealed from where it lies (split at MAX_PLAIN), or
+        // the short slices before the next long one, gathered.
+        let Tx {
+            sealer,
+            out,
+            out_plain,
+            gather,
+            ..
+        } = &mut *tx;
+        let mut skip = counted;
+        let mut own: Option<&[u8]> = None;
+        gather.clear();
         for s in iov {
             if skip >= s.len() {
                 skip -= s.len();
@@ -461,21 +479,23 @@ fn send_sealed(
             }
             let part = &s[skip..];
             skip = 0;
-            let need = want - scratch.len();
-            if scratch.is_empty() && single.is_none() && part.len() >= need {
-                single = Some(&part[..need]);
+            if part.len() >= OWN_RECORD {
+                if gather.is_empty() {
+                    own = Some(&part[..part.len().min(MAX_PLAIN)]);
+                }
                 break;
             }
-            let part = &part[..part.len().min(need)];
-            scratch.extend_from_slice(part);
-            if scratch.len() == want {
+            if gather.len() + part.len() > MAX_PLAIN {
                 break;
             }
+            gather.extend_from_slice(part);
         }
-        let plain = single.unwrap_or(&scratch);
-        let sealer = tx.sealer.as_mut().expect("a secure connection");
-        sealer.seal(plain, &mut tx.out)?;
-        tx.out_plain = plain.len();
+        let plain = own.unwrap_or(gather);
+        sealer
+            .as_mut()
+            .expect("a secure connection")
+            .seal(plain, out)?;
+        *out_plain = plain.len();
     }
     tx.mid_frame = counted < total;
     Ok(counted)

@@ -100,7 +100,7 @@ fn a_relay_that_forwards_the_handshake_cannot_inject_a_command() {
                     if injected.try_recv().is_ok() {
                         // A record of the right form that the relay made up, then a
                         // command in the clear, as the old protocol took it.
-                        let mut forged = vec![0x00, 0x20];
+                        let mut forged = vec![0x00, 0x00, 0x00, 0x20];
                         forged.extend_from_slice(&[0x5a; 0x20]);
                         forged.extend_from_slice(b"{\"Load\":{\"partition\":\"/etc/shadow\"}}\n");
                         w.write_all(&forged).unwrap();

@@ -29,7 +29,8 @@ mod channel;
 pub mod keys;
 
 pub use channel::{
-    split, Got, Link, Opener, RxBuf, Sealer, SecureReader, SecureWriter, RECORD_HEAD, TAG_LEN,
+    split, Got, Link, Opener, RxBuf, Sealer, SecureReader, SecureWriter, MAX_PLAIN, RECORD_HEAD,
+    TAG_LEN,
 };
 
 use crate::auth::ClusterKey;
@@ -43,20 +44,18 @@ use std::time::{Duration, Instant};
 /// The four bytes a secure handshake starts with.
 pub const MAGIC: [u8; 4] = *b"SLNS";
 
-/// The version of the handshake and record layer this crate speaks.
-pub const VERSION: u8 = 2;
+/// The version of the handshake and record layer this crate speaks (3: records of up to
+/// [`MAX_PLAIN`] bytes under the handshake's split keys; 2 had Noise transport messages).
+pub const VERSION: u8 = 3;
 
 /// The Noise protocol: XX (each side's static key sent encrypted), the PSK mixed in by the
-/// last message, X25519, AES-256-GCM (the CPU's AES and carry-less multiply instructions:
-/// in `sluice bench net` it kept 17-22 % of plaintext throughput where ChaCha20-Poly1305
-/// kept 10 %; see `docs/net/wire.md`), BLAKE2s.
+/// last message, X25519, AES-256-GCM, BLAKE2s. The records after it seal with AES-256-GCM
+/// under the keys the handshake splits (see [`channel`]; the cipher's choice and its cost are
+/// in `docs/net/wire.md`).
 pub const NOISE: &str = "Noise_XXpsk3_25519_AESGCM_BLAKE2s";
 
-/// The largest Noise message (and so record): 65,535 bytes.
+/// The largest Noise handshake message: 65,535 bytes.
 pub const MAX_MESSAGE: usize = 65_535;
-
-/// The most plaintext one record carries.
-pub const MAX_PLAIN: usize = MAX_MESSAGE - TAG_LEN;
 
 /// Bytes of each side's preface: as long as a sluice-net frame header, so that a peer without
 /// a key, reading it as a frame, recognises the magic and says so.
@@ -433,27 +432,45 @@ fn run(
         },
         None => keys::hex32(&peer_key),
     };
-    let state = Arc::new(
-        hs.into_stateless_transport_mode()
-            .map_err(|e| auth(format!("secure handshake: {e}")))?,
-    );
-    let (mut sealer, mut opener) = (Sealer::new(state.clone()), Opener::new(state));
+    // The record keys: the two the handshake splits (initiator to responder, responder to
+    // initiator), as Noise's own transport would take them; only the record layer differs
+    // (see `channel`).
+    if !hs.is_handshake_finished() {
+        return Err(auth(
+            "secure handshake: not finished after three messages".into(),
+        ));
+    }
+    let (to_responder, to_initiator) = hs.dangerously_get_raw_split();
+    let (send, receive) = if initiator {
+        (&to_responder, &to_initiator)
+    } else {
+        (&to_initiator, &to_responder)
+    };
+    let (mut sealer, mut opener) = (Sealer::new(send), Opener::new(receive));
     // The initiator's last message cannot tell it whether the responder accepted it (the PSK
     // and its static key are checked there): the responder's first record says so.
     if initiator {
-        let mut len = [0u8; 2];
-        io.read_exact(&mut len).map_err(|e| match e {
+        let mut head = [0u8; RECORD_HEAD];
+        io.read_exact(&mut head).map_err(|e| match e {
             NetError::Io { .. } if io.left("").is_ok() => auth(
                 "the peer refused this end in the handshake: it holds another cluster key, or this end's public key is not in its peers list".into(),
             ),
             other => other,
         })?;
-        let n = u16::from_be_bytes(len) as usize;
-        io.read_exact(&mut buf[..n])?;
-        let got = opener
-            .open(&buf[..n], &mut payload)
+        let n = u32::from_be_bytes(head) as usize;
+        if !(TAG_LEN..=TAG_LEN + ACCEPTED.len()).contains(&n) {
+            return Err(auth(format!(
+                "the peer's first record announces {n} bytes, not its acceptance"
+            )));
+        }
+        let mut record = vec![0u8; n];
+        io.read_exact(&mut record)?;
+        let (body, tag) = record.split_at_mut(n - TAG_LEN);
+        let tag: [u8; TAG_LEN] = (&*tag).try_into().expect("sixteen bytes");
+        opener
+            .open(head, body, tag)
             .map_err(|e| auth(e.to_string()))?;
-        if payload[..got] != ACCEPTED[..] {
+        if body != ACCEPTED {
             return Err(auth("the peer's first record is not its acceptance".into()));
         }
     } else {

@@ -56,6 +56,10 @@ pub struct WorkerArgs {
     /// controller's working directory (a local cluster on one machine, the operator's own).
     #[arg(long)]
     pub allow_paths_outside: bool,
+    /// Block types this worker never loads, comma-separated (e.g. `tcp_sink,zmq_push_sink`:
+    /// no partition here sends data elsewhere), whoever the controller is.
+    #[arg(long, value_name = "TYPES")]
+    pub refuse_blocks: Option<String>,
 }
 
 /// `sluice cluster …`.
@@ -150,6 +154,11 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
             .context("--data-dir")?,
             allow_outside: args.allow_paths_outside,
         },
+        refused: sluice_cluster::refuse::RefusedBlocks::parse(
+            args.refuse_blocks.as_deref().unwrap_or(""),
+            &crate::registry(),
+        )
+        .map_err(anyhow::Error::msg)?,
     };
     let worker = Worker::bind(opts, crate::registry())?;
     let control = worker.local_addr();

@@ -24,4 +24,5 @@ pub mod local;
 pub mod membership;
 pub mod placement;
 pub mod protocol;
+pub mod refuse;
 pub mod worker;

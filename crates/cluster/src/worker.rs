@@ -52,6 +52,8 @@ pub struct WorkerOptions {
     pub stats_period: Duration,
     /// Where partitions may read and write files (see [`crate::confine`]).
     pub paths: crate::confine::PathPolicy,
+    /// Block types no partition may have here (see [`crate::refuse`]).
+    pub refused: crate::refuse::RefusedBlocks,
 }
 
 /// Why the worker could not start or serve.
@@ -579,6 +581,10 @@ impl Session {
         origin: &str,
         cwd: &str,
     ) -> Result<sluice_runtime::Graph, String> {
+        self.opts
+            .refused
+            .check(partition)
+            .map_err(|e| format!("{origin} on host {}: {e}", self.name))?;
         let text = with_stream_key(partition, &self.opts.key_file)
             .map_err(|e| format!("{origin}: {e}"))?;
         let text = crate::confine::confine(&text, &self.registry, &self.opts.paths, cwd)

@@ -44,6 +44,7 @@ impl TestWorker {
                 data_dir: std::env::temp_dir(),
                 allow_outside: true,
             },
+            refused: Default::default(),
         };
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();

@@ -8,6 +8,7 @@ use sluice_cluster::confine::PathPolicy;
 use sluice_cluster::control::{self, ControlOptions};
 use sluice_cluster::placement::{self, PlanOptions};
 use sluice_cluster::protocol::{self, FromWorker, ToWorker};
+use sluice_cluster::refuse::RefusedBlocks;
 use sluice_cluster::worker::{Worker, WorkerOptions};
 use sluice_net::auth::ClusterKey;
 use sluice_net::secure::{self, Credentials, Identity, Peers, Purpose};
@@ -29,6 +30,15 @@ struct TestWorker {
 
 impl TestWorker {
     fn start(name: &str, key: &ClusterKey, controllers: Option<Arc<Peers>>) -> TestWorker {
+        Self::refusing(name, key, controllers, &RefusedBlocks::default())
+    }
+
+    fn refusing(
+        name: &str,
+        key: &ClusterKey,
+        controllers: Option<Arc<Peers>>,
+        refused: &RefusedBlocks,
+    ) -> TestWorker {
         let identity = Arc::new(Identity::generate().unwrap());
         let opts = WorkerOptions {
             name: name.to_string(),
@@ -42,6 +52,7 @@ impl TestWorker {
                 data_dir: std::env::temp_dir(),
                 allow_outside: false,
             },
+            refused: refused.clone(),
         };
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();
@@ -171,4 +182,31 @@ fn a_holder_of_the_stream_key_alone_cannot_load_partitions() {
     assert!(matches!(try_load(w.addr, &ours), Ok(FromWorker::Loaded)));
     // The Load named another working directory: the worker's process keeps its own.
     assert_eq!(std::env::current_dir().unwrap(), before);
+}
+
+#[test]
+fn a_worker_refuses_the_block_types_its_configuration_names() {
+    let key = ClusterKey::random().unwrap();
+    let registry = sluice_blocks::graph_blocks::standard_registry();
+    let e = RefusedBlocks::parse("file_sink,no_such_block", &registry).unwrap_err();
+    assert!(
+        e.contains("'no_such_block', which is not a block type"),
+        "{e}"
+    );
+    let refused = RefusedBlocks::parse("file_sink, null_sink", &registry).unwrap();
+    let w = TestWorker::refusing("a", &key, None, &refused);
+    let ours = Credentials::from_key(key.clone(), Purpose::Control).unwrap();
+    match try_load(w.addr, &ours) {
+        Ok(FromWorker::Error { message }) => assert!(
+            message.contains(
+                "node 'sink' is a null_sink, a block type this worker's configuration refuses"
+            ),
+            "{message}"
+        ),
+        other => panic!("the worker loaded a refused block: {other:?}"),
+    }
+    // A worker that refuses other types loads the same partition.
+    let other = RefusedBlocks::parse("file_sink", &registry).unwrap();
+    let w = TestWorker::refusing("a", &key, None, &other);
+    assert!(matches!(try_load(w.addr, &ours), Ok(FromWorker::Loaded)));
 }

@@ -13,9 +13,11 @@ fi
 target=${1:?usage: scripts/fuzz.sh TARGET [SECONDS]}
 seconds=${2:-60}
 extra=()
+# A dictionary where the target has one.
+if [ -f "dict/$target.dict" ]; then extra+=(-dict="dict/$target.dict"); fi
 # The socket target's peers are refused by the thousand, each refusal a line on standard
 # error; libFuzzer's own report still comes out.
 if [ "$target" = zmq_socket ]; then extra+=(-close_fd_mask=2); fi
 mkdir -p "corpus/$target"
-cargo +nightly fuzz run "$target" -- -dict="dict/$target.dict" -max_total_time="$seconds" \
+cargo +nightly fuzz run "$target" -- -max_total_time="$seconds" \
   -timeout=10 -print_final_stats=1 "${extra[@]}"

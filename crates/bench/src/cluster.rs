@@ -467,6 +467,8 @@ fn run_on_cluster(
     let opts = ControlOptions {
         run: format!("bench-{}", std::process::id()),
         key: cluster.key.clone(),
+        identity: None,
+        members: None,
         timeout: Duration::from_secs(30),
         cwd: cwd.display().to_string(),
         stop: StopHandle::new(),

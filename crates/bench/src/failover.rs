@@ -570,6 +570,8 @@ fn faulted_run(
     let opts = ControlOptions {
         run: run.clone(),
         key: cluster.key.clone(),
+        identity: None,
+        members: None,
         timeout: Duration::from_secs(30),
         cwd: std::env::current_dir()?.display().to_string(),
         stop: StopHandle::new(),

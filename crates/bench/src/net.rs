@@ -1,6 +1,9 @@
 //! `sluice bench net`: sluice's TCP stream (tcp_sink → tcp_source, two graphs) against a raw
 //! TCP `write`/`read` loop on loopback, at each frame size, in the same run.
 //!
+//! Each frame size also runs sluice with a cluster key on both ends (the secure channel:
+//! every byte sealed in Noise records), in the same run, with its ratio to plaintext.
+//!
 //! Both move the same bytes. The sluice sender's source commits space it does not fill and
 //! the receiver's sink consumes without reading, so both sides measure the transport (frames,
 //! queues, sockets), as the raw loop does. Each graph runs on one thread (two threads in all,
@@ -160,10 +163,17 @@ impl<N: Node> Node for Measured<N> {
     }
 }
 
-fn sluice_run(bytes: u64, frame: usize) -> anyhow::Result<Sample> {
+/// One sluice run; `encrypted`: both ends hold a fresh cluster key, so every byte goes
+/// through the secure channel (Noise records of at most 64 KiB, ChaCha20-Poly1305).
+fn sluice_run(bytes: u64, frame: usize, encrypted: bool) -> anyhow::Result<Sample> {
     let opts = TcpOptions {
         frame_bytes: frame,
         retention_bytes: (8 << 20).max(4 * frame),
+        key: if encrypted {
+            Some(sluice_net::auth::ClusterKey::random()?)
+        } else {
+            None
+        },
         ..TcpOptions::default()
     };
     let items = bytes / 8;
@@ -296,13 +306,15 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
         "receiver CPU s/GB",
         "sluice/raw",
         "sluice/libzmq",
+        "encrypted/plaintext",
     ]);
-    let mut plot = vec![Vec::new(), Vec::new(), Vec::new()];
+    let mut plot = vec![Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for &frame in &args.frames {
-        let (mut s, mut r, mut z) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut s, mut r, mut z, mut e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..args.runs.max(1) {
             r.push(raw_run(args.bytes, frame)?);
-            s.push(sluice_run(args.bytes, frame)?);
+            s.push(sluice_run(args.bytes, frame, false)?);
+            e.push(sluice_run(args.bytes, frame, true)?);
             if let Some(zmq) = &zmq {
                 z.push(zmq_run(zmq, args.bytes, frame)?);
             }
@@ -310,13 +322,31 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
         let med =
             |v: &[Sample], f: fn(&Sample) -> f64| median(&v.iter().map(f).collect::<Vec<_>>());
         let (sg, rg, zg) = (med(&s, |x| x.0), med(&r, |x| x.0), med(&z, |x| x.0));
+        let eg = med(&e, |x| x.0);
         for (name, v, ratios) in [
-            ("raw TCP", &r, [String::new(), String::new()]),
-            ("libzmq PUSH/PULL", &z, [String::new(), String::new()]),
+            ("raw TCP", &r, [String::new(), String::new(), String::new()]),
+            (
+                "libzmq PUSH/PULL",
+                &z,
+                [String::new(), String::new(), String::new()],
+            ),
             (
                 "sluice TCP",
                 &s,
-                [format!("{:.2}", sg / rg), format!("{:.2}", sg / zg)],
+                [
+                    format!("{:.2}", sg / rg),
+                    format!("{:.2}", sg / zg),
+                    String::new(),
+                ],
+            ),
+            (
+                "sluice TCP encrypted",
+                &e,
+                [
+                    format!("{:.2}", eg / rg),
+                    format!("{:.2}", eg / zg),
+                    format!("{:.2}", eg / sg),
+                ],
             ),
         ] {
             if v.is_empty() {
@@ -328,10 +358,11 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
                     String::new(),
                     String::new(),
                     String::new(),
+                    String::new(),
                 ]);
                 continue;
             }
-            let [to_raw, to_zmq] = ratios;
+            let [to_raw, to_zmq, to_plain] = ratios;
             table.push(vec![
                 frame.to_string(),
                 name.to_string(),
@@ -340,6 +371,7 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
                 format!("{:.3}", med(v, |x| x.2)),
                 to_raw,
                 if zmq.is_some() { to_zmq } else { String::new() },
+                to_plain,
             ]);
         }
         plot[0].push((frame as f64 / 1024.0, rg));
@@ -347,24 +379,30 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
         if zmq.is_some() {
             plot[2].push((frame as f64 / 1024.0, zg));
         }
+        plot[3].push((frame as f64 / 1024.0, eg));
     }
     print!("{}", table.render());
     table.write_csv(&out.join("net.csv"))?;
     table.write_json(&out.join("net.json"), "net")?;
-    let mut series: Vec<Series> = ["raw TCP", "sluice TCP", "libzmq PUSH/PULL"]
-        .iter()
-        .zip(plot)
-        .enumerate()
-        .map(|(i, (label, mut points))| {
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Series {
-                label: label.to_string(),
-                style: i,
-                group: i,
-                points,
-            }
-        })
-        .collect();
+    let mut series: Vec<Series> = [
+        "raw TCP",
+        "sluice TCP",
+        "libzmq PUSH/PULL",
+        "sluice TCP encrypted",
+    ]
+    .iter()
+    .zip(plot)
+    .enumerate()
+    .map(|(i, (label, mut points))| {
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Series {
+            label: label.to_string(),
+            style: i,
+            group: i,
+            points,
+        }
+    })
+    .collect();
     series.retain(|s| !s.points.is_empty());
     lines(
         &out.join("net.png"),

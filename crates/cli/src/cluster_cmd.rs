@@ -40,6 +40,26 @@ pub struct WorkerArgs {
     /// they hold it.
     #[arg(long)]
     pub key_file: PathBuf,
+    /// This worker's identity file (`sluice key new`): controllers with a members file
+    /// accept the worker only under the name its public key is listed with.
+    #[arg(long)]
+    pub identity: Option<PathBuf>,
+    /// A peers file of the controllers this worker obeys (`sluice key public`): with it, a
+    /// holder of the cluster key alone (any stream endpoint) cannot load partitions here.
+    #[arg(long)]
+    pub controllers: Option<PathBuf>,
+    /// The data root: partitions' relative file paths resolve beneath it (links out are
+    /// refused). Default: the working directory at start.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Allow partitions absolute paths and `..`, and resolve relative paths against the
+    /// controller's working directory (a local cluster on one machine, the operator's own).
+    #[arg(long)]
+    pub allow_paths_outside: bool,
+    /// Block types this worker never loads, comma-separated (e.g. `tcp_sink,zmq_push_sink`:
+    /// no partition here sends data elsewhere), whoever the controller is.
+    #[arg(long, value_name = "TYPES")]
+    pub refuse_blocks: Option<String>,
 }
 
 /// `sluice cluster …`.
@@ -118,6 +138,27 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
         key_file: std::fs::canonicalize(&args.key_file)
             .with_context(|| format!("{}", args.key_file.display()))?,
         stats_period: Duration::from_millis(500),
+        identity: match &args.identity {
+            Some(p) => Some(std::sync::Arc::new(sluice_net::secure::Identity::load(p)?)),
+            None => None,
+        },
+        controllers: match &args.controllers {
+            Some(p) => Some(std::sync::Arc::new(sluice_net::secure::Peers::load(p)?)),
+            None => None,
+        },
+        paths: sluice_cluster::confine::PathPolicy {
+            data_dir: std::fs::canonicalize(match &args.data_dir {
+                Some(d) => d.clone(),
+                None => std::env::current_dir()?,
+            })
+            .context("--data-dir")?,
+            allow_outside: args.allow_paths_outside,
+        },
+        refused: sluice_cluster::refuse::RefusedBlocks::parse(
+            args.refuse_blocks.as_deref().unwrap_or(""),
+            &crate::registry(),
+        )
+        .map_err(anyhow::Error::msg)?,
     };
     let worker = Worker::bind(opts, crate::registry())?;
     let control = worker.local_addr();

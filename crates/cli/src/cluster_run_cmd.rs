@@ -51,6 +51,15 @@ pub struct ClusterRunArgs {
     /// Seconds to wait for a worker to answer (connection, key check, loading).
     #[arg(long, default_value_t = 30.0)]
     pub timeout: f64,
+    /// The controller's identity file (`sluice key new`), for workers started with
+    /// --controllers.
+    #[arg(long)]
+    pub identity: Option<PathBuf>,
+    /// The members file: each worker's public key and host name (`sluice key public FILE
+    /// --name HOST`, one line each). A worker is trusted only under its listed name, whatever
+    /// address etcd holds for it.
+    #[arg(long)]
+    pub members: Option<PathBuf>,
     /// Do not show the live table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -166,6 +175,14 @@ pub fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
     let opts = ControlOptions {
         run,
         key: t.key.clone(),
+        identity: match &args.identity {
+            Some(p) => Some(std::sync::Arc::new(sluice_net::secure::Identity::load(p)?)),
+            None => None,
+        },
+        members: match &args.members {
+            Some(p) => Some(std::sync::Arc::new(sluice_net::secure::Peers::load(p)?)),
+            None => None,
+        },
         timeout: Duration::from_secs_f64(args.timeout.max(0.1)),
         cwd: std::env::current_dir()?.display().to_string(),
         stop: stop.clone(),

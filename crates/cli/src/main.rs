@@ -9,6 +9,7 @@ mod cluster_run_cmd;
 mod convolve;
 mod ctl_cmd;
 mod devices_cmd;
+mod key_cmd;
 mod live_cmd;
 mod probe_cmd;
 mod probe_report;
@@ -55,6 +56,10 @@ enum Command {
     /// `plan` (how a graph splits over its hosts) and `run`.
     #[command(subcommand)]
     Cluster(cluster_cmd::ClusterCommand),
+    /// Key files of the secure channel: `sluice key new FILE` (an identity), `sluice key new
+    /// --cluster FILE` (a cluster key), `sluice key public FILE` (a peers file's line).
+    #[command(subcommand)]
+    Key(key_cmd::KeyCommand),
     /// Run a benchmark; each compares with its baseline or peer in the same run.
     #[command(subcommand)]
     Bench(sluice_bench::BenchCommand),
@@ -112,6 +117,7 @@ fn main() {
         Command::Amps(cmd) => amps_cmd::run(cmd),
         Command::Worker(args) => cluster_cmd::worker(args),
         Command::Cluster(cmd) => cluster_cmd::run(cmd),
+        Command::Key(cmd) => key_cmd::run(cmd),
         Command::Bench(cmd) => sluice_bench::run(cmd),
         Command::Devices(args) => devices_cmd::devices(args),
     };

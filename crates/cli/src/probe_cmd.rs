@@ -234,6 +234,10 @@ fn reflect_options(o: &ReflectOpts, timeout: Duration) -> (TcpOptions, TcpOption
     let base = TcpOptions {
         connect_timeout: timeout,
         frame_bytes: o.frame_bytes,
+        // The probe measures the plaintext transport, between the namespaces its loop made
+        // (the origin and relays are plain sockets too): it may listen beyond loopback
+        // without credentials, with the warning that says so.
+        security: sluice_net::Security::None,
         ..TcpOptions::default()
     };
     let source = TcpOptions {

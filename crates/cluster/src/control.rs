@@ -10,6 +10,7 @@
 use crate::placement::Plan;
 use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
 use sluice_net::auth::ClusterKey;
+use sluice_net::secure::{self, Identity, Peers, SecureReader, SecureWriter};
 use sluice_runtime::StopHandle;
 use std::collections::BTreeMap;
 use std::io::BufReader;
@@ -24,6 +25,13 @@ pub struct ControlOptions {
     pub run: String,
     /// The cluster key the workers hold.
     pub key: ClusterKey,
+    /// The controller's static key pair (`sluice key new --identity`), which workers that
+    /// list their controllers check; `None`: a fresh one per run.
+    pub identity: Option<std::sync::Arc<Identity>>,
+    /// The cluster's members by public key and host name (the controller's own members
+    /// file): a worker is trusted only if its key is listed under the host it serves,
+    /// whatever address etcd gave for it. `None`: any holder of the cluster key.
+    pub members: Option<std::sync::Arc<Peers>>,
     /// How long to wait for a worker to answer the connection, the key check and the load.
     pub timeout: Duration,
     /// The controller's working directory, sent to the workers.
@@ -297,8 +305,8 @@ pub const WORKER_SILENCE: Duration = Duration::from_secs(5);
 /// One connected worker.
 struct Link {
     host: String,
-    out: TcpStream,
-    input: BufReader<TcpStream>,
+    out: SecureWriter,
+    input: BufReader<SecureReader>,
     peer: String,
 }
 
@@ -412,7 +420,7 @@ pub fn run(
             mut input,
             peer,
         } = link;
-        let _ = input.get_ref().set_read_timeout(None);
+        let _ = input.get_ref().stream().set_read_timeout(None);
         let partner = match (&part.standby, &part.standby_of) {
             (Some(s), _) => Some(Partner::Standby(s.clone())),
             (_, Some(p)) => Some(Partner::StandbyOf(p.clone())),
@@ -448,7 +456,7 @@ pub fn run(
     // Each running worker reports every stats period: one that says nothing for much longer
     // is lost (its machine or its link is down; a dead link gives no error of its own).
     let mut last_heard = vec![Instant::now(); hosts.len()];
-    let stop_all = |outs: &mut Vec<(TcpStream, String)>| {
+    let stop_all = |outs: &mut Vec<(SecureWriter, String)>| {
         for (out, peer) in outs.iter_mut() {
             let _ = protocol::send(out, &ToWorker::Stop, peer);
         }
@@ -540,7 +548,7 @@ pub fn run(
         h.outcome = Some(Outcome::Lost("no report".into()));
     }
     for (out, _) in &outs {
-        let _ = out.shutdown(std::net::Shutdown::Both);
+        let _ = out.stream().shutdown(std::net::Shutdown::Both);
     }
     for reader in readers {
         let _ = reader.join();
@@ -569,16 +577,35 @@ fn connect(host: &str, addr: &str, opts: &ControlOptions) -> Result<Link, Contro
         ))
     })?;
     let _ = stream.set_nodelay(true);
-    sluice_net::auth::connect(&mut stream, &opts.key, opts.timeout)
-        .map_err(|e| fail(format!("cluster key check failed: {e}")))?;
+    let creds = crate::worker::control_credentials(
+        &opts.key,
+        opts.identity.as_ref(),
+        opts.members.as_ref(),
+    )
+    .map_err(|e| fail(e.to_string()))?;
+    let session = secure::connect(&mut stream, &creds, opts.timeout).map_err(|e| {
+        fail(format!(
+            "secure handshake failed: {}",
+            sluice_net::escape::text(&e.to_string())
+        ))
+    })?;
+    // The members file names each key's host: the worker at this address must be the one
+    // the plan places on `host`, not another member that an etcd record pointed here.
+    if opts.members.is_some() && session.peer_name != host {
+        return Err(fail(format!(
+            "the worker there proved the identity of member '{}', not of '{host}' (an etcd record may move an address, never an identity)",
+            sluice_net::escape::text(&session.peer_name)
+        )));
+    }
     stream
         .set_read_timeout(Some(opts.timeout))
         .map_err(|e| fail(e.to_string()))?;
-    let input = BufReader::new(stream.try_clone().map_err(|e| fail(e.to_string()))?);
+    let (reader, out) =
+        secure::split(secure::Link::secure(stream, session)).map_err(|e| fail(e.to_string()))?;
     Ok(Link {
         host: host.to_string(),
-        out: stream,
-        input,
+        out,
+        input: BufReader::new(reader),
         peer: target.to_string(),
     })
 }

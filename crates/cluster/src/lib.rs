@@ -16,6 +16,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod confine;
 pub mod control;
 pub mod etcd;
 pub mod lease;
@@ -23,4 +24,5 @@ pub mod local;
 pub mod membership;
 pub mod placement;
 pub mod protocol;
+pub mod refuse;
 pub mod worker;

@@ -16,6 +16,7 @@ use crate::lease::{Campaign, CampaignEvent, PartitionLease};
 use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
 use sluice_graph::Registry;
 use sluice_net::auth::ClusterKey;
+use sluice_net::secure::{self, Credentials, Identity, Link, Peers, Purpose, SecureWriter};
 use sluice_net::Fence;
 use sluice_runtime::{Progress, RunOptions, RunReport, RuntimeError, StopHandle};
 use std::io::BufReader;
@@ -40,8 +41,19 @@ pub struct WorkerOptions {
     pub key: ClusterKey,
     /// The key's file, passed to the stream blocks of the partitions (`key_file`).
     pub key_file: PathBuf,
+    /// This worker's static key pair for control connections (`sluice key new --identity`);
+    /// `None`: a fresh one per start (controllers that pin members then refuse it).
+    pub identity: Option<Arc<Identity>>,
+    /// The controllers this worker obeys, by public key (a peers file); `None`: any holder
+    /// of the cluster key. With it, a host that holds only the stream key (the cluster key
+    /// every partition's streams use) cannot load partitions here.
+    pub controllers: Option<Arc<Peers>>,
     /// How often a running partition's counts go to the controller.
     pub stats_period: Duration,
+    /// Where partitions may read and write files (see [`crate::confine`]).
+    pub paths: crate::confine::PathPolicy,
+    /// Block types no partition may have here (see [`crate::refuse`]).
+    pub refused: crate::refuse::RefusedBlocks,
 }
 
 /// Why the worker could not start or serve.
@@ -178,24 +190,40 @@ impl Session {
     fn serve(self, mut stream: TcpStream) {
         let _ = stream.set_nodelay(true);
         let _ = stream.set_nonblocking(false);
-        if let Err(e) = sluice_net::auth::accept(&mut stream, &self.opts.key, HANDSHAKE) {
-            self.log(&format!("refused: {e}"));
-            return;
-        }
-        if let Err(e) = self.run(stream) {
-            self.log(&e.to_string());
+        let creds = match control_credentials(
+            &self.opts.key,
+            self.opts.identity.as_ref(),
+            self.opts.controllers.as_ref(),
+        ) {
+            Ok(c) => c,
+            Err(e) => return self.log(&format!("refused: {e}")),
+        };
+        let session = match secure::accept(&mut stream, &creds, HANDSHAKE) {
+            Ok(s) => s,
+            Err(e) => {
+                // The peer's words in it (a version, a key) are escaped by the channel.
+                return self.log(&format!(
+                    "refused: {}",
+                    sluice_net::escape::text(&e.to_string())
+                ));
+            }
+        };
+        if let Err(e) = self.run(Link::secure(stream, session)) {
+            self.log(&sluice_net::escape::text(&e.to_string()));
         }
     }
 
-    fn run(&self, stream: TcpStream) -> Result<(), ProtocolError> {
+    fn run(&self, link: Link) -> Result<(), ProtocolError> {
         let peer = self.peer.as_str();
         let io_err = |source| ProtocolError::Io {
             peer: peer.to_string(),
             source,
         };
-        stream.set_read_timeout(Some(HANDSHAKE)).map_err(io_err)?;
-        let mut out = stream.try_clone().map_err(io_err)?;
-        let mut input = BufReader::new(stream.try_clone().map_err(io_err)?);
+        link.stream
+            .set_read_timeout(Some(HANDSHAKE))
+            .map_err(io_err)?;
+        let (reader, mut out) = secure::split(link).map_err(io_err)?;
+        let mut input = BufReader::new(reader);
         let (run, origin, partition, cwd, stream_receivers, lease) = match protocol::receive(
             &mut input, peer,
         )? {
@@ -259,7 +287,11 @@ impl Session {
         protocol::send(&mut out, &FromWorker::Loaded, peer)?;
         // The controller may take a while to load the other hosts: wait for Go without limit,
         // but not past a closed connection.
-        input.get_ref().set_read_timeout(None).map_err(io_err)?;
+        input
+            .get_ref()
+            .stream()
+            .set_read_timeout(None)
+            .map_err(io_err)?;
         match protocol::receive::<ToWorker, _>(&mut input, peer)? {
             ToWorker::Go => {}
             ToWorker::Stop => return Ok(()),
@@ -395,7 +427,7 @@ impl Session {
             },
         };
         let sent = protocol::send(&mut out, &message, peer);
-        let _ = out.shutdown(std::net::Shutdown::Both);
+        let _ = out.stream().shutdown(std::net::Shutdown::Both);
         let _ = reader.join();
         self.log(&format!("run {run}: ended"));
         sent
@@ -408,7 +440,7 @@ impl Session {
         &self,
         campaign: &Campaign,
         stop: &StopHandle,
-        out: &mut TcpStream,
+        out: &mut SecureWriter,
         started: Instant,
         cpu: &dyn Fn() -> f64,
     ) -> Result<Option<RunReport>, ProtocolError> {
@@ -541,21 +573,22 @@ impl Session {
         ))
     }
 
-    /// Builds the partition in the controller's working directory, its streams keyed.
+    /// Builds the partition, its streams keyed and its files confined to the data directory
+    /// (the process's working directory is never changed: see [`crate::confine`]).
     fn load(
         &self,
         partition: &str,
         origin: &str,
         cwd: &str,
     ) -> Result<sluice_runtime::Graph, String> {
-        std::env::set_current_dir(cwd).map_err(|e| {
-            format!(
-                "cannot enter the controller's working directory {cwd} on host {}: {e} (relative paths in the graph are relative to it)",
-                self.name
-            )
-        })?;
+        self.opts
+            .refused
+            .check(partition)
+            .map_err(|e| format!("{origin} on host {}: {e}", self.name))?;
         let text = with_stream_key(partition, &self.opts.key_file)
             .map_err(|e| format!("{origin}: {e}"))?;
+        let text = crate::confine::confine(&text, &self.registry, &self.opts.paths, cwd)
+            .map_err(|e| format!("{origin} on host {}: {e}", self.name))?;
         sluice_graph::load_with(&text, origin, &self.registry, &[])
             .map(|loaded| loaded.graph)
             .map_err(|e| e.to_string())
@@ -608,4 +641,22 @@ pub fn with_stream_key(partition: &str, key_file: &std::path::Path) -> Result<St
         }
     }
     toml::to_string(&doc).map_err(|e| e.to_string())
+}
+
+/// The credentials of a control connection: the cluster key as PSK, this end's identity (a
+/// fresh one without), and the peers it accepts (any holder of the key without).
+pub fn control_credentials(
+    key: &ClusterKey,
+    identity: Option<&Arc<Identity>>,
+    peers: Option<&Arc<Peers>>,
+) -> Result<Credentials, sluice_net::NetError> {
+    Ok(Credentials {
+        identity: match identity {
+            Some(id) => id.clone(),
+            None => Arc::new(Identity::generate()?),
+        },
+        psk: Some(key.clone()),
+        peers: peers.cloned(),
+        purpose: Purpose::Control,
+    })
 }

@@ -9,6 +9,7 @@ use sluice_cluster::lease::PartitionLease;
 use sluice_cluster::protocol::{self, FromWorker, LeaseSpec, ToWorker};
 use sluice_cluster::worker::{Worker, WorkerOptions};
 use sluice_net::auth::ClusterKey;
+use sluice_net::secure::{self, Credentials, Purpose, SecureReader, SecureWriter};
 use sluice_net::Fence;
 use sluice_runtime::StopHandle;
 use std::io::BufReader;
@@ -37,6 +38,13 @@ impl TestWorker {
             key: key.clone(),
             key_file: PathBuf::from("/nonexistent/key"), // the partitions have no streams
             stats_period: Duration::from_millis(200),
+            identity: None,
+            controllers: None,
+            paths: sluice_cluster::confine::PathPolicy {
+                data_dir: std::env::temp_dir(),
+                allow_outside: true,
+            },
+            refused: Default::default(),
         };
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();
@@ -53,11 +61,17 @@ impl TestWorker {
 
     /// A control connection that has sent Load and read the answer.
     fn load(&self, lease: LeaseSpec) -> (Control, FromWorker) {
-        let mut out = TcpStream::connect(self.addr).unwrap();
-        sluice_net::auth::connect(&mut out, &self.key, Duration::from_secs(5)).unwrap();
-        out.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let input = BufReader::new(out.try_clone().unwrap());
-        let mut c = Control { out, input };
+        let mut stream = TcpStream::connect(self.addr).unwrap();
+        let creds = Credentials::from_key(self.key.clone(), Purpose::Control).unwrap();
+        let session = secure::connect(&mut stream, &creds, Duration::from_secs(5)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let (reader, out) = secure::split(secure::Link::secure(stream, session)).unwrap();
+        let mut c = Control {
+            out,
+            input: BufReader::new(reader),
+        };
         let load = ToWorker::Load {
             version: protocol::VERSION,
             run: "r1".into(),
@@ -83,8 +97,8 @@ impl Drop for TestWorker {
 }
 
 struct Control {
-    out: TcpStream,
-    input: BufReader<TcpStream>,
+    out: SecureWriter,
+    input: BufReader<SecureReader>,
 }
 
 impl Control {

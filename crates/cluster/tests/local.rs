@@ -412,7 +412,7 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
         // entered its namespace: checked below).
         let log = run_dir.join(format!("{}.log", h.name));
         let expected = format!(
-            "worker --cluster {name} --name {} --listen {}:7000 --etcd {} --key-file {}",
+            "worker --cluster {name} --name {} --listen {}:7000 --etcd {} --key-file {} --allow-paths-outside",
             h.name,
             h.address,
             cluster.etcd_url(),

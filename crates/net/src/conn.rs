@@ -3,6 +3,12 @@
 //! node's thread has sent nothing for a heartbeat period (the node may be parked by the
 //! scheduler, waiting on its queue, for any length of time).
 
+use crate::secure::{Got, Link, RxBuf, Sealer, MAX_PLAIN};
+
+/// A slice of a vectored send at least this long is sealed in records of its own (a frame's
+/// payload: the receiver takes them straight into its reservation); shorter ones around it are
+/// gathered into one record.
+const OWN_RECORD: usize = 4096;
 use crate::wire;
 use crate::NetError;
 use rustix::event::{poll, PollFd, PollFlags};
@@ -155,12 +161,60 @@ struct Tx {
     mid_frame: bool,
     /// When bytes last went out.
     last: Instant,
+    /// On a secure connection: the sealer, the records sealed and not all sent (`out[out_at..]`)
+    /// and how many plaintext bytes of the caller's frame they hold.
+    sealer: Option<Sealer>,
+    out: Vec<u8>,
+    out_at: usize,
+    out_plain: usize,
+    /// Short slices gathered into one record.
+    gather: Vec<u8>,
+}
+
+impl Tx {
+    /// Sends what it can of the sealed records, without blocking: true once all went out.
+    fn flush(&mut self, stream: &TcpStream) -> std::io::Result<bool> {
+        while self.out_at < self.out.len() {
+            match rustix::net::send(
+                stream,
+                &self.out[self.out_at..],
+                SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
+            ) {
+                Ok(n) => {
+                    self.out_at += n;
+                    self.last = Instant::now();
+                }
+                Err(rustix::io::Errno::AGAIN) | Err(rustix::io::Errno::INTR) => return Ok(false),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.out.clear();
+        self.out_at = 0;
+        Ok(true)
+    }
+
+    /// Seals `frame` and sends it whole, waiting for room until `deadline`.
+    fn seal_and_send(
+        &mut self,
+        stream: &TcpStream,
+        frame: &[u8],
+        deadline: Instant,
+    ) -> std::io::Result<()> {
+        let mut sealed = Vec::with_capacity(frame.len() + 64);
+        self.sealer
+            .as_mut()
+            .expect("a secure connection")
+            .seal(frame, &mut sealed)?;
+        send_all(stream, &sealed, deadline)
+    }
 }
 
 /// A live connection.
 #[derive(Debug)]
 pub(crate) struct Conn {
     stream: Arc<TcpStream>,
+    /// On a secure connection: what was received and not yet opened or taken.
+    rx: Option<RxBuf>,
     /// The peer's address, for messages.
     pub peer: String,
     tx: Arc<Mutex<Tx>>,
@@ -181,8 +235,14 @@ pub(crate) enum Recv {
 }
 
 impl Conn {
-    /// Sets up `stream` (non-blocking, no Nagle delay) and starts its heartbeat keeper.
-    pub fn new(stream: TcpStream, heartbeat: Duration) -> std::io::Result<Conn> {
+    /// Sets up the link's socket (non-blocking, no Nagle delay) and starts its heartbeat
+    /// keeper; on a secure link every byte each way goes through its channel.
+    pub fn new(link: Link, heartbeat: Duration) -> std::io::Result<Conn> {
+        let Link { stream, channel } = link;
+        let (sealer, rx) = match channel {
+            Some((s, r)) => (Some(s), Some(r)),
+            None => (None, None),
+        };
         stream.set_nonblocking(true)?;
         stream.set_nodelay(true)?;
         let peer = stream
@@ -193,6 +253,11 @@ impl Conn {
         let tx = Arc::new(Mutex::new(Tx {
             mid_frame: false,
             last: Instant::now(),
+            sealer,
+            out: Vec::new(),
+            out_at: 0,
+            out_plain: 0,
+            gather: Vec::new(),
         }));
         let keeper_stop = Arc::new(AtomicBool::new(false));
         let keeper = {
@@ -203,6 +268,7 @@ impl Conn {
         };
         Ok(Conn {
             stream,
+            rx,
             peer,
             tx,
             keeper_stop,
@@ -213,6 +279,9 @@ impl Conn {
 
     /// Receives into `buf` without blocking.
     pub fn recv(&mut self, buf: &mut [u8]) -> std::io::Result<Recv> {
+        if self.rx.is_some() {
+            return self.recv_secure(&mut [IoSliceMut::new(buf)], false);
+        }
         let len = buf.len();
         match rustix::net::recv(&*self.stream, buf, RecvFlags::DONTWAIT) {
             Ok((0, _)) if len > 0 => Ok(Recv::Eof),
@@ -226,8 +295,13 @@ impl Conn {
         }
     }
 
-    /// Receives into several buffers at once (`readv`) without blocking.
+    /// Receives into several buffers at once (`readv`) without blocking. On a secure
+    /// connection a record may be received straight into the first buffer over several calls:
+    /// until a call returns bytes, the next passes the same first buffer (the reservation).
     pub fn recv_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> std::io::Result<Recv> {
+        if self.rx.is_some() {
+            return self.recv_secure(bufs, true);
+        }
         let total: usize = bufs.iter().map(|b| b.len()).sum();
         match rustix::io::readv(&*self.stream, bufs) {
             Ok(0) if total > 0 => Ok(Recv::Eof),
@@ -240,12 +314,47 @@ impl Conn {
         }
     }
 
+    /// Receives plaintext through the channel: a whole record that fits the first buffer is
+    /// opened straight into it (the queue's reservation), others through its buffer.
+    fn recv_secure(&mut self, bufs: &mut [IoSliceMut<'_>], direct: bool) -> std::io::Result<Recv> {
+        let rx = self.rx.as_mut().expect("a secure connection");
+        let stream = &*self.stream;
+        let mut got_any = false;
+        let got = rx.recv(bufs, direct, |iov| {
+            // (The socket is non-blocking.)
+            match rustix::io::readv(stream, iov) {
+                Ok(n) => {
+                    got_any |= n > 0;
+                    Ok(Some(n))
+                }
+                Err(rustix::io::Errno::AGAIN) | Err(rustix::io::Errno::INTR) => Ok(None),
+                Err(e) => Err(e.into()),
+            }
+        })?;
+        if got_any {
+            self.last_rx = Instant::now();
+        }
+        Ok(match got {
+            Got::Bytes(n) => Recv::Got(n),
+            Got::WouldBlock => Recv::WouldBlock,
+            Got::Eof => Recv::Eof,
+        })
+    }
+
+    /// Whether plaintext is waiting in the channel (the socket's readiness does not show it).
+    fn buffered(&self) -> bool {
+        self.rx.as_ref().is_some_and(RxBuf::ready)
+    }
+
     /// Sends what it can of `iov` (one `sendmsg`, no SIGPIPE) without blocking: the bytes
     /// sent (0 if the socket is full). `frame_done_at` is the total of `iov`: when all of it
     /// went out the frame is complete; otherwise the keeper holds its heartbeats back.
     pub fn send_vectored(&self, iov: &[IoSlice<'_>]) -> std::io::Result<usize> {
         let total: usize = iov.iter().map(|s| s.len()).sum();
         let mut tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
+        if tx.sealer.is_some() {
+            return send_sealed(&mut tx, &self.stream, iov, total);
+        }
         let mut control = SendAncillaryBuffer::default();
         let sent = match rustix::net::sendmsg(
             &*self.stream,
@@ -269,6 +378,11 @@ impl Conn {
     pub fn send_control(&self, frame: &[u8], limit: Duration) -> std::io::Result<()> {
         let deadline = Instant::now() + limit;
         let mut tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
+        if tx.sealer.is_some() {
+            tx.seal_and_send(&self.stream, frame, deadline)?;
+            tx.last = Instant::now();
+            return Ok(());
+        }
         send_all(&self.stream, frame, deadline)?;
         tx.last = Instant::now();
         Ok(())
@@ -277,6 +391,9 @@ impl Conn {
     /// Looks whether the socket is readable, without blocking, again and again for up to
     /// `spin` (one `poll` with a zero timeout per look): true as soon as it is.
     pub fn spin_readable(&self, spin: Duration) -> bool {
+        if self.buffered() {
+            return true;
+        }
         let start = Instant::now();
         let zero = rustix::time::Timespec {
             tv_sec: 0,
@@ -296,6 +413,9 @@ impl Conn {
 
     /// Waits until the socket is readable (or writable too, with `write`), at most `wait`.
     pub fn wait(&self, write: bool, wait: Duration) {
+        if self.buffered() {
+            return;
+        }
         let flags = if write {
             PollFlags::IN | PollFlags::OUT
         } else {
@@ -316,6 +436,69 @@ impl Drop for Conn {
         }
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }
+}
+
+/// [`Conn::send_vectored`] on a secure connection: seals `iov` in records and sends them.
+/// A plaintext byte counts as sent once its whole record went out; a record sealed but not
+/// all sent stays (its plaintext is the front of the caller's next `iov`, which resends the
+/// rest of the same frame) and goes out first on the next call.
+fn send_sealed(
+    tx: &mut Tx,
+    stream: &TcpStream,
+    iov: &[IoSlice<'_>],
+    total: usize,
+) -> std::io::Result<usize> {
+    let mut counted = 0;
+    loop {
+        if !tx.out.is_empty() {
+            if !tx.flush(stream)? {
+                break;
+            }
+            counted += std::mem::take(&mut tx.out_plain);
+        }
+        if counted >= total {
+            break;
+        }
+        // The next record's plaintext, from byte `counted` of iov (always a record's start):
+        // a long slice's part on its own, sealed from where it lies (split at MAX_PLAIN), or
+        // the short slices before the next long one, gathered.
+        let Tx {
+            sealer,
+            out,
+            out_plain,
+            gather,
+            ..
+        } = &mut *tx;
+        let mut skip = counted;
+        let mut own: Option<&[u8]> = None;
+        gather.clear();
+        for s in iov {
+            if skip >= s.len() {
+                skip -= s.len();
+                continue;
+            }
+            let part = &s[skip..];
+            skip = 0;
+            if part.len() >= OWN_RECORD {
+                if gather.is_empty() {
+                    own = Some(&part[..part.len().min(MAX_PLAIN)]);
+                }
+                break;
+            }
+            if gather.len() + part.len() > MAX_PLAIN {
+                break;
+            }
+            gather.extend_from_slice(part);
+        }
+        let plain = own.unwrap_or(gather);
+        sealer
+            .as_mut()
+            .expect("a secure connection")
+            .seal(plain, out)?;
+        *out_plain = plain.len();
+    }
+    tx.mid_frame = counted < total;
+    Ok(counted)
 }
 
 /// Writes all of `bytes`, polling for room until `deadline`.
@@ -351,7 +534,18 @@ fn keep(stream: &TcpStream, tx: &Mutex<Tx>, stop: &AtomicBool, period: Duration)
             return;
         }
         let mut tx = tx.lock().unwrap_or_else(PoisonError::into_inner);
-        if tx.mid_frame || tx.last.elapsed() < period {
+        if tx.mid_frame || !tx.out.is_empty() || tx.last.elapsed() < period {
+            continue;
+        }
+        if tx.sealer.is_some() {
+            if tx
+                .seal_and_send(stream, &beat, Instant::now() + period)
+                .is_err()
+            {
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+            tx.last = Instant::now();
             continue;
         }
         // A heartbeat that does not even start to go out is simply skipped (the socket is

@@ -295,10 +295,10 @@ impl Decoder {
     fn on_header(&mut self) -> Result<Option<Event>, NetError> {
         let h = &self.buf[..HEADER_LEN];
         let found: [u8; 4] = [h[0], h[1], h[2], h[3]];
-        if found == crate::auth::MAGIC {
+        if found == crate::secure::MAGIC || found == crate::auth::MAGIC {
             return Err(NetError::Auth {
                 peer: self.peer.clone(),
-                what: "the peer wants cluster-key authentication (it sent a sluice-auth message), but this end has no key: give both ends the same key file (key_file)".to_string(),
+                what: "the peer wants a secure channel (it sent a secure handshake), but this end has no key: give both ends the same key file (key_file)".to_string(),
             });
         }
         if found != MAGIC {

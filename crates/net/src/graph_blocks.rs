@@ -54,7 +54,19 @@ fn param_vlen() -> ParamDecl {
 }
 
 fn param_key_file() -> ParamDecl {
-    Param::text("key_file", "cluster key file (64 hex characters, mode 600): every connection authenticates with it (HMAC-SHA256 challenge-response) before the stream starts; peers without the key are refused and logged").derived("none")
+    Param::text("key_file", "cluster key file (64 hex characters, mode 600, owned by the user): every connection runs the secure channel (Noise XXpsk3, the key as PSK; every byte encrypted and authenticated); peers without the key are refused and logged").derived("none")
+}
+
+fn param_identity_file() -> ParamDecl {
+    Param::text("identity_file", "this end's key pair for the secure channel (`sluice key new --identity`; mode 600); without it a fresh one per connection").derived("none")
+}
+
+fn param_peers_file() -> ParamDecl {
+    Param::text("peers_file", "public keys of the peers this end accepts, one `HEX [name]` a line: a peer whose key is not listed is refused, cluster key or not").derived("none")
+}
+
+fn param_security() -> ParamDecl {
+    Param::text("security", "encrypt (the default: with key_file or peers_file every byte is encrypted and authenticated, and without them the stream may listen on loopback only) or none (plaintext, anyone may connect: needed to listen beyond loopback without credentials; warns)").derived("encrypt")
 }
 
 fn param_auth_timeout() -> ParamDecl {
@@ -69,6 +81,9 @@ fn sink_params() -> Vec<ParamDecl> {
     [common(), vec![
         param_vlen(),
         param_key_file(),
+        param_identity_file(),
+        param_peers_file(),
+        param_security(),
         param_auth_timeout(),
         Param::bool("crc", "append a CRC32C to every DATA frame").default(false),
         Param::integer("retention_bytes", "un-acknowledged bytes kept for resending after a reconnect").default(8388608),
@@ -85,6 +100,9 @@ fn source_params() -> Vec<ParamDecl> {
     [common(), vec![
         param_vlen(),
         param_key_file(),
+        param_identity_file(),
+        param_peers_file(),
+        param_security(),
         param_auth_timeout(),
         Param::integer("max_frame", "frames longer than this many bytes are refused").default(67108864),
         Param::integer("history", "items before its resume offset that the consumer needs to prime its state (an FIR's taps − 1); the sender keeps that many acknowledged items").default(0),
@@ -153,6 +171,24 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
         let key = crate::auth::ClusterKey::load(std::path::Path::new(&path))
             .map_err(|e| ParamError::new("key_file", e.to_string()))?;
         o.key = Some(key);
+    }
+    if let Some(path) = p.opt_str("identity_file")? {
+        let id = crate::secure::Identity::load(std::path::Path::new(&path))
+            .map_err(|e| ParamError::new("identity_file", e.to_string()))?;
+        o.identity = Some(std::sync::Arc::new(id));
+    }
+    if let Some(path) = p.opt_str("peers_file")? {
+        let peers = crate::secure::Peers::load(std::path::Path::new(&path))
+            .map_err(|e| ParamError::new("peers_file", e.to_string()))?;
+        o.peers = Some(std::sync::Arc::new(peers));
+    }
+    if let Some(text) = p.opt_str("security")? {
+        o.security = crate::Security::parse(&text).ok_or_else(|| {
+            ParamError::new(
+                "security",
+                format!("must be \"encrypt\" or \"none\", not {text:?}"),
+            )
+        })?;
     }
     if sink {
         o.crc = p.bool_or("crc", false)?;
@@ -285,7 +321,7 @@ pub fn register(registry: &mut Registry) {
             .gnuradio(&["tcp_source"])
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .params(source_params())
-            .example(r#"item = "c32", url = "tcp-listen://0.0.0.0:5000""#)
+            .example(r#"item = "c32", url = "tcp-listen://127.0.0.1:5000""#)
             .build(|p| with_item(p, false)),
         BlockType::new("shm_sink", Family::Network, "Sends its stream to a shm_source in another process on this machine through a ring in shared memory (docs/net/shm.md), with tags.")
             .port(PortDecl::input("in", ItemDecl::item()))

@@ -19,9 +19,11 @@
 //! (the fuzz target `net_receive` drives it); every error is a [`NetError`] naming the peer and
 //! the stream offset.
 //!
-//! **Authentication.** With a [`auth::ClusterKey`] in [`TcpOptions::key`] (graph parameter
-//! `key_file`), every connection of a stream, the first and each reconnect, first runs the
-//! [`auth`] challenge-response: only a peer holding the same key gets to the HELLO. A
+//! **Secure channel.** With a cluster key ([`auth::ClusterKey`], graph parameter `key_file`)
+//! or a peers list (`peers_file`), every connection of a stream, the first and each reconnect,
+//! first runs the [`secure`] handshake (Noise XXpsk3), and every byte after it goes in
+//! authenticated, encrypted records; a record's payload is decrypted in the output queue's
+//! reservation. Only a peer holding the same key (or a listed identity) gets to the HELLO; a
 //! listening end refuses (and logs) any other peer and keeps waiting for the right one.
 //!
 //! **Probe.** [`probe`] is the seed's latency and jitter experiment over these streams (`sluice
@@ -34,11 +36,13 @@ pub mod auth;
 mod conn;
 pub mod decoder;
 mod error;
+pub mod escape;
 pub mod fence;
 pub mod fuzz;
 pub mod graph_blocks;
 mod options;
 pub mod probe;
+pub mod secure;
 mod shm;
 mod sink;
 mod source;
@@ -48,7 +52,7 @@ pub use conn::Endpoint;
 pub use decoder::{Decoder, Event, Need, Role};
 pub use error::NetError;
 pub use fence::{Fence, WarmMap};
-pub use options::{AckHandle, Acknowledge, RetentionFull, TcpOptions};
+pub use options::{AckHandle, Acknowledge, RetentionFull, Security, TcpOptions};
 pub use shm::{hand_over, take_over, ShmEndpoint, ShmOptions, ShmSink, ShmSource};
 pub use sink::TcpSink;
 pub use source::TcpSource;

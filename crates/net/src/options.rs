@@ -1,5 +1,6 @@
 //! Settings shared by [`TcpSink`](crate::TcpSink) and [`TcpSource`](crate::TcpSource).
 
+use crate::NetError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,6 +120,15 @@ pub struct TcpOptions {
     /// authenticates with [`auth`](crate::auth) before the HELLO; a peer without the key is
     /// refused and logged on stderr, and a listening end goes on waiting for the right peer.
     pub key: Option<crate::auth::ClusterKey>,
+    /// Both: this end's static key pair for the secure channel (`identity_file`); without
+    /// one, a fresh pair per connection (the cluster key or nothing authenticates this end).
+    pub identity: Option<std::sync::Arc<crate::secure::Identity>>,
+    /// Both: the peers accepted, by public key (`peers_file`); with it, a peer whose key is
+    /// not listed is refused even if it holds the cluster key.
+    pub peers: Option<std::sync::Arc<crate::secure::Peers>>,
+    /// Both: whether a stream without credentials may listen beyond loopback (see
+    /// [`Security`]).
+    pub security: Security,
     /// Both: the most the authentication of one connection may take (a silent peer is
     /// refused after it).
     pub auth_timeout: Duration,
@@ -166,6 +176,9 @@ impl Default for TcpOptions {
             spin: Duration::ZERO,
             vlen: 1,
             key: None,
+            identity: None,
+            peers: None,
+            security: Security::Encrypt,
             auth_timeout: crate::auth::DEFAULT_TIMEOUT,
             fence: None,
             replica: false,
@@ -176,7 +189,68 @@ impl Default for TcpOptions {
     }
 }
 
+/// What a stream requires of its connections (graph parameter `security`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Security {
+    /// Every connection runs the secure channel: authenticated peers, every byte encrypted
+    /// and integrity-protected. A stream with no credentials (no `key_file`, no `peers_file`)
+    /// may then only listen on loopback.
+    Encrypt,
+    /// Plaintext, anyone may connect: written out in the graph to listen beyond loopback
+    /// without credentials (a warning says so at start).
+    None,
+}
+
+impl Security {
+    /// Parses `"encrypt"` or `"none"`.
+    pub fn parse(text: &str) -> Option<Security> {
+        match text {
+            "encrypt" => Some(Security::Encrypt),
+            "none" => Some(Security::None),
+            _ => None,
+        }
+    }
+}
+
 impl TcpOptions {
+    /// The secure channel's credentials for a stream connection, `None` without a key or a
+    /// peers list (a plaintext stream).
+    pub(crate) fn credentials(&self) -> Result<Option<crate::secure::Credentials>, NetError> {
+        if self.key.is_none() && self.peers.is_none() {
+            return Ok(None);
+        }
+        let identity = match &self.identity {
+            Some(id) => id.clone(),
+            None => std::sync::Arc::new(crate::secure::Identity::generate()?),
+        };
+        Ok(Some(crate::secure::Credentials {
+            identity,
+            psk: self.key.clone(),
+            peers: self.peers.clone(),
+            purpose: crate::secure::Purpose::Stream,
+        }))
+    }
+
+    /// Refuses a listener beyond loopback without credentials unless `security` is `none`
+    /// (then warns): anyone who reaches the port could feed or read the stream.
+    pub(crate) fn check_listener(&self, endpoint: &crate::Endpoint) -> Result<(), NetError> {
+        let Some(addr) = endpoint.local_addr() else {
+            return Ok(());
+        };
+        if addr.ip().is_loopback() || self.key.is_some() || self.peers.is_some() {
+            return Ok(());
+        }
+        match self.security {
+            Security::Encrypt => Err(NetError::Config(format!(
+                "listening on {addr} (beyond loopback) without credentials: give key_file (and/or peers_file), or write security = \"none\" to allow anyone who reaches the port"
+            ))),
+            Security::None => {
+                eprintln!("sluice-net: warning: {addr} listens beyond loopback with security = \"none\": anyone who reaches it may connect, and its bytes are neither authenticated nor encrypted");
+                Ok(())
+            }
+        }
+    }
+
     /// Items per vector, at least 1.
     pub(crate) fn vlen(&self) -> usize {
         self.vlen.max(1)

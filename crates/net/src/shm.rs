@@ -159,7 +159,9 @@ impl Meeting {
                 },
                 Meeting::Connecting => UnixStream::connect_addr(&endpoint.addr()?).ok(),
             };
-            if let Some(stream) = got {
+            // Only a process of this user is met: an abstract name has no file mode, so
+            // anyone could otherwise feed (or read) this end's stream.
+            if let Some(stream) = got.filter(|s| same_user(s, endpoint)) {
                 stream
                     .set_nonblocking(false)
                     .map_err(|e| NetError::Config(format!("{}: {e}", endpoint.path())))?;
@@ -218,6 +220,31 @@ impl Rendezvous {
     /// Stops looking: closes (and removes) the listener.
     fn close(&mut self) {
         self.meeting = None;
+    }
+}
+
+/// Whether the peer runs as this process's user (`SO_PEERCRED`); another is logged and
+/// dropped, and the meeting goes on.
+fn same_user(stream: &UnixStream, endpoint: &ShmEndpoint) -> bool {
+    let me = rustix::process::geteuid().as_raw();
+    match rustix::net::sockopt::socket_peercred(stream) {
+        Ok(c) if c.uid.as_raw() == me => true,
+        Ok(c) => {
+            eprintln!(
+                "sluice-net: {}: refused a peer of uid {} (pid {}): only uid {me} may meet this end",
+                endpoint.path(),
+                c.uid.as_raw(),
+                c.pid.as_raw_nonzero().get()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!(
+                "sluice-net: {}: refused a peer without credentials: {e}",
+                endpoint.path()
+            );
+            false
+        }
     }
 }
 

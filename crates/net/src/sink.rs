@@ -134,8 +134,10 @@ impl<T: Item> TcpSink<T> {
                 "a warm partition's sender (warm_decimation) needs a fence and a plain stream (vlen 1)".into(),
             ));
         }
+        let endpoint = Endpoint::parse(url)?;
+        opts.check_listener(&endpoint)?;
         Ok(TcpSink {
-            endpoint: Endpoint::parse(url)?,
+            endpoint,
             opts,
             session: None,
             acked: 0,
@@ -247,12 +249,11 @@ impl<T: Item> TcpSink<T> {
         else {
             return Ok(false);
         };
-        let Some(stream) =
-            crate::auth::guard(&self.endpoint, stream, &self.opts, &mut self.refused)?
+        let Some(link) = crate::auth::guard(&self.endpoint, stream, &self.opts, &mut self.refused)?
         else {
             return Ok(false);
         };
-        let conn = Conn::new(stream, self.opts.heartbeat)
+        let conn = Conn::new(link, self.opts.heartbeat)
             .map_err(|e| io_err(&self.endpoint.describe(), self.acked, "socket setup", &e))?;
         let item = ItemType::of::<T>();
         let fence = self.revision();

@@ -21,12 +21,13 @@
 use crate::conn::{io_err, Conn, Endpoint, Recv};
 use crate::decoder::{Decoder, Event, Need, Role};
 use crate::options::{AckHandle, Acknowledge, Backoff, TcpOptions};
+use crate::secure::Link;
 use crate::wire::{self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, HEADER_LEN};
 use crate::NetError;
 use sluice_runtime::{
     metadata, Item, ItemType, Node, NodeError, Output, Ports, Tag, TagValue, Work, WorkIo,
 };
-use std::io::{IoSliceMut, Read};
+use std::io::IoSliceMut;
 use std::marker::PhantomData;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -181,6 +182,7 @@ impl<T: Item> TcpSource<T> {
             )));
         }
         let endpoint = Endpoint::parse(url)?;
+        opts.check_listener(&endpoint)?;
         if opts.fenced && !matches!(endpoint, Endpoint::Listen(_)) {
             return Err(NetError::Config(format!(
                 "a fenced receiver listens (tcp-listen://host:port) for its primary and standbys, not '{url}'"
@@ -298,12 +300,11 @@ impl<T: Item> TcpSource<T> {
         else {
             return Ok(false);
         };
-        let Some(stream) =
-            crate::auth::guard(&self.endpoint, stream, &self.opts, &mut self.refused)?
+        let Some(link) = crate::auth::guard(&self.endpoint, stream, &self.opts, &mut self.refused)?
         else {
             return Ok(false);
         };
-        let conn = Conn::new(stream, self.opts.heartbeat)
+        let conn = Conn::new(link, self.opts.heartbeat)
             .map_err(|e| io_err(&self.endpoint.describe(), received, "socket setup", &e))?;
         let decoder = self.decoder(&conn.peer, received);
         self.session = Some(Session::new(conn, decoder));
@@ -772,6 +773,7 @@ impl<T: Item> TcpSource<T> {
                 continue;
             };
             let peer = stream
+                .stream
                 .peer_addr()
                 .map_or_else(|_| "(unknown peer)".to_string(), |a| a.to_string());
             let (hello, decoder, stream) = match self.read_hello(stream, &peer, received) {
@@ -840,14 +842,15 @@ impl<T: Item> TcpSource<T> {
     #[allow(clippy::result_large_err)]
     fn read_hello(
         &self,
-        mut stream: std::net::TcpStream,
+        mut stream: Link,
         peer: &str,
         received: u64,
-    ) -> Result<(Hello, Decoder, std::net::TcpStream), (NetError, std::net::TcpStream)> {
+    ) -> Result<(Hello, Decoder, Link), (NetError, Link)> {
         let mut decoder = self.decoder(peer, received);
         let setup = stream
+            .stream
             .set_nonblocking(false)
-            .and_then(|()| stream.set_read_timeout(Some(self.opts.auth_timeout)));
+            .and_then(|()| stream.stream.set_read_timeout(Some(self.opts.auth_timeout)));
         if let Err(e) = setup {
             return Err((io_err(peer, received, "socket setup", &e), stream));
         }
@@ -1015,9 +1018,10 @@ impl<T: Item> TcpSource<T> {
 }
 
 /// Refuses a connection: an ERROR frame to the peer (best effort) and a line on stderr.
-fn refuse(stream: std::net::TcpStream, peer: &str, why: &str) {
-    use std::io::Write;
-    eprintln!("sluice-net: refused {peer}: {why}");
-    let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
-    let _ = (&stream).write_all(&wire::error(why));
+fn refuse(mut stream: Link, peer: &str, why: &str) {
+    eprintln!("sluice-net: refused {peer}: {}", crate::escape::text(why));
+    let _ = stream
+        .stream
+        .set_write_timeout(Some(Duration::from_millis(100)));
+    let _ = stream.write_all(&wire::error(why));
 }

@@ -1,12 +1,14 @@
-//! Cluster-key authentication: key files, the challenge-response on bare sockets (right key,
-//! wrong key, a peer without a key, garbage, silence, reflections), and tcp_sink/tcp_source
-//! streams that authenticate every connection, keep out intruders, and still resume.
+//! Cluster keys: key files, the secure handshake with a key on bare sockets (right key, wrong
+//! key, a peer without a key, an older sluice, garbage, silence, reflection), and
+//! tcp_sink/tcp_source streams that authenticate every connection, keep out intruders, and
+//! still resume.
 
 mod common;
 
 use common::*;
 use num_complex::Complex32;
 use sluice_net::auth::{self, ClusterKey};
+use sluice_net::secure::{self, Credentials, Purpose};
 use sluice_net::wire::{self, Hello};
 use sluice_net::{NetError, TcpOptions};
 use sluice_runtime::{Tag, TagValue};
@@ -170,13 +172,20 @@ fn load_refuses_malformed_key_files() {
     assert!(e.contains("missing"), "{e}");
 }
 
+fn creds(k: ClusterKey) -> Credentials {
+    Credentials::from_key(k, Purpose::Stream).unwrap()
+}
+
 #[test]
 fn the_same_key_authenticates_both_ends() {
     let (mut c, mut a) = pair();
-    let listener = thread::spawn(move || auth::accept(&mut a, &key(7), T).map(|()| a));
-    auth::connect(&mut c, &key(7), T).unwrap();
+    let listener = thread::spawn(move || {
+        secure::accept(&mut a, &creds(key(7)), T).map(|s| secure::Link::secure(a, s))
+    });
+    let session = secure::connect(&mut c, &creds(key(7)), T).unwrap();
     let mut a = listener.join().unwrap().unwrap();
-    // The connection is untouched after the exchange: the next bytes are the peer's own.
+    // After the handshake the bytes go sealed: the peer reads them as they were written.
+    let mut c = secure::Link::secure(c, session);
     c.write_all(b"after").unwrap();
     let mut buf = [0u8; 5];
     a.read_exact(&mut buf).unwrap();
@@ -187,23 +196,27 @@ fn the_same_key_authenticates_both_ends() {
 fn a_wrong_key_is_refused_by_both_ends() {
     let (mut c, mut a) = pair();
     let peer_of_a = c.local_addr().unwrap().to_string();
-    let listener = thread::spawn(move || auth::accept(&mut a, &key(1), T));
-    let ce = auth::connect(&mut c, &key(2), T).unwrap_err();
+    let listener = thread::spawn(move || secure::accept(&mut a, &creds(key(1)), T));
+    let ce = secure::connect(&mut c, &creds(key(2)), T).unwrap_err();
     let ae = listener.join().unwrap().unwrap_err();
-    for e in [&ce, &ae] {
-        assert!(matches!(e, NetError::Auth { .. }), "{e:?}");
-        assert!(e.to_string().contains("wrong cluster key"), "{e}");
-    }
+    assert!(matches!(ce, NetError::Auth { .. }), "{ce:?}");
+    assert!(ce.to_string().contains("another cluster key"), "{ce}");
+    assert!(matches!(ae, NetError::Auth { .. }), "{ae:?}");
+    assert!(
+        ae.to_string()
+            .contains("does not hold this end's cluster key"),
+        "{ae}"
+    );
     assert!(ae.to_string().contains(&peer_of_a), "{ae}");
 }
 
-/// Runs `attacker` on the connecting end of a connection whose accepting end runs
-/// `auth::accept`; the listener's error.
+/// Runs `attacker` on the connecting end of a connection whose accepting end runs the
+/// handshake; the listener's error.
 fn refused_by_listener(attacker: impl FnOnce(TcpStream) + Send + 'static) -> NetError {
     let (c, mut a) = pair();
     let peer = c.local_addr().unwrap().to_string();
     let t = thread::spawn(move || attacker(c));
-    let e = auth::accept(&mut a, &key(9), Duration::from_millis(800)).unwrap_err();
+    let e = secure::accept(&mut a, &creds(key(9)), Duration::from_millis(800)).unwrap_err();
     drop(a);
     t.join().unwrap();
     assert!(
@@ -219,7 +232,7 @@ fn garbage_is_refused() {
         let _ = c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     });
     assert!(matches!(e, NetError::Auth { .. }), "{e:?}");
-    assert!(e.to_string().contains("not a sluice-auth message"), "{e}");
+    assert!(e.to_string().contains("not a secure handshake"), "{e}");
 }
 
 #[test]
@@ -237,7 +250,19 @@ fn a_sluice_hello_without_authentication_is_refused() {
         .unwrap();
         let _ = c.write_all(&hello);
     });
-    assert!(e.to_string().contains("has no cluster key"), "{e}");
+    assert!(e.to_string().contains("it has no key"), "{e}");
+}
+
+#[test]
+fn the_old_hmac_exchange_is_named() {
+    let e = refused_by_listener(|mut c| {
+        // An older sluice's CHALLENGE: magic, version 1, type 1, 32 bytes.
+        let mut m = auth::MAGIC.to_vec();
+        m.extend_from_slice(&[1, 1, 32, 0]);
+        m.extend_from_slice(&[7; 32]);
+        let _ = c.write_all(&m);
+    });
+    assert!(e.to_string().contains("old sluice-auth v1"), "{e}");
 }
 
 #[test]
@@ -249,43 +274,27 @@ fn silence_is_refused_after_the_timeout() {
     });
     let took = started.elapsed();
     assert!(matches!(e, NetError::Io { .. }), "{e:?}");
-    assert!(e.to_string().contains("no answer within 0.8 s"), "{e}");
+    assert!(e.to_string().contains("no handshake within 0.8 s"), "{e}");
     assert!(took >= Duration::from_millis(750), "refused after {took:?}");
 }
 
-/// Reads one message (header and body) from `s`.
-fn read_msg(s: &mut TcpStream) -> Vec<u8> {
-    let mut h = [0u8; 8];
-    s.read_exact(&mut h).unwrap();
-    let mut body = vec![0u8; u16::from_le_bytes([h[6], h[7]]) as usize];
-    s.read_exact(&mut body).unwrap();
-    let mut m = h.to_vec();
-    m.extend(body);
-    m
-}
-
 #[test]
-fn a_reflected_challenge_is_refused() {
+fn a_reflected_handshake_is_refused() {
+    // Without the key, the attacker returns every byte the listener sends: the listener
+    // never gets the initiator's first message it needs, only its own preface.
     let e = refused_by_listener(|mut c| {
-        let challenge = read_msg(&mut c);
-        let _ = c.write_all(&challenge);
+        let mut buf = [0u8; 512];
+        let _ = c.set_read_timeout(Some(Duration::from_millis(1200)));
+        while let Ok(n) = c.read(&mut buf) {
+            if n == 0 || c.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
     });
-    assert!(e.to_string().contains("reflection"), "{e}");
-}
-
-#[test]
-fn a_reflected_proof_is_refused() {
-    // Without the key, the attacker sends a nonce of its own and returns the listener's own
-    // PROOF over both nonces: the role label in the MAC tells them apart.
-    let e = refused_by_listener(|mut c| {
-        let challenge = read_msg(&mut c);
-        let mut mine = challenge.clone();
-        mine[8] ^= 0xff;
-        c.write_all(&mine).unwrap();
-        let proof = read_msg(&mut c);
-        let _ = c.write_all(&proof);
-    });
-    assert!(e.to_string().contains("wrong cluster key"), "{e}");
+    assert!(
+        matches!(e, NetError::Auth { .. } | NetError::Io { .. }),
+        "{e:?}"
+    );
 }
 
 // --- Streams ---------------------------------------------------------------------------
@@ -388,7 +397,7 @@ fn a_listener_with_a_key_refuses_a_sender_without_one() {
     assert!(tx_err.contains("this end has no key"), "sender: {tx_err}");
     // The listener refused it, kept waiting, and names the refusal when it gives up.
     assert!(
-        rx_err.contains("no connection within") && rx_err.contains("has no cluster key"),
+        rx_err.contains("no connection within") && rx_err.contains("it has no key"),
         "receiver: {rx_err}"
     );
 }
@@ -397,15 +406,16 @@ fn a_listener_with_a_key_refuses_a_sender_without_one() {
 fn a_listener_without_a_key_refuses_a_sender_with_one() {
     let (rx_err, tx_err) = both_fail(None, Some(key(3)));
     assert!(rx_err.contains("this end has no key"), "receiver: {rx_err}");
-    assert!(tx_err.contains("has no cluster key"), "sender: {tx_err}");
+    assert!(tx_err.contains("it has no key"), "sender: {tx_err}");
 }
 
 #[test]
 fn a_wrong_key_stream_is_refused() {
     let (rx_err, tx_err) = both_fail(Some(key(3)), Some(key(4)));
-    assert!(tx_err.contains("wrong cluster key"), "sender: {tx_err}");
+    assert!(tx_err.contains("another cluster key"), "sender: {tx_err}");
     assert!(
-        rx_err.contains("no connection within") && rx_err.contains("wrong cluster key"),
+        rx_err.contains("no connection within")
+            && rx_err.contains("does not hold this end's cluster key"),
         "receiver: {rx_err}"
     );
 }
@@ -419,10 +429,11 @@ fn a_listener_keeps_waiting_for_the_right_peer_after_intruders() {
     // Intruder 1: garbage.
     let mut g = TcpStream::connect(addr).unwrap();
     g.write_all(&[0xde; 64]).unwrap();
-    // Intruder 2: the exchange with the wrong key.
+    // Intruder 2: the handshake with the wrong key.
     let mut w = TcpStream::connect(addr).unwrap();
-    let e = auth::connect(&mut w, &key(1), T).unwrap_err();
-    assert!(e.to_string().contains("wrong cluster key"), "{e}");
+    let creds = Credentials::from_key(key(1), Purpose::Stream).unwrap();
+    let e = secure::connect(&mut w, &creds, T).unwrap_err();
+    assert!(e.to_string().contains("another cluster key"), "{e}");
     // Intruder 3: a sluice-net sender without a key.
     let mut h = TcpStream::connect(addr).unwrap();
     h.write_all(

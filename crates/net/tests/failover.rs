@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use sluice_net::auth::ClusterKey;
 use sluice_net::{Fence, TcpOptions, TcpSink, TcpSource};
 use sluice_runtime::{Graph, Node, NodeError, Ports, Work, WorkIo};
 use std::io::{Read, Write};
@@ -99,8 +100,29 @@ fn warnings(report: &sluice_runtime::RunReport) -> String {
         .join("\n")
 }
 
+/// The options of these tests, over the secure channel when `key` is set.
+fn opts_with(key: &Option<ClusterKey>, opts: TcpOptions) -> TcpOptions {
+    TcpOptions {
+        key: key.clone(),
+        ..opts
+    }
+}
+
+fn secure() -> Option<ClusterKey> {
+    Some(ClusterKey::from_bytes([9; 32]))
+}
+
 #[test]
 fn a_standby_takes_over_from_a_dead_primary_and_nothing_is_lost_or_repeated() {
+    dead_primary(None);
+}
+
+#[test]
+fn a_standby_takes_over_from_a_dead_primary_over_the_secure_channel() {
+    dead_primary(secure());
+}
+
+fn dead_primary(key: Option<ClusterKey>) {
     // (The standby starts late in the last round: it is behind the receiver when promoted,
     // and releases what the receiver has as it produces it before it sends.)
     for (round, (fail_at, standby_late)) in [(300_000u64, 0), (1_000_000, 0), (1_700_000, 300)]
@@ -108,14 +130,15 @@ fn a_standby_takes_over_from_a_dead_primary_and_nothing_is_lost_or_repeated() {
         .enumerate()
     {
         let count = 2_000_000;
-        let (rx, addr, seen) = fenced_receiver(fast());
+        let (rx, addr, seen) = fenced_receiver(opts_with(&key, fast()));
         let url = format!("tcp://{addr}");
-        let primary = Fence::named(&format!("dead-primary-{round}"));
+        let tag = if key.is_some() { "secure" } else { "plain" };
+        let primary = Fence::named(&format!("dead-primary-{tag}-{round}"));
         primary.promote(5);
-        let standby = Fence::named(&format!("dead-standby-{round}"));
+        let standby = Fence::named(&format!("dead-standby-{tag}-{round}"));
         let opts = |fence: &Fence| TcpOptions {
             fence: Some(fence.clone()),
-            ..fast()
+            ..opts_with(&key, fast())
         };
         let rx = spawn(rx);
         let p = spawn(replica(count, Some(fail_at), &url, opts(&primary)));
@@ -209,9 +232,10 @@ fn pump(mut from: TcpStream, mut to: TcpStream, frozen: &AtomicBool) {
 /// `displaced`: the receiver still holds the frozen primary's connection when the standby
 /// comes (a long peer timeout), so the new revision displaces it; otherwise the receiver has
 /// declared the frozen primary silent first.
-fn zombie(displaced: bool) {
+fn zombie(displaced: bool, key: Option<ClusterKey>) {
     let count = 1_500_000;
     let rx_opts = TcpOptions {
+        key: key.clone(),
         peer_timeout: if displaced {
             Duration::from_secs(30)
         } else {
@@ -221,14 +245,19 @@ fn zombie(displaced: bool) {
     };
     let (rx, addr, seen) = fenced_receiver(rx_opts);
     let relay = Relay::start(addr);
-    let tag = if displaced { "displaced" } else { "silent" };
+    let tag = match (displaced, key.is_some()) {
+        (true, false) => "displaced",
+        (false, false) => "silent",
+        (true, true) => "displaced-secure",
+        (false, true) => "silent-secure",
+    };
     let primary = Fence::named(&format!("zombie-primary-{tag}"));
     primary.promote(5);
     let standby = Fence::named(&format!("zombie-standby-{tag}"));
     let opts = |fence: &Fence| TcpOptions {
         fence: Some(fence.clone()),
         peer_timeout: Duration::from_secs(30),
-        ..fast()
+        ..opts_with(&key, fast())
     };
     let (rx_report, rx_seen) = (spawn(rx), seen.clone());
     let p = spawn(replica(
@@ -277,12 +306,22 @@ fn zombie(displaced: bool) {
 
 #[test]
 fn a_zombie_primary_declared_silent_is_refused_when_it_wakes() {
-    zombie(false);
+    zombie(false, None);
 }
 
 #[test]
 fn a_zombie_primary_still_connected_is_displaced_and_refused_when_it_wakes() {
-    zombie(true);
+    zombie(true, None);
+}
+
+#[test]
+fn a_zombie_primary_declared_silent_is_refused_over_the_secure_channel() {
+    zombie(false, secure());
+}
+
+#[test]
+fn a_zombie_primary_still_connected_is_displaced_over_the_secure_channel() {
+    zombie(true, secure());
 }
 
 #[test]

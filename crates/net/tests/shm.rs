@@ -156,3 +156,49 @@ fn bad_urls_say_what_is_expected() {
     let err = ShmSource::<u64>::new("unix:", opts()).err().unwrap();
     assert!(err.to_string().contains("names no socket path"), "{err}");
 }
+
+#[test]
+fn a_peer_of_another_user_is_not_met() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: connecting as another user needs root");
+        return;
+    }
+    let name = unique("uid");
+    let mut rx = Graph::new();
+    let (checker, seen) = Checker::new(make);
+    let quick = ShmOptions {
+        connect_timeout: Duration::from_millis(1500),
+        ..opts()
+    };
+    let c = rx
+        .add(
+            "rx",
+            ShmSource::<u64>::new(&format!("unix-listen:{name}"), quick).unwrap(),
+        )
+        .unwrap();
+    let d = rx.add("check", checker).unwrap();
+    rx.connect(c, "out", d, "in").unwrap();
+    let r = spawn(rx);
+    // User nobody connects to the abstract name (which has no file mode to stop it) and
+    // waits for what the source sends.
+    use std::os::unix::process::CommandExt;
+    let script = format!(
+        "import socket, time\ns = socket.socket(socket.AF_UNIX)\nfor _ in range(100):\n    try:\n        s.connect('\\0' + {:?})\n        break\n    except OSError:\n        time.sleep(0.01)\ns.settimeout(1.0)\ntry:\n    print('got', len(s.recv(100)))\nexcept OSError as e:\n    print('nothing', e)\n",
+        &name[1..]
+    );
+    let out = std::process::Command::new("/usr/bin/python3")
+        .arg("-c")
+        .arg(script)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    let err = r.join().unwrap().unwrap_err().to_string();
+    assert!(
+        err.contains("no shared-memory peer met"),
+        "{err} (nobody: {said})"
+    );
+    assert_eq!(seen.lock().unwrap().items, 0);
+    assert!(!said.contains("got") || said.contains("got 0"), "{said}");
+}

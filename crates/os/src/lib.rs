@@ -251,6 +251,18 @@ pub fn futex_wake_bitset(word: &AtomicU32, mask: u32) {
     let _ = (word, mask);
 }
 
+/// The user id of the process at the other end of a connected Unix socket (`SO_PEERCRED`):
+/// the kernel's word, as of the peer's `connect`.
+pub fn peer_uid(socket: impl std::os::fd::AsFd) -> io::Result<u32> {
+    let cred = rustix::net::sockopt::socket_peercred(socket)?;
+    Ok(cred.uid.as_raw())
+}
+
+/// This process's effective user id.
+pub fn effective_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

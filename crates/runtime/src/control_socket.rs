@@ -12,6 +12,11 @@
 //!
 //! `N` is the item offset at which the change took effect: the node's first output item made
 //! with the new value, where a `set:PARAM` tag now sits.
+//!
+//! **Who may use it.** The socket is made mode 0600 whatever the umask, and each client's user
+//! is checked with `SO_PEERCRED` (the kernel's word): the graph's own user or root, no one
+//! else. A line is at most [`MAX_LINE`] bytes (a longer one ends that client) and at most
+//! [`MAX_CLIENTS`] clients are served at once.
 
 use crate::control::parse_value;
 use crate::{ControlHandle, StopHandle};
@@ -19,9 +24,12 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+
+/// The most clients served at once; more are told so and closed.
+pub const MAX_CLIENTS: usize = 16;
 
 /// Why a control socket could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -100,6 +108,11 @@ impl ControlSocket {
             })?;
         }
         let listener = UnixListener::bind(path).map_err(bind_error)?;
+        // Owner only, whatever the umask (a client that came in before this is still
+        // checked by its credentials).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(bind_error)?;
         let meta = std::fs::symlink_metadata(path).map_err(bind_error)?;
         let done = Arc::new(AtomicBool::new(false));
         let stopped_here = Arc::new(AtomicBool::new(false));
@@ -159,22 +172,51 @@ fn accept(
     done: Arc<AtomicBool>,
     stopped_here: Arc<AtomicBool>,
 ) {
+    let clients = Arc::new(AtomicUsize::new(0));
+    let me = sluice_os::effective_uid();
     for stream in listener.incoming() {
         if done.load(Ordering::Acquire) {
             return;
         }
-        let Ok(stream) = stream else {
+        let Ok(mut stream) = stream else {
             // Out of descriptors (EMFILE) or a client gone before it was taken: transient.
             // A pause, not a busy loop on an error that repeats until a descriptor frees.
             std::thread::sleep(ACCEPT_BACKOFF);
             continue;
         };
-        let (control, stop, stopped_here) =
-            (control.clone(), stop.clone(), Arc::clone(&stopped_here));
+        match sluice_os::peer_uid(&stream) {
+            Ok(uid) if uid == me || uid == 0 => {}
+            Ok(uid) => {
+                eprintln!("sluice: control socket: refused a client of uid {uid} (only uid {me} or root may control this graph)");
+                let _ = writeln!(stream, "error: uid {uid} may not control this graph");
+                continue;
+            }
+            Err(e) => {
+                eprintln!("sluice: control socket: a client without credentials: {e}");
+                continue;
+            }
+        }
+        if clients.fetch_add(1, Ordering::AcqRel) >= MAX_CLIENTS {
+            clients.fetch_sub(1, Ordering::AcqRel);
+            let _ = writeln!(stream, "error: {MAX_CLIENTS} clients are connected already");
+            continue;
+        }
+        let (control, stop, stopped_here, count) = (
+            control.clone(),
+            stop.clone(),
+            Arc::clone(&stopped_here),
+            Arc::clone(&clients),
+        );
         // One thread per client: a `set` may wait for its node to fire.
-        let _ = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("sluice-control-client".into())
-            .spawn(move || serve(stream, &control, &stop, &stopped_here));
+            .spawn(move || {
+                serve(stream, &control, &stop, &stopped_here);
+                count.fetch_sub(1, Ordering::AcqRel);
+            });
+        if spawned.is_err() {
+            clients.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 }
 
@@ -300,6 +342,7 @@ fn set(control: &ControlHandle, assignment: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn temp_path(name: &str) -> PathBuf {
         std::env::temp_dir().join(format!("sluice-ctl-{}-{name}", std::process::id()))
@@ -314,6 +357,62 @@ mod tests {
         assert!(err.to_string().contains("is not a socket"));
         assert_eq!(std::fs::read(&path).unwrap(), b"keep");
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_line_longer_than_the_cap_ends_that_client() {
+        let path = temp_path("long");
+        let _ = std::fs::remove_file(&path);
+        let (control, stop) = (crate::Graph::new().control_handle(), StopHandle::new());
+        let socket = ControlSocket::bind(&path, control, stop.clone()).unwrap();
+        let mut client = UnixStream::connect(&path).unwrap();
+        // 1 MiB without a newline: not buffered whole; the client is told and closed.
+        let _ = client.write_all(&vec![b'x'; 1 << 20]);
+        let mut reply = String::new();
+        let _ = BufReader::new(&client).read_line(&mut reply);
+        assert!(reply.contains("at most 4096 bytes"), "{reply:?}");
+        assert!(!stop.is_stopped());
+        drop(socket);
+    }
+
+    #[test]
+    fn another_user_is_refused() {
+        if sluice_os::effective_uid() != 0 {
+            eprintln!("skipped: connecting as another user needs root");
+            return;
+        }
+        let path = temp_path("uid");
+        let _ = std::fs::remove_file(&path);
+        let (control, stop) = (crate::Graph::new().control_handle(), StopHandle::new());
+        let socket = ControlSocket::bind(&path, control, stop.clone()).unwrap();
+        // A child process as user nobody (65534) says `stop`: with mode 0600 it cannot
+        // connect; with the mode opened up, its credentials refuse it.
+        let as_nobody = || {
+            use std::os::unix::process::CommandExt;
+            let script = format!(
+                "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect({:?})\nexcept OSError as e:\n    print('connect:', e.errno)\n    raise SystemExit\ns.sendall(b'stop\\n')\nprint(s.recv(200).decode())\n",
+                path.display().to_string()
+            );
+            let out = std::process::Command::new("/usr/bin/python3")
+                .arg("-c")
+                .arg(script)
+                .uid(65534)
+                .gid(65534)
+                .output()
+                .unwrap();
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        };
+        let first = as_nobody();
+        assert!(first.contains("connect: 13"), "{first}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let second = as_nobody();
+        assert!(second.contains("may not control"), "{second}");
+        assert!(!stop.is_stopped(), "another user stopped the graph");
+        drop(socket);
     }
 
     #[test]
@@ -340,6 +439,8 @@ mod tests {
         assert!(ask("frobnicate").starts_with("error: unknown command 'frobnicate'"));
         assert_eq!(ask("set gain"), "error: 'gain' must be NODE.PARAM=VALUE");
         assert!(ask("set .x=1").starts_with("error: '.x' must name a node"));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the socket's mode");
         assert_eq!(ask("stop"), "ok stopping");
         assert!(socket.stopped_here() && stop.is_stopped());
         drop(socket);

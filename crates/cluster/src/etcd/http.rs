@@ -155,6 +155,20 @@ fn parse_response(raw: &[u8]) -> Result<Response, HttpError> {
     Ok(Response { status, body })
 }
 
+/// Parses a whole response as [`parse_response`] does, for the fuzz target and its replay
+/// tests: the status and body, or the error's text. Panics only on a bug (a body longer than
+/// the input).
+pub fn fuzz_response(raw: &[u8]) -> Result<(u16, usize), String> {
+    match parse_response(raw) {
+        Ok(r) => {
+            assert!(r.body.len() <= raw.len(), "a body longer than the response");
+            Ok((r.status, r.body.len()))
+        }
+        Err(HttpError::Malformed(m)) => Err(m),
+        Err(HttpError::Io(e) | HttpError::Connect(e)) => Err(e.to_string()),
+    }
+}
+
 /// Decodes a chunked body (extensions and trailers ignored).
 fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, HttpError> {
     let mut body = Vec::new();
@@ -169,8 +183,13 @@ fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, HttpError> {
         if size == 0 {
             return Ok(body);
         }
-        if rest.len() < size + 2 {
-            return Err(HttpError::Malformed("a chunk is cut off".into()));
+        // `size` is the peer's word (up to 2^64 − 1): compared with what arrived, never
+        // added to.
+        if rest.len() < 2 || size > rest.len() - 2 {
+            return Err(HttpError::Malformed(format!(
+                "a chunk of {size} bytes is cut off after {} bytes",
+                rest.len()
+            )));
         }
         body.extend_from_slice(&rest[..size]);
         rest = &rest[size + 2..];
@@ -259,6 +278,12 @@ mod tests {
         assert_eq!((r.status, r.body.as_slice()), (404, &b"abcde"[..]));
         assert!(parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n{}").is_err());
         assert!(parse_response(b"SSH-2.0\r\n\r\n").is_err());
+        // A chunk size of 2^64 − 1 (it wrapped `size + 2` and panicked).
+        let e = fuzz_response(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nab\r\n0\r\n\r\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("cut off"), "{e}");
     }
 
     #[test]

@@ -27,6 +27,7 @@
 //! ```
 
 mod http;
+pub use http::fuzz_response;
 mod keepalive;
 mod server;
 

@@ -64,7 +64,8 @@ pub const ETCD_PEER_PORT: u16 = 2380;
 #[derive(Debug, Clone)]
 pub struct WorkerSpec {
     /// The `sluice` executable. Each host runs `EXE worker --cluster NAME --name hN --listen
-    /// 10.A.B.(N+1):7000 --etcd http://10.A.B.1:2379 --key-file RUN/cluster.key`.
+    /// 10.A.B.(N+1):7000 --etcd http://10.A.B.1:2379 --key-file RUN/cluster.key
+    /// --allow-paths-outside`.
     pub exe: PathBuf,
 }
 
@@ -511,6 +512,8 @@ impl LocalCluster {
             &etcd,
             "--key-file",
             &key,
+            // One machine, the operator's own: the controller's paths, as they are.
+            "--allow-paths-outside",
         ];
         if !exe_path.is_file() {
             return Err(LocalError::Command {

@@ -96,7 +96,7 @@ fn resolve(
     .map_err(|e| format!("data directory {}: {e}", policy.data_dir.display()))?;
     let (target, flags) = match access {
         FileAccess::Read => (path, OFlags::RDONLY),
-        FileAccess::Write => (
+        FileAccess::Write | FileAccess::WritePattern => (
             path.parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new(".")),

@@ -248,6 +248,7 @@ fn access_verb(access: FileAccess) -> &'static str {
     match access {
         FileAccess::Read => "reads",
         FileAccess::Write => "writes",
+        FileAccess::WritePattern => "writes files named by",
     }
 }
 

@@ -50,7 +50,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
         "Writes each channel of a vector stream to a WAV file of its own (one node for all channels).",
     )
     .port(PortDecl::input("in", ItemDecl::fixed("f32")).vlen(Vlen::param("channels")))
-    .param(Param::text(
+    .param(Param::writes_pattern(
         "path",
         "file name pattern; its {} becomes the channel's label, zero-padded to 3 digits",
     ))

@@ -69,6 +69,11 @@ pub enum FileAccess {
     /// The block writes the file (a sink): loading refuses a graph in which it would write a
     /// file that another node reads or writes.
     Write,
+    /// The block writes several files named by a pattern (its `{}` replaced per file): confined
+    /// on a cluster's workers as a written file is, but not compared with other nodes' files
+    /// (a pattern names many).
+    #[serde(rename = "write_pattern")]
+    WritePattern,
 }
 
 /// One parameter of a block type. Built with [`Param`]'s constructors and the methods below.
@@ -168,6 +173,13 @@ impl Param {
     pub fn writes(name: impl Into<Text>, help: impl Into<Text>) -> ParamDecl {
         ParamDecl {
             file: Some(FileAccess::Write),
+            ..Param::text(name, help)
+        }
+    }
+    /// Files the block writes, named by a pattern whose `{}` each file replaces.
+    pub fn writes_pattern(name: impl Into<Text>, help: impl Into<Text>) -> ParamDecl {
+        ParamDecl {
+            file: Some(FileAccess::WritePattern),
             ..Param::text(name, help)
         }
     }

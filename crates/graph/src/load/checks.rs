@@ -125,12 +125,15 @@ pub(super) fn check_file_collisions(
             let Some(other_file) = other_path.get_ref().as_str() else {
                 continue;
             };
+            if *other_access == FileAccess::WritePattern {
+                continue; // a pattern names many files: not compared
+            }
             if i == j || (*other_access == FileAccess::Write && j < i) {
                 continue;
             }
             if same_file(Path::new(written), Path::new(other_file)) {
                 let what = match other_access {
-                    FileAccess::Write => "writes",
+                    FileAccess::Write | FileAccess::WritePattern => "writes",
                     FileAccess::Read => "reads",
                 };
                 let name = writer.name.get_ref();

@@ -42,6 +42,7 @@ impl TestWorker {
                 data_dir: std::env::temp_dir(),
                 allow_outside: false,
             },
+            etcd: None,
         };
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();

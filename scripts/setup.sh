@@ -26,6 +26,10 @@ APT_PACKAGES=(
   libliquid-dev                    # sluice bench radio: liquid-dsp peer (C harness built by the bench)
   jackd2 libjack-jackd2-dev jconvolver  # sluice-audio's JACK tests (dummy-backend servers) and the jconvolver peer
   python3-zmq                      # crates/zmq tests: libzmq peers through pyzmq (gnuradio above: gr-zeromq interop)
+  libsoapysdr-dev soapysdr-tools   # crates/soapy tests: libSoapySDR, its headers for the test device module (g++ above), SoapySDRUtil (gnuradio above brings gnuradio.soapy)
+  python3-venv python3-dev         # crates/python: the package's virtual environment, libpython to link
+  espeak-ng python3-matplotlib     # examples/python/fm_receiver.py: speech to modulate, the spectrum plot
+  sox python3-soundfile            # crates/formats tests: RF64 and float WAVs read by sox and libsndfile
 )
 
 as_root() {
@@ -49,6 +53,17 @@ fi
 # is added.
 if ! /usr/bin/python3 -c 'import sigmf' 2>/dev/null; then
   as_root /usr/bin/python3 -m pip install --quiet --break-system-packages --no-deps 'sigmf==1.14.0'
+fi
+
+# The Python package (crates/python): its tests run in a virtual environment over Debian's
+# Python, so that numpy, scipy and GNU Radio (Debian packages) import there too; maturin (which
+# builds the wheel) and pytest come from PyPI into it. Git-ignored, under target/.
+PY_VENV="$(cd "$(dirname "$0")/.." && pwd)/target/python-venv"
+if [ ! -x "$PY_VENV/bin/python" ]; then
+  /usr/bin/python3 -m venv --system-site-packages "$PY_VENV"
+fi
+if [ ! -x "$PY_VENV/bin/maturin" ] || ! "$PY_VENV/bin/python" -c 'import pytest' 2>/dev/null; then
+  "$PY_VENV/bin/python" -m pip install --quiet 'maturin>=1.9.4,<2' 'pytest>=7'
 fi
 
 if ! rustup toolchain list | grep -q '^nightly'; then

@@ -80,11 +80,13 @@ fn build_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 pub fn register(registry: &mut Registry) {
     let types = [
         BlockType::new("jack_sink", Family::Audio, "Plays its f32 streams on JACK output ports; the callback never waits: it takes what is there, plays silence for the rest and counts underruns.")
+            .gnuradio(&["audio_sink"])
             .port(PortDecl::input("in", ItemDecl::fixed("f32")).counted("channels"))
             .params(sink_params())
             .example(r#"channels = 2, connect = "system:playback_1,system:playback_2""#)
             .build(build_sink),
         BlockType::new("jack_source", Family::Audio, "Records JACK input ports into f32 streams tagged with the server's sample rate; a period the graph has no room for is dropped, counted and tagged as a gap.")
+            .gnuradio(&["audio_source"])
             .port(PortDecl::output("out", ItemDecl::fixed("f32")).counted("channels"))
             .params(source_params())
             .example(r#"channels = 2, connect = "system:capture_1,system:capture_2""#)

@@ -23,8 +23,7 @@ use std::path::{Path, PathBuf};
 
 pub use sluice_conv::Layout;
 use sluice_conv::{
-    convolve_offline_with_progress, ConvError, ConvolverConfig, LatePolicy, Partitioning,
-    Scheduling,
+    convolve_offline_until, ConvError, ConvolverConfig, LatePolicy, Partitioning, Scheduling,
 };
 pub use sluice_formats::wav::Encoding;
 use sluice_formats::wav::{WavError, WavReader, WavWriter};
@@ -36,6 +35,9 @@ pub enum OfflineError {
     /// The wet/dry mix is outside 0..=1.
     #[error("--mix must be between 0 and 1, got {0}")]
     Mix(f32),
+    /// The gain is outside -120..=40 dB.
+    #[error("--gain takes a level in dB from -120 to 40 (e.g. -12), got {0}")]
+    Gain(f64),
     /// The normalisation level is not a finite level at or below 0 dBFS.
     #[error("--normalize takes a peak level in dBFS at or below 0 (e.g. -1), got {0}")]
     Normalize(f64),
@@ -235,14 +237,16 @@ impl Default for EngineOptions {
 
 /// Convolves `input` (one vector per channel) with the IR channels `ir` in `layout`, mixing
 /// `mix` of the convolved signal with `1 - mix` of the input. Returns one vector per output
-/// channel of `input length + IR length - 1` frames. `progress` gets the frames done so far.
+/// channel of `input length + IR length - 1` frames. `progress` gets the frames done so far
+/// and says whether to go on: when it returns `false`, the input ends where it was read to and
+/// the output is that part with its full tail.
 pub fn convolve(
     input: &[Vec<f32>],
     ir: &[Vec<f32>],
     layout: Layout,
     mix: f32,
     opts: &EngineOptions,
-    mut progress: impl FnMut(u64),
+    mut progress: impl FnMut(u64) -> bool,
 ) -> Result<Vec<Vec<f32>>, ConvError> {
     let frames = input.first().map_or(0, Vec::len);
     let ir_len = ir.first().map_or(0, Vec::len);
@@ -261,9 +265,13 @@ pub fn convolve(
         max_ir_len: opts.max_ir_len,
     };
     let inputs: Vec<&[f32]> = input.iter().map(Vec::as_slice).collect();
-    let mut out = convolve_offline_with_progress(&matrix, &inputs, &config, &mut progress)?;
-    // The engine's tail is as long as its longest IR; this one's, as the IR given.
-    let out_len = frames + ir_len - 1;
+    let mut out = convolve_offline_until(&matrix, &inputs, &config, &mut progress)?;
+    // The engine's tail is as long as its longest IR; this one's, as the IR given (and the
+    // input as long as it was read, if stopped).
+    let read = out
+        .first()
+        .map_or(0, |o| (o.len() + 1).saturating_sub(matrix.max_len()));
+    let out_len = frames.min(read) + ir_len - 1;
     for o in &mut out {
         o.truncate(out_len);
     }
@@ -307,6 +315,12 @@ pub struct ConvolveOptions {
     pub mix: f32,
     /// Peak-normalize the output to this level in dBFS (at or below 0).
     pub normalize: Option<f64>,
+    /// Gain of the convolved signal in dB (the IR is scaled by it), so that a loud IR does not
+    /// clip; 0 leaves it as it is.
+    pub gain_db: f64,
+    /// When set (by a Ctrl-C handler), the convolution stops at the next block: the input read
+    /// so far is convolved with the full tail and written, a shorter but valid file.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Output sample format.
     pub format: OutputFormat,
     /// Resample the impulse response to the input's sample rate if they differ.
@@ -329,6 +343,8 @@ impl ConvolveOptions {
             output: output.into(),
             mix: 1.0,
             normalize: None,
+            gain_db: 0.0,
+            stop: None,
             format: OutputFormat::Same,
             resample: false,
             engine: EngineOptions::default(),
@@ -368,6 +384,8 @@ pub struct OfflineReport {
     pub gain: Option<f64>,
     /// Samples that clipped in an integer output format.
     pub clipped: u64,
+    /// Input frames convolved, if `stop` ended the convolution before the input's end.
+    pub stopped_at: Option<u64>,
 }
 
 /// Convolves the input file with the impulse response file and writes the output file, as
@@ -396,7 +414,16 @@ pub fn convolve_files(
     if input.frames() == 0 {
         return Err(OfflineError::EmptyInput(options.input.clone()));
     }
-    let ir = load_ir(options, input.rate)?;
+    if !(-120.0..=40.0).contains(&options.gain_db) {
+        return Err(OfflineError::Gain(options.gain_db));
+    }
+    let mut ir = load_ir(options, input.rate)?;
+    if options.gain_db != 0.0 {
+        let gain = 10f64.powf(options.gain_db / 20.0);
+        for v in ir.iter_mut().flatten() {
+            *v = (f64::from(*v) * gain) as f32;
+        }
+    }
     let layout =
         Layout::choose(input.channels.len(), ir.len()).map_err(|message| OfflineError::Layout {
             ir: options.ir.clone(),
@@ -406,13 +433,19 @@ pub fn convolve_files(
     on_event(OfflineEvent::Start {
         total_frames: total,
     });
+    let stop = options.stop.clone();
     let mut out = convolve(
         &input.channels,
         &ir,
         layout,
         options.mix,
         &options.engine,
-        |frames_done| on_event(OfflineEvent::Progress { frames_done }),
+        |frames_done| {
+            on_event(OfflineEvent::Progress { frames_done });
+            !stop
+                .as_ref()
+                .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+        },
     )
     .map_err(|source| OfflineError::Convolve {
         input: options.input.clone(),
@@ -429,12 +462,15 @@ pub fn convolve_files(
     }
     let format = options.format.encoding(input.format);
     let clipped = write_wav(&options.output, input.rate, format, &out)?;
+    let frames = out.first().map_or(0, Vec::len);
+    let read = (frames + 1 - ir[0].len()) as u64;
     Ok(OfflineReport {
-        frames: out.first().map_or(0, Vec::len),
+        frames,
         channels: out.len(),
         rate: input.rate,
         gain,
         clipped,
+        stopped_at: (read < input.frames() as u64).then_some(read),
     })
 }
 
@@ -630,14 +666,14 @@ mod tests {
             threads: Threads::Single,
             max_ir_len: 1 << 20,
         };
-        let out = convolve(&input, &ir, Layout::TrueStereo, 1.0, &opts, |_| {}).unwrap();
+        let out = convolve(&input, &ir, Layout::TrueStereo, 1.0, &opts, |_| true).unwrap();
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].len(), 4 + 8 - 1);
         // Left in -> left out is LL (height 1 at 0); left in -> right out is LR (height 2 at 1).
         assert!((out[0][0] - 1.0).abs() < 1e-6 && out[0][1].abs() < 1e-6);
         assert!((out[1][1] - 2.0).abs() < 1e-6 && out[1][0].abs() < 1e-6);
         let input = vec![vec![0.0; 4], vec![1.0, 0.0, 0.0, 0.0]]; // right only: RL and RR
-        let out = convolve(&input, &ir, Layout::TrueStereo, 1.0, &opts, |_| {}).unwrap();
+        let out = convolve(&input, &ir, Layout::TrueStereo, 1.0, &opts, |_| true).unwrap();
         assert!((out[0][2] - 3.0).abs() < 1e-6 && (out[1][3] - 4.0).abs() < 1e-6);
     }
 
@@ -651,10 +687,10 @@ mod tests {
             threads: Threads::Single,
             max_ir_len: 1 << 20,
         };
-        let out = convolve(&input, &ir, Layout::PerChannel, 0.0, &opts, |_| {}).unwrap();
+        let out = convolve(&input, &ir, Layout::PerChannel, 0.0, &opts, |_| true).unwrap();
         assert_eq!(&out[0][..300], &input[0][..]);
         assert!(out[0][300..].iter().all(|&v| v == 0.0));
-        let out = convolve(&input, &ir, Layout::PerChannel, 0.5, &opts, |_| {}).unwrap();
+        let out = convolve(&input, &ir, Layout::PerChannel, 0.5, &opts, |_| true).unwrap();
         for (n, &v) in out[1].iter().enumerate() {
             assert!((v - 0.5 * input[1].get(n).copied().unwrap_or(0.0)).abs() < 1e-7);
         }
@@ -786,7 +822,8 @@ mod tests {
         std::fs::write(d.join("text.wav"), "this is not audio, just some text").unwrap();
         let full = std::fs::read(d.join("in.wav")).unwrap();
         std::fs::write(d.join("cut.wav"), &full[..full.len() - 1001]).unwrap();
-        std::fs::write(d.join("stub.wav"), &full[..20]).unwrap();
+        // Cut inside the fmt chunk (after the RIFF header and the JUNK chunk kept for RF64).
+        std::fs::write(d.join("stub.wav"), &full[..60]).unwrap();
 
         let e = error_of(args(d, "in.wav", "empty.wav"));
         assert!(

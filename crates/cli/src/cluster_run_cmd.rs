@@ -8,6 +8,7 @@ use sluice_cluster::membership;
 use sluice_cluster::placement::{self, PlanOptions};
 use sluice_graph::Override;
 use sluice_runtime::StopHandle;
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -18,6 +19,11 @@ use std::time::{Duration, Instant};
 pub struct PlanArgs {
     /// Graph file whose nodes name their hosts.
     pub graph: PathBuf,
+    /// The cluster whose workers give the hosts' addresses, looked up as `sluice cluster run`
+    /// does (hosts without `address = ...` in the file need it). Without --cluster or --etcd,
+    /// only the file's own addresses are used.
+    #[command(flatten)]
+    pub cluster: ClusterRef,
     /// Override a node's parameter, as for `sluice run`.
     #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
     pub overrides: Vec<Override>,
@@ -59,12 +65,31 @@ pub struct ClusterRunArgs {
     pub quiet: bool,
 }
 
+/// Host name → address, from the workers registered in the cluster (their control
+/// addresses' IPs): how `plan` and `run` find hosts the graph file gives no address.
+fn worker_addresses(workers: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    workers
+        .iter()
+        .filter_map(|(name, control)| {
+            let ip = control.parse::<SocketAddr>().ok()?.ip();
+            Some((name.clone(), ip.to_string()))
+        })
+        .collect()
+}
+
 /// Runs `sluice cluster plan`: prints each host's partition.
 pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
     let text = sluice_graph::read(&args.graph)?;
+    let addresses = if args.cluster.cluster.is_some() || args.cluster.etcd.is_some() {
+        let t = target(&args.cluster)?;
+        worker_addresses(&registered_workers(&t.etcd, &t.name)?)
+    } else {
+        Default::default()
+    };
     let opts = PlanOptions {
         first_port: args.first_port,
         overrides: args.overrides,
+        addresses,
         ..PlanOptions::default()
     };
     let plan = placement::plan(
@@ -114,13 +139,7 @@ fn vlen_text(vlen: usize) -> String {
 pub fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
     let t = target(&args.cluster)?;
     let workers = registered_workers(&t.etcd, &t.name)?;
-    let addresses = workers
-        .iter()
-        .filter_map(|(name, control)| {
-            let ip = control.parse::<SocketAddr>().ok()?.ip();
-            Some((name.clone(), ip.to_string()))
-        })
-        .collect();
+    let addresses = worker_addresses(&workers);
     let text = sluice_graph::read(&args.graph)?;
     let origin = args.graph.display().to_string();
     let plan = placement::plan(

@@ -29,7 +29,17 @@ pub struct ConvolveArgs {
     /// Peak-normalize the output to this level in dBFS, e.g. `--normalize -1`.
     #[arg(long, value_name = "DBFS", allow_negative_numbers = true)]
     pub normalize: Option<f64>,
-    /// Output sample format; `same` keeps the input's.
+    /// Gain of the convolved (wet) signal in dB, -120 to 40, e.g. `--gain -12` for a loud
+    /// reverb that would clip (the IR is scaled by it; the dry part of --mix is not).
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "DB",
+        allow_negative_numbers = true
+    )]
+    pub gain: f64,
+    /// Output sample format (i16, i24, i32, f32, as in graph files; s16, s24, s32 are accepted
+    /// too); `same` keeps the input's.
     #[arg(long, value_enum, default_value_t = OutputFormat::Same)]
     pub format: OutputFormat,
     /// Resample the impulse response to the input's sample rate if they differ
@@ -62,11 +72,14 @@ pub enum OutputFormat {
     /// The input file's format.
     Same,
     /// 16-bit integer PCM.
-    S16,
+    #[value(alias = "s16")]
+    I16,
     /// 24-bit integer PCM.
-    S24,
+    #[value(alias = "s24")]
+    I24,
     /// 32-bit integer PCM.
-    S32,
+    #[value(alias = "s32")]
+    I32,
     /// 32-bit IEEE float.
     F32,
 }
@@ -84,9 +97,9 @@ impl From<OutputFormat> for offline::OutputFormat {
     fn from(format: OutputFormat) -> Self {
         match format {
             OutputFormat::Same => offline::OutputFormat::Same,
-            OutputFormat::S16 => offline::OutputFormat::S16,
-            OutputFormat::S24 => offline::OutputFormat::S24,
-            OutputFormat::S32 => offline::OutputFormat::S32,
+            OutputFormat::I16 => offline::OutputFormat::S16,
+            OutputFormat::I24 => offline::OutputFormat::S24,
+            OutputFormat::I32 => offline::OutputFormat::S32,
             OutputFormat::F32 => offline::OutputFormat::F32,
         }
     }
@@ -101,14 +114,21 @@ impl From<Threads> for offline::Threads {
     }
 }
 
-/// Runs `sluice convolve`.
+/// Runs `sluice convolve`. Ctrl-C (or SIGTERM) stops it gracefully, as it stops `sluice run`:
+/// the input read so far is convolved with the full tail and written, a valid shorter file; a
+/// second one exits at once and leaves no partial file.
 pub fn run(args: ConvolveArgs) -> anyhow::Result<()> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop_handle = sluice_runtime::StopHandle::new();
+    let signals = sluice_runtime::os::stop_on_signals(stop_handle.clone());
     let options = ConvolveOptions {
         input: args.input,
         ir: args.ir,
         output: args.output,
         mix: args.mix,
         normalize: args.normalize,
+        gain_db: args.gain,
+        stop: Some(stop.clone()),
         format: args.format.into(),
         resample: args.resample,
         engine: EngineOptions {
@@ -129,6 +149,9 @@ pub fn run(args: ConvolveArgs) -> anyhow::Result<()> {
             bar = progress_bar(total, quiet);
         }
         OfflineEvent::Progress { frames_done } => {
+            if stop_handle.is_stopped() {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
             // Redraw every ~1% only: the bar is cheap, but not free at small blocks.
             if frames_done >= done_at {
                 bar.set_position(frames_done);
@@ -142,10 +165,20 @@ pub fn run(args: ConvolveArgs) -> anyhow::Result<()> {
     })?;
     if report.clipped > 0 {
         eprintln!(
-            "sluice: warning: {} samples clipped in {}; use --normalize -1 or --format f32",
+            "sluice: warning: {} samples clipped in {}; use --gain -6 (or lower), --normalize -1 or --format f32",
             report.clipped,
             options.output.display()
         );
+    }
+    if let (Some(frames), Some(signal)) = (report.stopped_at, signals.signal()) {
+        eprintln!(
+            "sluice: stopped by {}: the first {frames} input frames were convolved, with the \
+             full tail, into {}",
+            sluice_os::signals::name(signal),
+            options.output.display()
+        );
+        drop(signals);
+        std::process::exit(128 + signal);
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ mod cluster_cmd;
 mod cluster_run_cmd;
 mod convolve;
 mod ctl_cmd;
+mod devices_cmd;
 mod key_cmd;
 mod live_cmd;
 mod probe_cmd;
@@ -62,6 +63,9 @@ enum Command {
     /// Run a benchmark; each compares with its baseline or peer in the same run.
     #[command(subcommand)]
     Bench(sluice_bench::BenchCommand),
+    /// The radios SoapySDR finds, or one device's channels, ranges, gains and antennas
+    /// (`--probe ARGS`), as text or JSON.
+    Devices(devices_cmd::DevicesArgs),
 }
 
 /// Arguments of `sluice blocks`.
@@ -93,15 +97,7 @@ fn blocks(args: BlocksArgs) -> anyhow::Result<()> {
         (_, true) => println!("{}", registry.to_json()),
         (Some(name), false) => match registry.describe_one(&name) {
             Some(text) => print!("{text}"),
-            None => {
-                let similar = registry.similar(&name);
-                let hint = if similar.is_empty() {
-                    "`sluice blocks` lists them".to_string()
-                } else {
-                    format!("did you mean {}?", similar.join(" or "))
-                };
-                anyhow::bail!("no block type '{name}' ({hint})");
-            }
+            None => anyhow::bail!("no block type '{name}' ({})", registry.hint(&name)),
         },
         (None, false) => print!("{}", registry.describe()),
     }
@@ -123,6 +119,7 @@ fn main() {
         Command::Cluster(cmd) => cluster_cmd::run(cmd),
         Command::Key(cmd) => key_cmd::run(cmd),
         Command::Bench(cmd) => sluice_bench::run(cmd),
+        Command::Devices(args) => devices_cmd::devices(args),
     };
     if let Err(err) = result {
         // A graph file's mistakes come one per line: each gets the prefix.

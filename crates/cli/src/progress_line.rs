@@ -1,15 +1,16 @@
 //! The progress line of `sluice run`.
 
 use sluice_runtime::Progress;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc;
 use std::time::Duration;
 
 /// The progress line of `sluice run`: a bar when some node knows how many items it will
 /// produce (a `head`, a file source), else a count. Drawn on stderr only when it is a terminal;
 /// cleared when dropped.
 pub(crate) struct ProgressLine {
-    done: Arc<AtomicBool>,
+    /// Dropped to end the drawing thread: its wait between redraws ends at once (a sleep would
+    /// hold every run's exit up to one redraw interval, 0.2 s).
+    done: Option<mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -19,8 +20,7 @@ const BAR_STEPS: u64 = 1000;
 impl ProgressLine {
     /// Starts drawing the progress of a run on stderr (when it is a terminal).
     pub(crate) fn start(progress: Progress) -> Self {
-        let done = Arc::new(AtomicBool::new(false));
-        let flag = done.clone();
+        let (done, wait) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("progress".into())
             .spawn(move || {
@@ -29,8 +29,9 @@ impl ProgressLine {
                     indicatif::ProgressDrawTarget::stderr(),
                 );
                 let mut bounded = None;
-                while !flag.load(Ordering::Acquire) {
-                    std::thread::sleep(Duration::from_millis(200));
+                while let Err(mpsc::RecvTimeoutError::Timeout) =
+                    wait.recv_timeout(Duration::from_millis(200))
+                {
                     let (message, fraction) = progress_message(&progress);
                     if bounded != Some(fraction.is_some()) {
                         bounded = Some(fraction.is_some());
@@ -45,13 +46,16 @@ impl ProgressLine {
                 bar.finish_and_clear();
             })
             .ok();
-        ProgressLine { done, thread }
+        ProgressLine {
+            done: Some(done),
+            thread,
+        }
     }
 }
 
 impl Drop for ProgressLine {
     fn drop(&mut self) {
-        self.done.store(true, Ordering::Release);
+        drop(self.done.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }

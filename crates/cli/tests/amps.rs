@@ -27,13 +27,14 @@ fn sluice(dir: &Path, args: &[&str]) -> String {
 #[test]
 fn generate_then_receive_two_channels() {
     let dir = TempDir(std::env::temp_dir().join(format!("sluice-amps-cli-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).unwrap();
+    // The example reads and writes in out/, as from the repository root.
+    std::fs::create_dir_all(dir.0.join("out")).unwrap();
     let out = sluice(
         &dir.0,
         &[
             "amps",
             "generate",
-            "amps_band",
+            "out/amps_band",
             "--seconds",
             "0.05",
             "--channels",
@@ -60,7 +61,7 @@ fn generate_then_receive_two_channels() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     sluice(&dir.0, &args);
     for n in ["005", "006"] {
-        let wav = dir.0.join(format!("amps_ch{n}.wav"));
+        let wav = dir.0.join(format!("out/amps_ch{n}.wav"));
         let len = std::fs::metadata(&wav).unwrap().len();
         // 0.05 s at 12 kHz, 16-bit, less the filters' start-up.
         assert!(len > 44 + 2 * 500, "{}: {len} bytes", wav.display());

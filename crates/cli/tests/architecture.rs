@@ -18,7 +18,7 @@ const RULES: &[(&str, &[&str])] = &[
     ("sluice-pmt", &["sluice-queue"]),
     // Pure DSP and file formats: no runtime, graph or blocks.
     ("sluice-kernels", &[]),
-    ("sluice-formats", &["sluice-kernels"]),
+    ("sluice-formats", &["sluice-kernels", "sluice-os"]),
     ("sluice-plot", &["sluice-kernels"]),
     // Stand alone.
     ("sluice-conv", &["sluice-os"]),
@@ -35,6 +35,17 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-plot",
             "sluice-conv",
             "sluice-copy",
+        ],
+    ),
+    // SoapySDR radios: blocks over the runtime and graph, conversions from the kernels.
+    (
+        "sluice-soapy",
+        &[
+            "sluice-os",
+            "sluice-queue",
+            "sluice-runtime",
+            "sluice-graph",
+            "sluice-kernels",
         ],
     ),
     ("sluice-amps", &["sluice-kernels", "sluice-formats"]),
@@ -87,6 +98,18 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-net",
             "sluice-zmq",
             "sluice-audio",
+            "sluice-soapy",
+        ],
+    ),
+    // The Python package: graphs through the standard registry, the engines alone.
+    (
+        "sluice-python",
+        &[
+            "sluice-runtime",
+            "sluice-graph",
+            "sluice-registry",
+            "sluice-kernels",
+            "sluice-conv",
         ],
     ),
     (

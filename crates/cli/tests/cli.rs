@@ -242,7 +242,7 @@ fn bad_numbers_are_errors_naming_the_parameter() {
     let cases = [
         (
             "type = \"wav_sink\"\nparams = { path = \"OUT\", sample_rate = 0 }",
-            "node 'n': parameter 'sample_rate' must be between 1 and 4294967295 Hz, not 0",
+            "node 'n': parameter 'sample_rate' must be a whole number of Hz between 1 and 4294967295 (a WAV file's), not 0",
         ),
         (
             "type = \"wav_sink\"\nparams = { path = \"OUT\", channels = 0 }",

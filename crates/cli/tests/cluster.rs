@@ -64,6 +64,17 @@ impl Drop for Fixture {
     }
 }
 
+/// The tests here bring up local clusters (namespaces, a bridge, etcd, workers) and tear them
+/// down; two at once on a 2-core machine starve each other's workers past their stream
+/// timeouts, so they take turns.
+static ONE_CLUSTER_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_cluster_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_CLUSTER_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn require_root_and_iproute2() {
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
@@ -99,6 +110,7 @@ fn wavs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
+    let _turn = one_cluster_at_a_time();
     require_root_and_iproute2();
     let id = std::process::id();
     let dir = std::env::temp_dir().join(format!("sluice-cluster-test-{id}"));
@@ -129,16 +141,17 @@ fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
     let one = dir.join("one");
     let chain = dir.join("chain");
     let many = dir.join("many");
+    // The examples read and write in out/, as from the repository root.
     for d in [&one, &chain, &many] {
-        std::fs::create_dir_all(d).unwrap();
+        std::fs::create_dir_all(d.join("out")).unwrap();
     }
     sluice_ok(
         &one,
-        &["amps", "generate", "amps_band", "--seconds", "0.04"],
+        &["amps", "generate", "out/amps_band", "--seconds", "0.04"],
     );
     for d in [&chain, &many] {
         for ext in ["sigmf-meta", "sigmf-data"] {
-            let name = format!("amps_band.{ext}");
+            let name = format!("out/amps_band.{ext}");
             std::fs::copy(one.join(&name), d.join(&name)).unwrap();
         }
     }
@@ -164,7 +177,7 @@ fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
     for h in ["h1", "h2", "h3", "h4"] {
         assert!(out.contains(h), "the host table names {h}:\n{out}");
     }
-    let (a, b) = (wavs(&one), wavs(&many));
+    let (a, b) = (wavs(&one.join("out")), wavs(&many.join("out")));
     assert_eq!(a.len(), 333, "one WAV per channel on one machine");
     assert_eq!(
         a.iter().map(|(n, _)| n).collect::<Vec<_>>(),
@@ -178,7 +191,7 @@ fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
         );
     }
     let mut off_by_one = 0;
-    for ((name, x), (_, y)) in wavs(&chain).iter().zip(&b) {
+    for ((name, x), (_, y)) in wavs(&chain.join("out")).iter().zip(&b) {
         assert_eq!(x.len(), y.len(), "{name}");
         for (p, q) in x[44..].chunks_exact(2).zip(y[44..].chunks_exact(2)) {
             let (p, q) = (
@@ -373,4 +386,155 @@ fn signal(pid: u32, which: &str) {
         .status()
         .unwrap();
     assert!(status.success(), "kill {which} {pid}");
+}
+
+/// Every shipped cluster example (a graph file with `[hosts.…]`) names in its comment the
+/// local cluster to bring up and the `cluster run` to give; on that cluster (its number of
+/// hosts, a unique name here) `sluice cluster plan --cluster` places every host at the address
+/// its worker registered, as `cluster run` does. The 3-host example also runs, and its WAV is
+/// the one-machine run's, byte for byte.
+#[test]
+fn every_cluster_example_plans_on_the_cluster_its_comment_names() {
+    let _turn = one_cluster_at_a_time();
+    require_root_and_iproute2();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    // (cluster name in the comment, hosts) → the examples that name it.
+    let mut clusters: std::collections::BTreeMap<(String, u32), Vec<String>> = Default::default();
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        if !text.lines().any(|l| l.starts_with("[hosts.")) {
+            continue;
+        }
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let up = text
+            .lines()
+            .find_map(|l| l.split("sluice cluster up --local ").nth(1))
+            .unwrap_or_else(|| {
+                panic!("{file}: the comment names no `sluice cluster up --local N`")
+            });
+        let mut words = up.split_whitespace();
+        let hosts: u32 = words.next().unwrap().parse().unwrap();
+        assert_eq!(words.next(), Some("--name"), "{file}: {up}");
+        let name = words.next().unwrap().to_string();
+        assert!(
+            text.contains(&format!(
+                "sluice cluster run examples/{file} --cluster {name}"
+            )),
+            "{file}: the comment runs it on cluster {name}"
+        );
+        clusters.entry((name, hosts)).or_default().push(file);
+    }
+    assert!(clusters.len() >= 4, "{clusters:?}");
+    let id = std::process::id();
+    let dir = std::env::temp_dir().join(format!("sluice-cluster-plans-{id}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    for (k, ((named, hosts), files)) in clusters.iter().enumerate() {
+        let fx = Fixture {
+            base: dir.join(format!("clusters{k}")),
+            name: format!("p{}{k}", id % 100_000),
+            dir: dir.join(format!("d{k}")),
+        };
+        std::fs::create_dir_all(fx.dir.join("out")).unwrap();
+        let base = fx.base.display().to_string();
+        let up = sluice_ok(
+            &fx.dir,
+            &[
+                "cluster",
+                "up",
+                "--local",
+                &hosts.to_string(),
+                "--name",
+                &fx.name,
+                "--base-dir",
+                &base,
+            ],
+        );
+        assert!(up.contains("is up"), "{named}: {up}");
+        let status = sluice_ok(
+            &fx.dir,
+            &[
+                "cluster",
+                "status",
+                "--cluster",
+                &fx.name,
+                "--base-dir",
+                &base,
+            ],
+        );
+        for file in files {
+            let graph = examples.join(file).display().to_string();
+            // The files the comment makes first (the AMPS band: a short one here).
+            let text = std::fs::read_to_string(examples.join(file)).unwrap();
+            if text.contains("sluice amps generate out/amps_band") {
+                sluice_ok(
+                    &fx.dir,
+                    &["amps", "generate", "out/amps_band", "--seconds", "0.01"],
+                );
+            }
+            let plan = sluice_ok(
+                &fx.dir,
+                &[
+                    "cluster",
+                    "plan",
+                    &graph,
+                    "--cluster",
+                    &fx.name,
+                    "--base-dir",
+                    &base,
+                ],
+            );
+            // Each host's partition, at its worker's registered address.
+            for line in status.lines().skip(1) {
+                let mut words = line.split_whitespace();
+                let (host, control) = (words.next().unwrap(), words.next().unwrap());
+                let ip = control.rsplit_once(':').unwrap().0;
+                if text_names_host(&examples.join(file), host) {
+                    assert!(
+                        plan.contains(&format!("# ---- host {host} ({ip})")),
+                        "{file} on {named}: {host} at {ip}?\n{plan}"
+                    );
+                }
+            }
+            if file == "tone_cluster.toml" {
+                sluice_ok(
+                    &fx.dir,
+                    &[
+                        "cluster",
+                        "run",
+                        &graph,
+                        "--cluster",
+                        &fx.name,
+                        "--base-dir",
+                        &base,
+                        "--quiet",
+                    ],
+                );
+                sluice_ok(&dir, &["run", &graph, "--quiet"]);
+                let one = std::fs::read(dir.join("out/tone_cluster.wav")).unwrap();
+                let many = std::fs::read(fx.dir.join("out/tone_cluster.wav")).unwrap();
+                assert!(one.len() > 96_000 * 2);
+                assert!(one == many, "the cluster's WAV differs from one machine's");
+            }
+        }
+        // Without --cluster, the same plan cannot know the addresses, and says how to give them.
+        let graph = examples.join(&files[0]).display().to_string();
+        let out = sluice_in(&fx.dir, &["cluster", "plan", &graph]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(stderr.contains("--cluster NAME"), "{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Whether the graph file at `path` declares `[hosts.HOST]`.
+fn text_names_host(path: &Path, host: &str) -> bool {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .any(|l| l.trim() == format!("[hosts.{host}]"))
 }

@@ -65,9 +65,13 @@ fn every_example_is_documented_and_listed_here() {
             "default",
             "failover",
             "failover_warm",
+            "first_receiver",
             "lowpass_to_file",
             "radio_toolbox",
+            // Run against the SoapySDR test device in tests/soapy.rs.
+            "rtlsdr_fm",
             "throttled",
+            "tone_cluster",
             "tone_to_wav",
             "wav_filter"
         ],
@@ -88,17 +92,19 @@ fn every_example_is_documented_and_listed_here() {
 fn the_examples_run_and_make_what_they_promise() {
     let dir = TempDir(std::env::temp_dir().join(format!("sluice-examples-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&dir.0);
-    std::fs::create_dir_all(&dir.0).unwrap();
+    // Every example writes into out/ (and reads what another wrote there), as from the
+    // repository root, where out/ exists and git ignores it.
+    std::fs::create_dir_all(dir.0.join("out")).unwrap();
 
     run_example("tone_to_wav", &dir.0);
-    let tone = hound::WavReader::open(dir.0.join("tone.wav")).unwrap();
+    let tone = hound::WavReader::open(dir.0.join("out/tone.wav")).unwrap();
     assert_eq!(tone.spec().sample_rate, 44100);
     assert_eq!(tone.spec().bits_per_sample, 16);
     assert_eq!(tone.len(), 44100);
 
     // Reads tone.wav: the 440 Hz tone is inside the telephone band and passes.
     run_example("wav_filter", &dir.0);
-    let filtered = hound::WavReader::open(dir.0.join("filtered.wav")).unwrap();
+    let filtered = hound::WavReader::open(dir.0.join("out/filtered.wav")).unwrap();
     assert_eq!(filtered.spec().sample_format, hound::SampleFormat::Float);
     // Neither WAV sink was given a rate: both took the stream's.
     assert_eq!(filtered.spec().sample_rate, 44100);
@@ -120,30 +126,49 @@ fn the_examples_run_and_make_what_they_promise() {
         ("cluster_beam1.c32", 16_000_000),
     ] {
         assert_eq!(
-            std::fs::metadata(dir.0.join(file)).unwrap().len(),
+            std::fs::metadata(dir.0.join("out").join(file))
+                .unwrap()
+                .len(),
             bytes,
             "{file}"
         );
     }
     for png in ["beamform_4.png", "beamform_6x2.png"] {
-        let head = std::fs::read(dir.0.join(png)).unwrap();
+        let head = std::fs::read(dir.0.join("out").join(png)).unwrap();
         assert!(head.starts_with(b"\x89PNG"), "{png}");
     }
 
     // The failover demonstration on one machine (placement and the standby ignored): 3 s of
     // paced noise through FIR, channelizer (1 of 8 channels), FM demodulator and IIR.
     run_example("failover", &dir.0);
-    let bytes = std::fs::metadata(dir.0.join("failover.f32")).unwrap().len();
+    let bytes = std::fs::metadata(dir.0.join("out/failover.f32"))
+        .unwrap()
+        .len();
     assert_eq!(bytes, 3_000_000 / 8 * 4);
     // The same chain with a warm standby for h2 (its FIR in direct form, the IIR on h4).
     run_example("failover_warm", &dir.0);
-    let bytes = std::fs::metadata(dir.0.join("failover_warm.f32"))
+    let bytes = std::fs::metadata(dir.0.join("out/failover_warm.f32"))
         .unwrap()
         .len();
     assert_eq!(bytes, 3_000_000 / 8 * 4);
 
+    // The three-host pipeline on one machine: the 1 kHz tone (0.5) passes, 9 kHz (0.4) does not.
+    run_example("tone_cluster", &dir.0);
+    let trio = hound::WavReader::open(dir.0.join("out/tone_cluster.wav")).unwrap();
+    assert_eq!(trio.spec().sample_rate, 48000);
+    let samples: Vec<i16> = trio.into_samples::<i16>().map(Result::unwrap).collect();
+    assert_eq!(samples.len(), 96000);
+    let peak = samples[4800..]
+        .iter()
+        .map(|s| s.unsigned_abs())
+        .max()
+        .unwrap();
+    assert!((15_500..17_300).contains(&peak), "{peak}");
+
     run_example("lowpass_to_file", &dir.0);
-    let bytes = std::fs::metadata(dir.0.join("lowpass.c32")).unwrap().len();
+    let bytes = std::fs::metadata(dir.0.join("out/lowpass.c32"))
+        .unwrap()
+        .len();
     assert_eq!(bytes, 1_000_000 * 8);
 
     let (_, stderr) = run_example("decimate", &dir.0);
@@ -170,10 +195,10 @@ fn the_examples_run_and_make_what_they_promise() {
     assert!((-8.0..-6.4).contains(&rms), "{rms} dBFS");
 
     run_example("radio_toolbox", &dir.0);
-    let meta = std::fs::read_to_string(dir.0.join("tone.sigmf-meta")).unwrap();
+    let meta = std::fs::read_to_string(dir.0.join("out/tone.sigmf-meta")).unwrap();
     assert!(meta.contains("\"core:sample_rate\": 48000.0"), "{meta}");
     assert!(meta.contains("\"core:datatype\": \"ci16_le\""), "{meta}");
-    let data = std::fs::read(dir.0.join("tone.sigmf-data")).unwrap();
+    let data = std::fs::read(dir.0.join("out/tone.sigmf-data")).unwrap();
     assert_eq!(data.len(), 480_000 * 4);
     // After the DC blocker settles, every sample is the 0.8 tone within cu8's quantisation.
     for iq in data[4 * 4800..].chunks_exact(4) {
@@ -182,7 +207,7 @@ fn the_examples_run_and_make_what_they_promise() {
         let m = re.hypot(im);
         assert!((0.79..0.81).contains(&m), "|x| = {m}");
     }
-    let png = std::fs::read(dir.0.join("waterfall.png")).unwrap();
+    let png = std::fs::read(dir.0.join("out/waterfall.png")).unwrap();
     assert!(
         png.starts_with(b"\x89PNG\r\n\x1a\n"),
         "waterfall.png is a PNG file"
@@ -191,6 +216,43 @@ fn the_examples_run_and_make_what_they_promise() {
     let (_, stderr) = run_example("default", &dir.0);
     let rms = probe_rms(&stderr, "lowpass output");
     assert!((-8.0..-6.4).contains(&rms), "{rms} dBFS");
+
+    // Nothing landed beside out/: following the examples leaves the checkout clean.
+    let top: Vec<String> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(top, ["out"], "the examples wrote outside out/");
+}
+
+/// The first receiver gets its station's tone back: 1 kHz at 48 k samples/s, though no node
+/// but the source names a rate.
+#[test]
+fn the_first_receiver_hears_its_station() {
+    let dir = TempDir(std::env::temp_dir().join(format!("sluice-first-rx-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(dir.0.join("out")).unwrap();
+    run_example("first_receiver", &dir.0);
+    let wav = hound::WavReader::open(dir.0.join("out/first_receiver.wav")).unwrap();
+    assert_eq!(wav.spec().sample_rate, 48000);
+    let x: Vec<f64> = wav
+        .into_samples::<f32>()
+        .map(|s| f64::from(s.unwrap()))
+        .skip(4800)
+        .collect();
+    assert_eq!(x.len(), 96000 - 4800);
+    // The power at 1 kHz (one DFT bin: 1 kHz is a whole number of cycles in the window) is
+    // nearly all the power: the tone, de-emphasised, with the channel's noise far below.
+    let n = x.len() as f64;
+    let (re, im) = x.iter().enumerate().fold((0.0, 0.0), |(re, im), (k, v)| {
+        let w = std::f64::consts::TAU * 1000.0 * k as f64 / 48000.0;
+        (re + v * w.cos(), im - v * w.sin())
+    });
+    let tone = 2.0 * (re * re + im * im) / (n * n);
+    let total = x.iter().map(|v| v * v).sum::<f64>() / n;
+    assert!(tone / total > 0.99, "tone {tone}, total {total}");
+    // 0.8 peak, de-emphasised at 1 kHz by 1/sqrt(1 + (1000/2122)²): RMS 0.512.
+    assert!((total.sqrt() - 0.512).abs() < 0.01, "rms {}", total.sqrt());
 }
 
 /// The README shows the graph of `examples/lowpass_to_file.toml`; they must not drift apart.
@@ -209,4 +271,38 @@ fn the_readme_graph_is_the_example() {
         readme.contains(&graph),
         "README.md must show examples/lowpass_to_file.toml's graph verbatim"
     );
+}
+
+/// The first graph of the README runs as the README says.
+#[test]
+fn the_readme_first_graph_runs() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let graph = readme
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap();
+    assert!(graph.starts_with("connect = ["), "{graph}");
+    let dir = TempDir(std::env::temp_dir().join(format!("sluice-readme-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(&dir.0).unwrap();
+    std::fs::write(dir.0.join("tone.toml"), graph).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["run", "tone.toml"])
+        .current_dir(&dir.0)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("sluice: 5 nodes finished in"), "{stderr}");
+    let wav = hound::WavReader::open(dir.0.join("tone.wav")).unwrap();
+    assert_eq!((wav.spec().sample_rate, wav.len()), (48000, 48000));
+    let x: Vec<f64> = wav
+        .into_samples::<f32>()
+        .map(|s| f64::from(s.unwrap()))
+        .collect();
+    let rms = (x[100..].iter().map(|v| v * v).sum::<f64>() / (x.len() - 100) as f64).sqrt();
+    assert!((rms - 0.3536).abs() < 0.002, "rms {rms}");
 }

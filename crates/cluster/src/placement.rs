@@ -286,7 +286,7 @@ pub fn plan(
             .or_else(|| options.addresses.get(host).cloned())
             .ok_or_else(|| {
                 split_err(format!(
-                    "host {host} (line {}) has no address: the file gives none and no worker named {host} is known",
+                    "host {host} (line {}) has no address: the file gives none and no worker named {host} is known (name the cluster whose workers to ask: --cluster NAME)",
                     decl.line
                 ))
             })?;

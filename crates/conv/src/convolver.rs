@@ -585,13 +585,28 @@ pub fn convolve_offline(
     convolve_offline_with_progress(irs, inputs, config, |_| {})
 }
 
-/// [`convolve_offline`], calling `progress` after each block with the number of input frames
-/// processed so far (for a progress bar over long files).
+/// [`convolve_offline`], calling `progress` after each block with the number of output frames
+/// done so far (for a progress bar over long files).
 pub fn convolve_offline_with_progress(
     irs: &IrMatrix,
     inputs: &[&[f32]],
     config: &ConvolverConfig,
     mut progress: impl FnMut(u64),
+) -> Result<Vec<Vec<f32>>, ConvError> {
+    convolve_offline_until(irs, inputs, config, |done| {
+        progress(done);
+        true
+    })
+}
+
+/// [`convolve_offline_with_progress`] that can be stopped: when `progress` returns `false`, the
+/// input ends where it was read to, and the outputs are that part convolved with the full tail
+/// (a shorter but complete result, as a stopped stream would give).
+pub fn convolve_offline_until(
+    irs: &IrMatrix,
+    inputs: &[&[f32]],
+    config: &ConvolverConfig,
+    mut progress: impl FnMut(u64) -> bool,
 ) -> Result<Vec<Vec<f32>>, ConvError> {
     let mut stream = crate::StreamConvolver::new(config.clone(), irs)?;
     if inputs.len() != irs.inputs() {
@@ -610,7 +625,8 @@ pub fn convolve_offline_with_progress(
             got: x.len(),
         });
     }
-    let total = len + irs.max_len() - 1;
+    let mut len = len;
+    let mut total = len + irs.max_len() - 1;
     let b = config.block_size;
     let mut out = vec![vec![0.0f32; total]; irs.outputs()];
     let (mut read, mut written) = (0, 0);
@@ -624,7 +640,14 @@ pub fn convolve_offline_with_progress(
         let mut outs: Vec<&mut [f32]> = out.iter_mut().map(|o| &mut o[written..out_end]).collect();
         let (c, p) = stream.process(&ins, &mut outs)?;
         (read, written) = (read + c, written + p);
-        progress(written as u64);
+        if !progress(written as u64) && len > read {
+            // Stopped: the input ends here; its tail still comes out.
+            len = read;
+            total = len + irs.max_len() - 1;
+        }
+    }
+    for o in &mut out {
+        o.truncate(total);
     }
     Ok(out)
 }

@@ -54,8 +54,8 @@ mod sync;
 mod tune;
 
 pub use convolver::{
-    convolve_offline, convolve_offline_with_progress, ConvStats, Convolver, ConvolverConfig,
-    IrLoader, LatePolicy, PreparedIrs, RetiredIrs, Scheduling,
+    convolve_offline, convolve_offline_until, convolve_offline_with_progress, ConvStats, Convolver,
+    ConvolverConfig, IrLoader, LatePolicy, PreparedIrs, RetiredIrs, Scheduling,
 };
 pub use error::ConvError;
 pub use ir::IrMatrix;

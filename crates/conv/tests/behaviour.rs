@@ -259,3 +259,36 @@ fn handles_move_between_threads() {
     assert!((y[0] - 0.5).abs() < 1e-6);
     assert!(conv.take_retired().is_some());
 }
+
+/// A stopped offline convolution is the convolution of the input read so far, tail included:
+/// a shorter but complete result (what `sluice convolve` writes after Ctrl-C).
+#[test]
+fn a_stopped_offline_convolution_is_the_read_part_with_its_full_tail() {
+    let ir: Vec<f32> = (0..300)
+        .map(|n| 0.99f32.powi(n) * if n % 2 == 0 { 1.0 } else { -0.5 })
+        .collect();
+    let irs = IrMatrix::mono_per_channel(1, &ir);
+    let x: Vec<f32> = (0..10_000)
+        .map(|n| ((n * 7919) % 997) as f32 / 997.0 - 0.5)
+        .collect();
+    let cfg = config(256);
+    let mut calls = 0;
+    let stopped = sluice_conv::convolve_offline_until(&irs, &[&x], &cfg, |_| {
+        calls += 1;
+        calls < 5
+    })
+    .unwrap();
+    let read = stopped[0].len() + 1 - ir.len();
+    assert!(
+        read > 0 && read < x.len(),
+        "stopped after {read} input frames"
+    );
+    let whole = sluice_conv::convolve_offline(&irs, &[&x[..read]], &cfg).unwrap();
+    assert_eq!(stopped[0].len(), whole[0].len());
+    let err = stopped[0]
+        .iter()
+        .zip(&whole[0])
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert!(err < 1e-5, "largest difference {err}");
+}

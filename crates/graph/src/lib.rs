@@ -104,10 +104,11 @@ mod registry;
 pub use decl::memory::{chain_memory, Memory};
 pub use decl::param::{Default, FileAccess, Param, ParamDecl, ParamKind};
 pub use decl::port::{Count, Direction, ItemDecl, PortDecl, ResolvedPort, Vlen};
+pub use decl::rate::Rate;
 pub use decl::{Block, BlockType, BuildFn, Family, MemoryFn, Text};
 pub use load::{
-    load_file, load_str, load_with, read, same_file, GraphFileError, GraphSource, HostDecl,
-    LoadedGraph, Override, StandbyMode,
+    build_node, load_file, load_str, load_with, read, same_file, GraphFileError, GraphSource,
+    HostDecl, KnownRate, LoadedGraph, MistakeKind, NodeMistake, Override, StandbyMode,
 };
 pub use params::{ParamError, Params};
 pub use registry::{DuplicateBlock, Registry};

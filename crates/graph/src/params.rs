@@ -78,6 +78,12 @@ impl Params {
         }
     }
 
+    /// Gives `param` a value the loader derived (a stream's rate) when the file gives none: it
+    /// reads as a default does.
+    pub fn derive(&mut self, param: &str, value: Value) {
+        self.defaults.insert(param.to_string(), value);
+    }
+
     /// The value the graph file gives for `param`.
     pub fn given(&self, param: &str) -> Option<&Value> {
         self.values.get(param).map(|v| v.get_ref())

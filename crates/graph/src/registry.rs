@@ -48,6 +48,38 @@ impl Registry {
         &self.types
     }
 
+    /// The block a GNU Radio user means by `name`, and GNU Radio's name for it: `name` may
+    /// carry GNU Radio's module (`analog.quadrature_demod_cf`) and item-type suffix (`_cf`).
+    pub fn from_gnuradio(&self, name: &str) -> Option<(&BlockType, &str)> {
+        let bare = name.rsplit('.').next().unwrap_or(name).to_ascii_lowercase();
+        // GNU Radio spells item types as suffixes: _cc, _ccf, _ff, _c, _vcc, …
+        let stem = bare
+            .rsplit_once('_')
+            .filter(|(_, s)| s.len() <= 4 && s.chars().all(|c| "bcfisvz".contains(c)))
+            .map(|(stem, _)| stem);
+        self.types.iter().find_map(|b| {
+            let g = b
+                .gnuradio
+                .iter()
+                .find(|g| **g == bare || Some(&***g) == stem)?;
+            Some((b, g.as_ref()))
+        })
+    }
+
+    /// What to tell someone who named the unknown block type `name`: GNU Radio's block of
+    /// that name, a likely misspelling, or where the list is.
+    pub fn hint(&self, name: &str) -> String {
+        if let Some((b, g)) = self.from_gnuradio(name) {
+            return format!("did you mean {}? (GNU Radio: {g})", b.name);
+        }
+        let similar = self.similar(name);
+        if similar.is_empty() {
+            "`sluice blocks` lists them".to_string()
+        } else {
+            format!("did you mean {}?", similar.join(" or "))
+        }
+    }
+
     /// Names close to `name` (a likely typo), for error messages.
     pub fn similar(&self, name: &str) -> Vec<&str> {
         let mut close: Vec<(usize, &str)> = self
@@ -76,8 +108,7 @@ impl Registry {
         for family in families {
             let _ = writeln!(out, "{family}:");
             for b in self.types.iter().filter(|b| b.family == family) {
-                let first = b.help.lines().next().unwrap_or("");
-                let _ = writeln!(out, "  {:<20} {first}", b.name);
+                let _ = writeln!(out, "  {:<20} {}", b.name, brief(&b.help));
             }
             out.push('\n');
         }
@@ -87,17 +118,23 @@ impl Registry {
 
     /// One block in full, with an example, for `sluice blocks NAME`.
     pub fn describe_one(&self, name: &str) -> Option<String> {
-        let b = self.find(name)?;
-        let mut out = format!(
-            "{} ({})\n\n{}\n\nports: {}\n\nparameters:\n",
-            b.name,
-            b.family,
-            b.help,
+        let b = self
+            .find(name)
+            .or_else(|| Some(self.from_gnuradio(name)?.0))?;
+        let mut out = format!("{} ({})\n\n{}\n", b.name, b.family, b.help);
+        if !b.gnuradio.is_empty() {
+            let _ = writeln!(out, "\nGNU Radio: {}", b.gnuradio.join(", "));
+        }
+        let _ = write!(
+            out,
+            "\nports: {}\n\nparameters:\n",
             port::describe(&b.ports)
         );
         if b.params.is_empty() {
             out.push_str("    (none)\n");
         }
+        // Two lines a parameter: name, kind and default; then what it means.
+        let width = b.params.iter().map(|p| p.name.len()).max().unwrap_or(0);
         for p in &b.params {
             let unit = p.unit.as_deref().map_or(String::new(), |u| format!(" {u}"));
             let mut notes = vec![p.kind.describe()];
@@ -112,30 +149,25 @@ impl Registry {
                 notes.push(format!("a file it {}", access_verb(access)));
             }
             if p.settable {
-                notes.push("settable while running".into());
+                notes.push("settable".into());
             }
             let _ = writeln!(
                 out,
-                "    {:<12} default {:<10} {} ({})",
+                "  {:<width$}  {}; default {}\n  {:<width$}  {}",
                 p.name,
+                notes.join("; "),
                 p.default_text(),
+                "",
                 p.help,
-                notes.join("; ")
             );
         }
         let settable: Vec<&str> = b.settable().collect();
         if !settable.is_empty() {
             let _ = writeln!(
                 out,
-                "\nwhile running, change {} with `sluice ctl SOCKET set NODE.PARAM=VALUE` \
+                "\nwhile the graph runs, change {} with `sluice ctl SOCKET set NODE.PARAM=VALUE` \
                  (run the graph with `sluice run --control SOCKET`)",
                 settable.join(", ")
-            );
-        }
-        if b.declares_memory() {
-            let _ = writeln!(
-                out,
-                "\nits memory is declared: a partition with a warm standby (standby_mode = \"warm\") may hold it"
             );
         }
         let _ = write!(out, "\nexample:\n\n{}\n", b.example_node());
@@ -155,6 +187,9 @@ impl Registry {
             let _ = writeln!(out, "\n## {family}\n");
             for b in self.types.iter().filter(|b| b.family == family) {
                 let _ = writeln!(out, "### `{}`\n\n{}\n", b.name, b.help);
+                if !b.gnuradio.is_empty() {
+                    let _ = writeln!(out, "GNU Radio: `{}`\n", b.gnuradio.join("`, `"));
+                }
                 let _ = writeln!(out, "Ports: `{}`\n", port::describe(&b.ports));
                 if !b.params.is_empty() {
                     out.push_str("| parameter | kind | default | meaning |\n|---|---|---|---|\n");
@@ -186,6 +221,27 @@ impl Registry {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(&self.types).expect("block declarations serialise")
     }
+}
+
+/// The first sentence of `help`, cut to fit an 100-column line after the block's name.
+fn brief(help: &str) -> String {
+    const WIDTH: usize = 76;
+    let line = help.lines().next().unwrap_or("");
+    let sentence = match line.find(". ") {
+        Some(end) => &line[..=end],
+        None => line,
+    };
+    if sentence.chars().count() <= WIDTH {
+        return sentence.to_string();
+    }
+    // At a clause or a word, whichever keeps more.
+    let cut: String = sentence.chars().take(WIDTH - 1).collect();
+    let at = cut
+        .rfind(['(', ';', ':'])
+        .filter(|&i| i > WIDTH / 2)
+        .or_else(|| cut.rfind(' '))
+        .unwrap_or(cut.len());
+    format!("{}…", cut[..at].trim_end_matches([',', ';', ':', ' ', '…']))
 }
 
 fn access_verb(access: FileAccess) -> &'static str {

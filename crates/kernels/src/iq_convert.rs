@@ -97,17 +97,30 @@ impl IqValue for i16 {
 
 /// Converts interleaved `x` (two values per sample) of `format` into complex samples:
 /// `min(x.len() / 2, out.len())` of them, returned.
+///
+/// I and Q map alike, so the samples are converted as one flat run of `2n` values, with the
+/// format fixed in each loop: loops the compiler vectorises (a radio source converts every
+/// sample it receives here).
 pub fn iq_to_c32<V: IqValue>(format: IqFormat, x: &[V], out: &mut [Complex32]) -> usize {
     let (scale, offset, _, _) = format.mapping();
     let inv = 1.0 / scale;
     let n = (x.len() / 2).min(out.len());
-    for (o, v) in out[..n].iter_mut().zip(x.chunks_exact(2)) {
-        *o = Complex32::new(
-            (v[0].level(format) - offset) * inv,
-            (v[1].level(format) - offset) * inv,
-        );
+    let flat: &mut [f32] = bytemuck::cast_slice_mut(&mut out[..n]);
+    let x = &x[..2 * n];
+    match format {
+        IqFormat::Cu8 => map_values(x, flat, |v| (v.level(IqFormat::Cu8) - offset) * inv),
+        IqFormat::Ci8 => map_values(x, flat, |v| (v.level(IqFormat::Ci8) - offset) * inv),
+        IqFormat::Ci16 => map_values(x, flat, |v| (v.level(IqFormat::Ci16) - offset) * inv),
     }
     n
+}
+
+/// `y[i] = f(x[i])`, one flat loop.
+#[inline(always)]
+fn map_values<V: Copy>(x: &[V], y: &mut [f32], f: impl Fn(V) -> f32) {
+    for (o, &v) in y.iter_mut().zip(x) {
+        *o = f(v);
+    }
 }
 
 /// Converts complex samples into interleaved `out` of `format`: `min(x.len(), out.len() / 2)`

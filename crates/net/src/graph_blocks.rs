@@ -312,11 +312,13 @@ fn with_item_of(p: &mut Params, sink: bool, shm: bool) -> Result<Box<dyn Node>, 
 pub fn register(registry: &mut Registry) {
     let types = [
         BlockType::new("tcp_sink", Family::Network, "Sends its stream over TCP (sluice-net wire, docs/net/wire.md) with tags, resuming by offset after a reconnect.")
+            .gnuradio(&["tcp_server_sink"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .params(sink_params())
             .example(r#"item = "c32", url = "tcp://10.0.0.2:5000""#)
             .build(|p| with_item(p, true)),
         BlockType::new("tcp_source", Family::Network, "Receives a stream over TCP (sluice-net wire, docs/net/wire.md) straight into its output queue, with tags.")
+            .gnuradio(&["tcp_source"])
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .params(source_params())
             .example(r#"item = "c32", url = "tcp-listen://127.0.0.1:5000""#)

@@ -1,8 +1,9 @@
 //! The system calls that sluice's crates share, written once: placing and prioritising threads,
 //! reading CPU clocks, sleeping to absolute deadlines, futexes, the floating-point mode of
-//! real-time threads ([`DenormalGuard`], [`set_flush_to_zero`]) and termination signals
-//! ([`signals`]). Most go through `rustix`; what `rustix` does not cover (the real-time
-//! scheduling policy, signal handlers) goes through `libc`, and MXCSR through `asm!`.
+//! real-time threads ([`DenormalGuard`], [`set_flush_to_zero`]), termination signals
+//! ([`signals`]) and the files to remove when a signal forces an exit ([`exit_files`]). Most go
+//! through `rustix`; what `rustix` does not cover (the real-time scheduling policy, signal
+//! handlers) goes through `libc`, and MXCSR through `asm!`.
 //!
 //! Linux is the target. Elsewhere the calls report that they are unsupported (or do nothing
 //! where doing nothing is a correct fallback), so the crates above still build.
@@ -10,6 +11,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod denormals;
+pub mod exit_files;
 pub mod signals;
 
 pub use denormals::{set_flush_to_zero, DenormalGuard};
@@ -17,6 +19,15 @@ pub use denormals::{set_flush_to_zero, DenormalGuard};
 use std::io;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
+
+/// Bytes the system could give this process now: `MemAvailable` from `/proc/meminfo` (free
+/// memory plus what the kernel can reclaim), or `None` where it cannot be read.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
 
 /// The CPUs this process may run on (its affinity mask, as `taskset` or a cpuset left it), in
 /// ascending order; empty if it cannot be read.

@@ -55,6 +55,19 @@ pub fn catch(signals: &[i32], repeat: Repeat) -> io::Result<()> {
     Ok(())
 }
 
+/// Gives `signals` back their default action (a signal then ends the process again), once a
+/// watch over them has ended.
+pub fn restore(signals: &[i32]) -> io::Result<()> {
+    for &signal in signals {
+        // SAFETY: `signal` only changes the disposition of a signal to SIG_DFL, a valid
+        // disposition for any catchable signal; no handler of ours is involved.
+        if unsafe { libc::signal(signal, libc::SIG_DFL) } == libc::SIG_ERR {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// The signal noted last, if any, leaving it noted.
 pub fn pending() -> Option<i32> {
     match LAST.load(Ordering::Relaxed) {

@@ -53,7 +53,7 @@ mod tag;
 
 pub use contract::{RingReader, RingWriter, Wait};
 pub use error::QueueError;
-pub use queue::{channel, Flavor, QueueOptions, Reader, Writer};
+pub use queue::{channel, Flavor, MemoryGuard, QueueOptions, Reader, Writer};
 #[cfg(not(loom))]
 pub use shm::{ShmReader, ShmWriter};
 pub use tag::{Tag, TagValue, Uniform};

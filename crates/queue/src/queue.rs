@@ -124,6 +124,22 @@ enum ReaderFlavor<T> {
     Copying(CopyingReader<T>),
 }
 
+/// Keeps a queue's memory mapped while held (see [`Writer::memory_guard`]): a reference to
+/// the mapping, opaque, granting no access.
+pub struct MemoryGuard(#[allow(dead_code)] Box<dyn std::any::Any + Send + Sync>);
+
+impl MemoryGuard {
+    pub(crate) fn new(keep: impl std::any::Any + Send + Sync) -> Self {
+        MemoryGuard(Box::new(keep))
+    }
+}
+
+impl std::fmt::Debug for MemoryGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MemoryGuard")
+    }
+}
+
 /// The writing end of a queue. Dropping it ends the stream.
 #[derive(Debug)]
 pub struct Writer<T>(WriterFlavor<T>);
@@ -192,6 +208,17 @@ impl<T: Item> Writer<T> {
         match &self.0 {
             WriterFlavor::Mirrored(w) => w.memory(),
             WriterFlavor::Copying(w) => w.memory(),
+        }
+    }
+
+    /// A handle that keeps the ring's memory mapped for as long as it is held, even after
+    /// the writer and every reader are gone: for a foreign view of a window (a Python array)
+    /// that may outlive the queue's ends. It grants no access; what the memory holds after
+    /// the window was consumed is whatever the writer put there since.
+    pub fn memory_guard(&self) -> MemoryGuard {
+        match &self.0 {
+            WriterFlavor::Mirrored(w) => w.memory_guard(),
+            WriterFlavor::Copying(w) => w.memory_guard(),
         }
     }
 
@@ -288,6 +315,16 @@ impl<T: Item> Reader<T> {
         match &self.0 {
             ReaderFlavor::Mirrored(r) => r.memory(),
             ReaderFlavor::Copying(r) => r.memory(),
+        }
+    }
+
+    /// A handle that keeps the ring's memory mapped while held; see [`Writer::memory_guard`].
+    /// With [`Flavor::Copying`] a window that wraps lies in the reader's staging buffer, which
+    /// the guard does not cover.
+    pub fn memory_guard(&self) -> MemoryGuard {
+        match &self.0 {
+            ReaderFlavor::Mirrored(r) => r.memory_guard(),
+            ReaderFlavor::Copying(r) => r.memory_guard(),
         }
     }
 

@@ -12,11 +12,12 @@ use sluice_graph::Registry;
 
 /// Every block type: the standard blocks (sources, sinks, math, filters, resampling,
 /// channelizers, radio, beamforming, analysis, files), the network endpoints (TCP, shared
-/// memory), the gr-zeromq-compatible ZeroMQ blocks and the JACK blocks.
+/// memory), the gr-zeromq-compatible ZeroMQ blocks, the JACK blocks and the SoapySDR radio blocks.
 pub fn standard_registry() -> Registry {
     let mut registry = sluice_blocks::graph_blocks::standard_registry();
     sluice_net::graph_blocks::register(&mut registry);
     sluice_audio::graph_blocks::register(&mut registry);
     sluice_zmq::graph_blocks::register(&mut registry);
+    sluice_soapy::graph_blocks::register(&mut registry);
     registry
 }

@@ -186,6 +186,30 @@ pub enum RuntimeError {
         /// What went wrong.
         source: QueueError,
     },
+    /// A queue (or all of them together) would need more memory than the machine has
+    /// available: refused before any is created, rather than failing in `mmap` or swapping.
+    #[error(
+        "edge {edge}: its queue needs {} ({capacity} items of {item_bytes} bytes: the graph's \
+         queue_bytes or the edge's capacity){}, more than the {} this machine has available; \
+         lower queue_bytes or the edge's capacity",
+        human_bytes(*bytes),
+        if *total > *bytes { format!(" and all queues together {}", human_bytes(*total)) } else { String::new() },
+        human_bytes(*available)
+    )]
+    QueueMemory {
+        /// The edge with the largest queue, as `a.out -> b.in`.
+        edge: String,
+        /// Its capacity in items.
+        capacity: usize,
+        /// Bytes per item.
+        item_bytes: usize,
+        /// Its bytes.
+        bytes: u64,
+        /// Bytes of every queue of the graph together.
+        total: u64,
+        /// Bytes the machine has available.
+        available: u64,
+    },
     /// A node failed; the graph was stopped.
     #[error("node '{node}' failed: {source}")]
     NodeFailed {
@@ -216,4 +240,16 @@ pub enum RuntimeError {
         /// The OS error.
         message: String,
     },
+}
+
+/// `3221225472` → `3.0 GiB`.
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }

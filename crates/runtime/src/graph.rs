@@ -216,6 +216,64 @@ impl Graph {
         run::step::run(self.build()?, Some(stop))
     }
 
+    /// Each output's queue capacity in items: what its edges ask for (or the default), and at
+    /// least the windows the writer and every reader declared.
+    fn queue_capacity(&self, ni: usize, pi: usize) -> usize {
+        let spec = &self.nodes[ni].ports.outputs[pi];
+        let edges: Vec<&Edge> = self.edges.iter().filter(|e| e.from == (ni, pi)).collect();
+        let default_items = spec
+            .preferred_queue
+            .unwrap_or((self.default_queue_bytes / spec.item.size()).max(1));
+        let declared = edges
+            .iter()
+            .map(|e| self.nodes[e.to.0].ports.inputs[e.to.1].min_queue)
+            .chain([spec.min_queue])
+            .max()
+            .unwrap_or(0);
+        edges
+            .iter()
+            .map(|e| e.capacity.unwrap_or(default_items))
+            .max()
+            .unwrap_or(default_items)
+            .max(declared)
+    }
+
+    /// Refuses queues that together need more memory than the machine has available (naming
+    /// the largest), before any is mapped.
+    fn check_queue_memory(&self) -> Result<(), RuntimeError> {
+        let Some(available) = sluice_os::available_memory() else {
+            return Ok(());
+        };
+        let mut total = 0u64;
+        let mut largest: Option<(u64, usize, usize, &Edge)> = None;
+        for (ni, node) in self.nodes.iter().enumerate() {
+            for (pi, spec) in node.ports.outputs.iter().enumerate() {
+                let Some(edge) = self.edges.iter().find(|e| e.from == (ni, pi)) else {
+                    continue; // unconnected: reported by `build`
+                };
+                let capacity = self.queue_capacity(ni, pi);
+                let bytes = (capacity as u64).saturating_mul(spec.item.size() as u64);
+                total = total.saturating_add(bytes);
+                if largest.is_none_or(|(b, ..)| bytes > b) {
+                    largest = Some((bytes, capacity, spec.item.size(), edge));
+                }
+            }
+        }
+        match largest {
+            Some((bytes, capacity, item_bytes, edge)) if total > available => {
+                Err(RuntimeError::QueueMemory {
+                    edge: self.edge_label(edge),
+                    capacity,
+                    item_bytes,
+                    bytes,
+                    total,
+                    available,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn edge_label(&self, e: &Edge) -> String {
         let (a, b) = (&self.nodes[e.from.0], &self.nodes[e.to.0]);
         format!(
@@ -282,6 +340,7 @@ impl Graph {
             .iter()
             .map(|n| n.ports.inputs.iter().map(|_| None).collect())
             .collect();
+        self.check_queue_memory()?;
         let mut outputs: Vec<Vec<Box<dyn ErasedOutput>>> = Vec::with_capacity(self.nodes.len());
         for (ni, node) in self.nodes.iter().enumerate() {
             let mut outs = Vec::with_capacity(node.ports.outputs.len());
@@ -294,23 +353,7 @@ impl Graph {
                         port: spec.name.clone(),
                     });
                 };
-                let default_items = spec
-                    .preferred_queue
-                    .unwrap_or((self.default_queue_bytes / spec.item.size()).max(1));
-                // The largest of: what the edges ask for (or the default), and the windows the
-                // writer and every reader declared.
-                let declared = edges
-                    .iter()
-                    .map(|e| self.nodes[e.to.0].ports.inputs[e.to.1].min_queue)
-                    .chain([spec.min_queue])
-                    .max()
-                    .unwrap_or(0);
-                let capacity = edges
-                    .iter()
-                    .map(|e| e.capacity.unwrap_or(default_items))
-                    .max()
-                    .unwrap_or(default_items)
-                    .max(declared);
+                let capacity = self.queue_capacity(ni, pi);
                 let label: Arc<str> = self.edge_label(first).into();
                 let queue_err = |source| RuntimeError::Queue {
                     edge: label.to_string(),

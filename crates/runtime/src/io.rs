@@ -61,6 +61,12 @@ impl<T: Item> Input<T> {
     pub fn queue_memory(&self) -> Range<usize> {
         self.reader.ring_memory()
     }
+
+    /// Keeps the upstream queue's memory mapped while held, also after the graph ended: the
+    /// owner of a foreign view of a window (a Python array) holds it.
+    pub fn memory_guard(&self) -> sluice_queue::MemoryGuard {
+        self.reader.memory_guard()
+    }
 }
 
 /// A typed output port: reservations straight into the downstream queue's memory.
@@ -123,6 +129,11 @@ impl<T: Item> Output<T> {
     /// queue every reservation lies inside it.
     pub fn queue_memory(&self) -> Range<usize> {
         self.writer.ring_memory()
+    }
+
+    /// Keeps the downstream queue's memory mapped while held; see [`Input::memory_guard`].
+    pub fn memory_guard(&self) -> sluice_queue::MemoryGuard {
+        self.writer.memory_guard()
     }
 }
 

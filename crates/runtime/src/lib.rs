@@ -126,8 +126,8 @@ pub use port::{InPort, ItemType, OutPort, PortSpec, Ports};
 pub use progress::{NodeCounts, Progress};
 pub use rule::{FixedRate, InputRate, Rated};
 pub use run::{RunOptions, Scheduler, StopHandle};
-pub use sluice_queue::{Flavor, Item, QueueOptions, Tag, TagValue, Uniform};
-pub use stats::{NodeStats, RunReport};
+pub use sluice_queue::{Flavor, Item, MemoryGuard, QueueOptions, Tag, TagValue, Uniform};
+pub use stats::{sleep, NodeStats, RunReport};
 
 /// The README's examples, compiled and run as doctests so that they stay true.
 #[cfg(doctest)]

@@ -9,7 +9,11 @@
 //! | [`SAMPLE_RATE`] (`rx_rate`) | f64, Hz | the stream's sample rate from this item on |
 //! | [`CENTER_FREQUENCY`] (`rx_freq`) | f64, Hz | the RF centre frequency of a complex baseband stream |
 //! | [`TIME`] (`rx_time`) | (u64 seconds, f64 fraction) | the time of this item's sample |
-//! | [`GAP`] (`gap`) | u64, items | this many items of the stream were lost just before this item |
+//! | [`GAP`] (`gap`) | u64, items | this many items of the stream were lost just before this item (0: an unknown number, the source could not count them) |
+//! | [`GAIN`] (`rx_gain`) | f64, dB | a receiver's overall gain from this item on |
+//! | [`TX_TIME`] (`tx_time`) | (u64 seconds, f64 fraction) | a transmitter sends this item at this hardware time |
+//! | [`TX_SOB`] (`tx_sob`) | bool | a transmit burst starts at this item |
+//! | [`TX_EOB`] (`tx_eob`) | bool | a transmit burst ends after this item |
 //!
 //! A source tags its first item with what it knows (a WAV source its file's rate, a signal
 //! generator its rate). The runtime rescales the sample rate as the tag passes a node whose
@@ -33,6 +37,20 @@ pub const TIME: &str = "rx_time";
 /// it could not keep. Not a GNU Radio key: GNU Radio's hardware sources re-send `rx_time`
 /// after an overflow instead, which a sluice source that knows the time does as well.
 pub const GAP: &str = "gap";
+
+/// The key of a receiver's overall gain in dB (f64) from the tagged item on. Not a GNU Radio
+/// key (its hardware sources tag only rate, frequency and time): sluice's radio sources add
+/// it so that a recording knows the gain of every stretch.
+pub const GAIN: &str = "rx_gain";
+
+/// The key of a packet's transmit time, as [`TIME`]: GNU Radio's `tx_time` (gr-uhd, gr-soapy).
+pub const TX_TIME: &str = "tx_time";
+
+/// The key that starts a transmit burst at the tagged item: GNU Radio's `tx_sob`.
+pub const TX_SOB: &str = "tx_sob";
+
+/// The key that ends a transmit burst after the tagged item: GNU Radio's `tx_eob`.
+pub const TX_EOB: &str = "tx_eob";
 
 /// A sample rate as a tag value.
 pub fn sample_rate(hz: f64) -> TagValue {

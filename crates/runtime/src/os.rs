@@ -46,38 +46,57 @@ pub(crate) fn thread_cpu_time() -> std::time::Duration {
 }
 
 /// Turns SIGINT and SIGTERM into a graceful stop of a running graph: the first such signal asks
-/// `handle` to stop (sources end, the rest drains, sinks finish their files); a second one
-/// kills the process as usual (the handlers reset themselves). Dropping the returned guard
-/// ends the watch. The handlers are `sluice_os::signals`'.
+/// `handle` to stop (sources end, the rest drains, sinks finish their files); a second one, for
+/// a stop that takes too long, removes the unfinished output files
+/// ([`sluice_os::exit_files`]) and exits at once with the shell's code for that signal. Dropping
+/// the returned guard ends the watch. The handlers are `sluice_os::signals`'.
 pub fn stop_on_signals(handle: crate::StopHandle) -> SignalWatch {
     use sluice_os::signals::{self, Repeat};
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
     use std::sync::Arc;
     signals::clear();
-    let _ = signals::catch(&[signals::SIGINT, signals::SIGTERM], Repeat::Once);
+    let _ = signals::catch(&[signals::SIGINT, signals::SIGTERM], Repeat::Every);
     let done = Arc::new(AtomicBool::new(false));
-    let watcher_done = Arc::clone(&done);
+    let first = Arc::new(AtomicI32::new(0));
+    let (watcher_done, watcher_first) = (Arc::clone(&done), Arc::clone(&first));
     // A signal handler may not take locks or wake threads safely, so a small thread turns the
     // flag it sets into a stop request (within 20 ms).
     let watcher = std::thread::Builder::new()
         .name("sluice-signals".into())
         .spawn(move || {
             while !watcher_done.load(Ordering::Acquire) {
-                if signals::pending().is_some() {
-                    handle.stop();
-                    return;
+                if let Some(signal) = signals::take() {
+                    if watcher_first.load(Ordering::Acquire) == 0 {
+                        watcher_first.store(signal, Ordering::Release);
+                        handle.stop();
+                    } else {
+                        // A forced exit runs no destructor of the other threads: their
+                        // unfinished files go here.
+                        let removed = sluice_os::exit_files::remove_all();
+                        eprintln!(
+                            "sluice: second {}: exiting at once; {removed} unfinished output \
+                             file(s) removed, existing files left as they were",
+                            signals::name(signal)
+                        );
+                        std::process::exit(128 + signal);
+                    }
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
         })
         .ok();
-    SignalWatch { done, watcher }
+    SignalWatch {
+        done,
+        first,
+        watcher,
+    }
 }
 
 /// Watches for SIGINT and SIGTERM while it lives (see [`stop_on_signals`]).
 #[derive(Debug)]
 pub struct SignalWatch {
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    first: std::sync::Arc<std::sync::atomic::AtomicI32>,
     watcher: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -85,7 +104,10 @@ impl SignalWatch {
     /// The signal that asked for the stop (`sluice_os::signals::SIGINT` or `SIGTERM`), if one
     /// came.
     pub fn signal(&self) -> Option<i32> {
-        sluice_os::signals::pending()
+        match self.first.load(std::sync::atomic::Ordering::Acquire) {
+            0 => None,
+            s => Some(s),
+        }
     }
 }
 
@@ -95,5 +117,8 @@ impl Drop for SignalWatch {
         if let Some(w) = self.watcher.take() {
             let _ = w.join();
         }
+        // Ctrl-C ends the process again once nothing watches for it.
+        let _ =
+            sluice_os::signals::restore(&[sluice_os::signals::SIGINT, sluice_os::signals::SIGTERM]);
     }
 }

@@ -1,7 +1,29 @@
 //! Per-node statistics of a run, and their table.
 
+use std::cell::Cell;
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    /// Time slept through [`sleep`] on this thread since the scheduler last asked.
+    static SLEPT: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+}
+
+/// Sleeps for `duration` inside a node's `work` (pacing: a throttle, a real-time source),
+/// counted as the node's sleeping time in the run's statistics rather than as busy time: a
+/// throttle that waits for its deadline is idle, not 99 % busy.
+pub fn sleep(duration: Duration) {
+    let t0 = Instant::now();
+    std::thread::sleep(duration);
+    let slept = t0.elapsed();
+    SLEPT.with(|s| s.set(s.get() + slept));
+}
+
+/// The time slept through [`sleep`] on this thread since the last call (the schedulers call
+/// it after each `work`).
+pub(crate) fn take_slept() -> Duration {
+    SLEPT.with(|s| s.replace(Duration::ZERO))
+}
 
 /// What one node did during a run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -14,8 +36,10 @@ pub struct NodeStats {
     pub items_in: u64,
     /// Items produced, summed over outputs.
     pub items_out: u64,
-    /// Time spent inside `work`.
+    /// Time spent inside `work`, less the time it slept through [`sleep`].
     pub busy: Duration,
+    /// Time `work` slept through [`sleep`] (pacing).
+    pub sleeping: Duration,
     /// Time spent blocked waiting for input or output room.
     pub waiting: Duration,
     /// What the node reported when it ended ([`Node::warnings`](crate::Node::warnings)).
@@ -51,13 +75,14 @@ impl RunReport {
     /// A table of per-node statistics for the terminal.
     pub fn render(&self) -> String {
         let wall = self.wall.as_secs_f64().max(1e-9);
-        let mut rows = vec![[
+        let mut rows: Vec<[String; 8]> = vec![[
             "node".to_string(),
             "calls".to_string(),
             "items in".to_string(),
             "items out".to_string(),
             "out/s".to_string(),
             "busy".to_string(),
+            "sleeping".to_string(),
             "waiting".to_string(),
         ]];
         for n in &self.nodes {
@@ -68,10 +93,11 @@ impl RunReport {
                 n.items_out.to_string(),
                 format!("{:.3e}", n.items_out as f64 / wall),
                 format!("{:.1}%", 100.0 * n.busy.as_secs_f64() / wall),
+                format!("{:.1}%", 100.0 * n.sleeping.as_secs_f64() / wall),
                 format!("{:.1}%", 100.0 * n.waiting.as_secs_f64() / wall),
             ]);
         }
-        let mut widths = [0usize; 7];
+        let mut widths = [0usize; 8];
         for row in &rows {
             for (w, cell) in widths.iter_mut().zip(row) {
                 *w = (*w).max(cell.len());

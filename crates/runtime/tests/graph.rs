@@ -458,3 +458,24 @@ fn a_cycle_is_an_error_before_anything_runs() {
         );
     }
 }
+
+/// A queue larger than the machine's available memory is refused before anything is mapped,
+/// naming the edge and what sized it (not a bare `mmap` error, nor the machine swapping).
+#[test]
+fn a_queue_larger_than_memory_is_refused_naming_the_edge() {
+    // 2^44 u32 items: 64 TiB, more than any machine this runs on.
+    let err = moving_sum_graph(10, 3, Some(1 << 44))
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("edge count.out -> sum.in: its queue needs 64.0 TiB (17592186044416 items of 4 bytes: the graph's queue_bytes or the edge's capacity)"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("this machine has available; lower queue_bytes or the edge's capacity"),
+        "{err}"
+    );
+    // The same graph with a sane queue passes.
+    moving_sum_graph(10, 3, Some(1 << 10)).check().unwrap();
+}

@@ -272,31 +272,37 @@ fn with_item(p: &mut Params, kind: SocketType, sink: bool) -> Result<Box<dyn Nod
 pub fn register(registry: &mut Registry) {
     let types = [
         BlockType::new("zmq_push_sink", Family::Network, "gr-zeromq push_sink: sends its stream as ZeroMQ PUSH messages (one frame per message, tag header when pass_tags), straight from the input queue.")
+            .gnuradio(&["push_sink"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .params(push_params())
             .example(r#"item = "c32", address = "tcp://*:5555", pass_tags = true"#)
             .build(|p| with_item(p, SocketType::Push, true)),
         BlockType::new("zmq_pull_source", Family::Network, "gr-zeromq pull_source: receives ZeroMQ PULL messages straight into its output queue (tags from the header when pass_tags).")
+            .gnuradio(&["pull_source"])
             .port(PortDecl::output("out", ItemDecl::item()))
             .params(pull_params())
             .example(r#"item = "c32", address = "tcp://127.0.0.1:5555", pass_tags = true"#)
             .build(|p| with_item(p, SocketType::Pull, false)),
         BlockType::new("zmq_pub_sink", Family::Network, "gr-zeromq pub_sink: publishes its stream to every subscriber (optional key frame); drops for full subscribers are counted.")
+            .gnuradio(&["pub_sink"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .params(pub_params())
             .example(r#"item = "f32", address = "tcp://*:5556", key = "audio""#)
             .build(|p| with_item(p, SocketType::Pub, true)),
         BlockType::new("zmq_sub_source", Family::Network, "gr-zeromq sub_source: subscribes to a publisher (optional key) and receives straight into its output queue; items missed between messages are tagged 'gap'.")
+            .gnuradio(&["sub_source"])
             .port(PortDecl::output("out", ItemDecl::item()))
             .params(sub_params())
             .example(r#"item = "f32", address = "tcp://127.0.0.1:5556", key = "audio""#)
             .build(|p| with_item(p, SocketType::Sub, false)),
         BlockType::new("zmq_rep_sink", Family::Network, "gr-zeromq rep_sink: answers each request (a u32 item count) with up to that many items.")
+            .gnuradio(&["rep_sink"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .params(rep_params())
             .example(r#"item = "c32", address = "tcp://*:5557""#)
             .build(|p| with_item(p, SocketType::Rep, true)),
         BlockType::new("zmq_req_source", Family::Network, "gr-zeromq req_source: asks for as many items as its output has room for and receives the reply straight into the queue.")
+            .gnuradio(&["req_source"])
             .port(PortDecl::output("out", ItemDecl::item()))
             .params(req_params())
             .example(r#"item = "c32", address = "tcp://127.0.0.1:5557""#)

@@ -3,7 +3,7 @@
 
 use num_complex::Complex32;
 use sluice_kernels::ArrayGenerator;
-use sluice_runtime::{Node, NodeError, Ports, Work, WorkIo};
+use sluice_runtime::{metadata, Node, NodeError, Ports, Work, WorkIo};
 
 /// Samples generated per work call at most.
 const CHUNK: usize = 4096;
@@ -13,6 +13,8 @@ const CHUNK: usize = 4096;
 pub struct ArraySource {
     generator: ArrayGenerator,
     left: Option<u64>,
+    /// The sample rate, tagged (`rx_rate`) on every output's first item.
+    rate_tag: Option<f64>,
 }
 
 impl ArraySource {
@@ -21,7 +23,14 @@ impl ArraySource {
         ArraySource {
             generator,
             left: items,
+            rate_tag: None,
         }
+    }
+
+    /// Tags each antenna's first sample with the stream's rate, `hz` (as every source does).
+    pub fn with_rate_tag(mut self, hz: f64) -> Self {
+        self.rate_tag = Some(hz);
+        self
     }
 }
 
@@ -43,6 +52,12 @@ impl Node for ArraySource {
         if m == 0 {
             return Ok(Work::Done);
         }
+        if let Some(hz) = self.rate_tag.take() {
+            for out in io.outputs.all::<Complex32>()? {
+                let at = out.items_written();
+                out.add_tag(at, metadata::SAMPLE_RATE, metadata::sample_rate(hz));
+            }
+        }
         for (port, out) in io.outputs.all::<Complex32>()?.enumerate() {
             match out.reserve(1)? {
                 None => return Ok(Work::NeedOutput { port, items: 1 }),
@@ -62,5 +77,41 @@ impl Node for ArraySource {
             *left -= m as u64;
         }
         Ok(Work::Progress)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::VectorSink;
+    use sluice_runtime::{Graph, TagValue};
+
+    #[test]
+    fn every_antenna_carries_the_stream_rate() {
+        let gen = ArrayGenerator::new(2, 0.5, 1e9, 250_000.0, vec![], 0.1, 1).unwrap();
+        let mut g = Graph::new();
+        let src = g
+            .add(
+                "ula",
+                ArraySource::new(gen, Some(10)).with_rate_tag(250_000.0),
+            )
+            .unwrap();
+        let mut data = Vec::new();
+        for k in 0..2 {
+            let (sink, d) = VectorSink::<Complex32>::new();
+            let s = g.add(&format!("s{k}"), sink).unwrap();
+            g.connect(src, &format!("out{k}"), s, "in").unwrap();
+            data.push(d);
+        }
+        g.run_stepped().unwrap();
+        for d in data {
+            let tags = d.tags();
+            assert_eq!(tags.len(), 1);
+            assert_eq!(
+                (tags[0].index, &*tags[0].key, &tags[0].value),
+                (0, metadata::SAMPLE_RATE, &TagValue::F64(250_000.0))
+            );
+            assert_eq!(d.items().len(), 10);
+        }
     }
 }

@@ -106,6 +106,9 @@ pub struct FileSink<T> {
     path: PathBuf,
     file: File,
     partial: Option<PartialFile>,
+    /// Stale partial files of earlier runs found beside the destination (see
+    /// [`PartialFile::stale`]), said once.
+    warnings: Vec<String>,
     _items: PhantomData<T>,
 }
 
@@ -118,6 +121,7 @@ impl<T: Item> FileSink<T> {
         Ok(FileSink {
             path: path.to_path_buf(),
             file,
+            warnings: partial.stale_warning().into_iter().collect(),
             partial: Some(partial),
             _items: PhantomData,
         })
@@ -127,6 +131,10 @@ impl<T: Item> FileSink<T> {
 impl<T: Item> Node for FileSink<T> {
     fn ports(&self) -> Ports {
         Ports::new().input::<T>("in")
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {

@@ -14,6 +14,7 @@ pub mod corner_turn;
 pub mod fd_io;
 pub mod file;
 pub mod fm_demod;
+pub mod fm_mod;
 pub mod interleave;
 pub mod iq;
 pub mod keep;

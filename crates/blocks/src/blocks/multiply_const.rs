@@ -15,6 +15,7 @@ const GAIN: ControlSpec = ControlSpec {
 /// The `multiply_const` block: `out = gain · in` for f32 or c32 samples.
 pub fn multiply_const() -> BlockType {
     BlockType::new("multiply_const", Family::Math, "Multiplies by `gain`.")
+        .gnuradio(&["multiply_const"])
         .input("in", ItemDecl::item())
         .output("out", ItemDecl::item())
         .param(param_sample())

@@ -81,7 +81,7 @@ impl<T: Item> RtThrottle<T> {
     /// Sleeps towards the next item's due time (at most [`MAX_SLEEP`]).
     fn sleep(&self, start: Instant) -> Work {
         let due = start + Duration::from_secs_f64(self.clock.next_due());
-        std::thread::sleep(due.saturating_duration_since(Instant::now()).min(MAX_SLEEP));
+        sluice_runtime::sleep(due.saturating_duration_since(Instant::now()).min(MAX_SLEEP));
         Work::Progress
     }
 }

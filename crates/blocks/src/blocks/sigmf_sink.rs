@@ -57,9 +57,15 @@ impl SigmfSink {
         let data = PartialFile::new(&data_path);
         let file = std::fs::File::create(data.temporary())
             .map_err(|e| NodeError::caused(format!("cannot create {}", data_path.display()), e))?;
+        let meta = PartialFile::new(&meta_path);
+        let warnings = data
+            .stale_warning()
+            .into_iter()
+            .chain(meta.stale_warning())
+            .collect();
         Ok(SigmfSink {
             datatype,
-            meta: Some(PartialFile::new(&meta_path)),
+            meta: Some(meta),
             meta_path,
             data: Some((data, BufWriter::new(file))),
             sample_rate,
@@ -75,7 +81,7 @@ impl SigmfSink {
             captures: Vec::new(),
             annotations: Vec::new(),
             tags: Vec::new(),
-            warnings: Vec::new(),
+            warnings,
         })
     }
 

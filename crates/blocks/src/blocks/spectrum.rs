@@ -136,9 +136,9 @@ impl SpectrumPng {
             settings,
             rows,
             path: path.to_path_buf(),
+            warnings: partial.stale_warning().into_iter().collect(),
             partial: Some(partial),
             tags: Vec::new(),
-            warnings: Vec::new(),
         })
     }
 

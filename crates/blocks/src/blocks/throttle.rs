@@ -56,7 +56,7 @@ impl<T: Item> Node for Throttle<T> {
         if self.passed >= allowed {
             // A whole batch is allowed again once `passed` items are due.
             let due = start + Duration::from_secs_f64(self.passed as f64 / self.rate);
-            std::thread::sleep(due.saturating_duration_since(Instant::now()).min(MAX_SLEEP));
+            sluice_runtime::sleep(due.saturating_duration_since(Instant::now()).min(MAX_SLEEP));
             return Ok(Work::Progress);
         }
         let (work, n) = pass_through::<T>(io, allowed - self.passed)?;
@@ -92,6 +92,14 @@ mod tests {
             "{:?}",
             report.wall
         );
+        // Its pacing is sleeping, not work: `--stats` shows it apart from busy.
+        let thr = report.node("thr").unwrap();
+        assert!(
+            thr.sleeping >= Duration::from_millis(50) && thr.busy < thr.sleeping,
+            "{}",
+            report.render()
+        );
+        assert!(report.render().lines().next().unwrap().contains("sleeping"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! scale ±1.0. Reading and writing are [`sluice_formats::wav`]'s: 8/16/24/32-bit integer and 32/64-bit
 //! float in, 16/24/32-bit integer and 32-bit float out.
 
-use sluice_formats::wav::{Encoding, WavError, WavReader, WavWriter};
+use sluice_formats::wav::{Beyond4Gib, Encoding, WavError, WavReader, WavWriter};
 use sluice_runtime::{metadata, Node, NodeError, Ports, TagPolicy, TagValue, Work, WorkIo};
 use std::path::Path;
 
@@ -109,6 +109,22 @@ pub enum WavFormat {
 }
 
 impl WavFormat {
+    /// The format named `name` in a graph file or on the command line: `i16`, `i24`, `i32` or
+    /// `f32`, the spelling of sluice's item types; `s16`, `s24` and `s32` (sox's and ffmpeg's
+    /// spelling) are accepted as aliases.
+    pub fn parse(name: &str) -> Option<WavFormat> {
+        match name {
+            "i16" | "s16" => Some(WavFormat::Int16),
+            "i24" | "s24" => Some(WavFormat::Int24),
+            "i32" | "s32" => Some(WavFormat::Int32),
+            "f32" => Some(WavFormat::Float32),
+            _ => None,
+        }
+    }
+
+    /// Every name [`WavFormat::parse`] accepts: the four formats, then the aliases.
+    pub const NAMES: [&'static str; 7] = ["i16", "i24", "i32", "f32", "s16", "s24", "s32"];
+
     pub(crate) fn encoding(self) -> Encoding {
         match self {
             WavFormat::Int16 => Encoding::Int(16),
@@ -161,6 +177,12 @@ impl WavSink {
             tags: Vec::new(),
             warnings: Vec::new(),
         })
+    }
+
+    /// The same sink with `beyond` for recordings past 4 GiB (RF64 unless told otherwise).
+    pub fn beyond_4gib(mut self, beyond: Beyond4Gib) -> Self {
+        self.writer = self.writer.beyond_4gib(beyond);
+        self
     }
 
     /// Reads the sample rate tags on the window about to be written (first channel).
@@ -251,7 +273,8 @@ impl Node for WavSink {
 
 #[cfg(test)]
 impl WavSink {
-    /// The same sink with a smaller size limit, to test the 4 GiB check without writing 4 GiB.
+    /// The same sink with a smaller plain-WAV limit, to test RF64 and split files without
+    /// writing 4 GiB.
     fn with_data_limit(mut self, bytes: u64) -> Self {
         self.writer = self.writer.with_data_limit(bytes);
         self
@@ -260,29 +283,63 @@ impl WavSink {
 
 #[cfg(test)]
 mod tests {
+    /// A stream longer than a plain WAV file holds (the limit made small here) is never lost:
+    /// it becomes one RF64 file, or plain files one after another if asked; both read back whole.
     #[test]
-    fn a_stream_longer_than_a_wav_file_can_hold_is_an_error_and_leaves_no_file() {
+    fn a_stream_longer_than_a_wav_file_can_hold_is_kept_whole() {
         use crate::blocks::vector::VectorSource;
         use sluice_runtime::Graph;
-        let path =
-            std::env::temp_dir().join(format!("sluice-wav-limit-{}.wav", std::process::id()));
-        let mut g = Graph::new();
-        let src = g
-            .add("src", VectorSource::new(vec![0.25f32; 10_000]))
-            .unwrap();
-        let sink = super::WavSink::create(&path, 1, Some(48000), super::WavFormat::Float32)
-            .unwrap()
-            .with_data_limit(4000);
-        let sink = g.add("wav", sink).unwrap();
-        g.connect(src, "out", sink, "in0").unwrap();
-        let err = g.run_stepped().unwrap_err().to_string();
-        assert!(
-            err.contains(
-                "a WAV file holds at most 4 GiB of samples (1000 frames of 1 channel(s) here)"
-            ),
-            "{err}"
-        );
-        assert!(!path.exists(), "a partial WAV was left behind");
+        let dir = std::env::temp_dir().join(format!("sluice-wav-limit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let x: Vec<f32> = (0..10_000).map(|i| (i as f32 * 1e-4) - 0.5).collect();
+        for beyond in [Beyond4Gib::Rf64, Beyond4Gib::Split] {
+            let path = dir.join(format!("{beyond:?}.wav"));
+            let mut g = Graph::new();
+            let src = g
+                .add("src", VectorSource::new(x.clone()).max_chunk(999))
+                .unwrap();
+            let sink = super::WavSink::create(&path, 1, Some(48000), super::WavFormat::Float32)
+                .unwrap()
+                .beyond_4gib(beyond)
+                .with_data_limit(16_000);
+            let sink = g.add("wav", sink).unwrap();
+            g.connect(src, "out", sink, "in0").unwrap();
+            let report = g.run_stepped().unwrap();
+            let files = match beyond {
+                Beyond4Gib::Rf64 => vec![path.clone()],
+                Beyond4Gib::Split => (1..=3)
+                    .map(|n| match n {
+                        1 => path.clone(),
+                        n => sluice_formats::wav::split_path(&path, n),
+                    })
+                    .collect(),
+            };
+            let mut back = Vec::new();
+            for f in &files {
+                let head = std::fs::read(f).unwrap();
+                let magic = if beyond == Beyond4Gib::Rf64 {
+                    b"RF64"
+                } else {
+                    b"RIFF"
+                };
+                assert_eq!(&head[0..4], magic, "{}", f.display());
+                back.extend(
+                    WavReader::open(f)
+                        .unwrap()
+                        .read_channels()
+                        .unwrap()
+                        .remove(0),
+                );
+            }
+            assert_eq!(back, x, "{beyond:?}");
+            let warnings = &report.node("wav").unwrap().warnings;
+            assert_eq!(
+                warnings.iter().any(|w| w.contains("went on in")),
+                beyond == Beyond4Gib::Split,
+                "{warnings:?}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     use super::*;
@@ -375,6 +432,17 @@ mod tests {
         round_trip(WavFormat::Int16, 1.0 / 32768.0);
         round_trip(WavFormat::Int24, 1.0 / 8_388_608.0);
         round_trip(WavFormat::Int32, 1e-7);
+    }
+
+    #[test]
+    fn formats_have_one_spelling_and_sox_s_as_an_alias() {
+        assert_eq!(WavFormat::parse("i24"), Some(WavFormat::Int24));
+        assert_eq!(WavFormat::parse("s24"), Some(WavFormat::Int24));
+        assert_eq!(WavFormat::parse("s16"), Some(WavFormat::Int16));
+        assert_eq!(WavFormat::parse("f64"), None);
+        assert!(WavFormat::NAMES
+            .iter()
+            .all(|n| WavFormat::parse(n).is_some()));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! demodulator's layout): one node writes them all, no deinterleave and no node per channel.
 
 use super::wav::WavFormat;
-use sluice_formats::wav::WavWriter;
+use sluice_formats::wav::{Beyond4Gib, WavWriter};
 use sluice_runtime::{Node, NodeError, Ports, TagPolicy, Work, WorkIo};
 use std::path::{Path, PathBuf};
 
@@ -58,7 +58,18 @@ impl WavFiles {
         })
     }
 
-    /// The files written, in vector order.
+    /// The same sink with `beyond` for recordings past 4 GiB (RF64 unless told otherwise).
+    pub fn beyond_4gib(mut self, beyond: Beyond4Gib) -> Self {
+        self.writers = self
+            .writers
+            .into_iter()
+            .map(|w| w.beyond_4gib(beyond))
+            .collect();
+        self
+    }
+
+    /// The files written first, in vector order (a split recording goes on in
+    /// [`sluice_formats::wav::split_path`]s of these).
     pub fn paths(&self) -> &[PathBuf] {
         &self.paths
     }

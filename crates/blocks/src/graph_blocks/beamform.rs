@@ -2,7 +2,7 @@
 
 use crate::blocks::beamform::parse_taper;
 use crate::blocks::{ArraySource, BeamPattern, Beamformer, SteeringMode};
-use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Rate};
 use sluice_kernels::{ArrayGenerator, Emission, PlaneWave, Steering};
 use sluice_runtime::{Node, NodeError};
 
@@ -134,7 +134,9 @@ fn array_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let items = p.opt_u64("items")?;
     let generator = ArrayGenerator::new(elements, spacing, carrier, rate, sources, noise, seed)
         .map_err(|e| ParamError::new("angles", e.to_string()))?;
-    Ok(Box::new(ArraySource::new(generator, items)))
+    Ok(Box::new(
+        ArraySource::new(generator, items).with_rate_tag(rate),
+    ))
 }
 
 fn beam_pattern(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
@@ -173,7 +175,8 @@ pub(super) fn block_types() -> Vec<BlockType> {
         .param(Param::integer("elements", "antennas (outputs)").range(1.0, 64.0))
         .param(Param::number("spacing", "element spacing in wavelengths at the carrier").default(0.5))
         .param(Param::number("carrier", "carrier frequency, Hz"))
-        .param(Param::number("sample_rate", "Hz"))
+        .param(Param::number("sample_rate", "samples per second").unit("Hz"))
+        .rate(Rate::param("sample_rate"))
         .param(Param::numbers("angles", "one arrival angle per source, degrees from broadside").derived("[]"))
         .param(Param::text("signals", "comma-separated kind per source: tone, noise or fm (tones and FM are true-time-delayed, noise narrowband)").derived("tone,..."))
         .param(Param::numbers("offsets", "per source: frequency offset from the carrier, Hz").derived("0"))
@@ -200,13 +203,13 @@ pub(super) fn block_types() -> Vec<BlockType> {
         .port(PortDecl::input("in", ItemDecl::fixed("c32")).counted("antennas"))
         .port(PortDecl::output("beam", ItemDecl::fixed("c32")).counted("antennas"))
         .param(Param::integer("antennas", "inputs of this node: elements first..first+antennas").range(1.0, 64.0))
-        .param(Param::numbers("angles", "steering angles in degrees from broadside, one per beam (1-32; settable while running as \"a, b, ...\")").settable())
+        .param(Param::numbers("angles", "steering angles in degrees from broadside, one per beam (1-32; while running, as \"a, b, ...\")").settable())
         .param(Param::integer("elements", "elements of the full array (weights and delays come from it)").derived("first+antennas"))
         .param(Param::integer("first", "index of this node's first element in the full array").default(0))
         .param(Param::number("spacing", "element spacing in wavelengths at the carrier").default(0.5))
-        .param(Param::text("taper", "rect, hamming, blackman or kaiser:<beta> over the full array (settable while running)").derived("rect").settable())
+        .param(Param::text("taper", "rect, hamming, blackman or kaiser:<beta> over the full array").derived("rect").settable())
         .param(Param::text("mode", "phase (complex weights) or delay (true time delay, then the weights)").derived("phase"))
-        .param(Param::number("sample_rate", "Hz (mode = delay)").derived("-"))
+        .param(Param::number("sample_rate", "the stream's rate (mode = delay)").follows_stream())
         .param(Param::number("carrier", "carrier frequency in Hz (mode = delay)").derived("-"))
         .example(r#"antennas = 2, first = 2, elements = 6, angles = [-20.0, 30.0], taper = "hamming""#)
         .build(beamformer)]

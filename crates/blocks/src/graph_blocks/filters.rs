@@ -6,7 +6,7 @@ use num_complex::Complex32;
 use sluice_formats::{load_taps, Taps};
 use sluice_graph::memory::ensure_fits;
 use sluice_graph::{
-    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Vlen,
+    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Rate, Vlen,
 };
 use sluice_kernels::{
     bandpass, complex_bandpass, fft_size_for_taps, lowpass, prefer_overlap_save, ComplexTaps,
@@ -41,6 +41,73 @@ pub(super) fn taps_params() -> Vec<ParamDecl> {
         .derived("hamming"),
         Param::number("beta", "Kaiser window shape").default(8.6),
     ]
+}
+
+/// The design in Hz, beside the normalised one: edges from the stream's rate, and a
+/// transition width that sets the tap count as GNU Radio's `firdes` does.
+pub(super) fn hz_params() -> Vec<ParamDecl> {
+    vec![
+        Param::number("cutoff_hz", "lowpass cutoff (instead of cutoff)").unit("Hz").derived("-"),
+        Param::number("low_hz", "band-pass lower edge (instead of low)").unit("Hz").derived("-"),
+        Param::number("high_hz", "band-pass upper edge (instead of high)").unit("Hz").derived("-"),
+        Param::number("transition_hz", "transition width: sets num_taps from the window's attenuation, as GNU Radio's firdes does").unit("Hz").derived("-"),
+    ]
+}
+
+/// The stopband attenuation (dB) GNU Radio's `firdes` assumes for a window, from which it
+/// sizes a design by its transition width.
+fn window_attenuation(window: Window) -> f64 {
+    match window {
+        Window::Hamming => 53.0,
+        Window::Blackman => 74.0,
+        Window::Kaiser { beta } => beta / 0.1102 + 8.7,
+    }
+}
+
+/// A band edge in cycles/sample: `name` as given, or `hz_name` divided by the stream's rate.
+fn edge(p: &mut Params, name: &str, hz_name: &str) -> Result<Option<f64>, ParamError> {
+    match (p.opt_f64(name)?, p.opt_f64(hz_name)?) {
+        (Some(_), Some(_)) => Err(ParamError::new(
+            hz_name,
+            format!("give {name} (cycles/sample) or {hz_name}, not both"),
+        )),
+        (None, Some(hz)) => Ok(Some(hz / stream_rate(p, hz_name)?)),
+        (x, None) => Ok(x),
+    }
+}
+
+/// The stream's rate, which a design in Hz needs.
+fn stream_rate(p: &mut Params, about: &str) -> Result<f64, ParamError> {
+    p.opt_f64("sample_rate")?.ok_or_else(|| {
+        ParamError::new(
+            about,
+            "needs the stream's rate, which is not known before the graph runs here: give sample_rate",
+        )
+    })
+}
+
+/// The tap count: `num_taps`, or from `transition_hz` as GNU Radio's `firdes` computes it
+/// (`attenuation · fs / (22 · transition)`, made odd).
+fn design_len(p: &mut Params, window: Window) -> Result<u64, ParamError> {
+    let Some(transition) = p.opt_f64("transition_hz")? else {
+        return p.u64_or("num_taps", 101);
+    };
+    if p.given("num_taps").is_some() {
+        return Err(ParamError::new(
+            "transition_hz",
+            "give num_taps or transition_hz, not both",
+        ));
+    }
+    if !(transition > 0.0 && transition.is_finite()) {
+        return Err(ParamError::new(
+            "transition_hz",
+            format!("must be a positive number of Hz, not {transition}"),
+        ));
+    }
+    let fs = stream_rate(p, "transition_hz")?;
+    let n =
+        (window_attenuation(window) * fs / (22.0 * transition)).min(MAX_DESIGN_TAPS as f64) as u64;
+    Ok(n | 1)
 }
 
 /// A DSP error as an error of the parameter it is about: the one the design error names, the
@@ -79,14 +146,6 @@ pub(super) fn taps_from(p: &mut Params) -> Result<Taps, ParamError> {
         }
         (None, Some(path), None) => load_taps(Path::new(&path)).map_err(dsp_err("taps_file")),
         (None, None, Some(kind)) => {
-            let len = p.u64_or("num_taps", 101)?;
-            if len == 0 || len > MAX_DESIGN_TAPS {
-                return Err(ParamError::new(
-                    "num_taps",
-                    format!("must be between 1 and {MAX_DESIGN_TAPS}, not {len}"),
-                ));
-            }
-            let len = len as usize;
             let window = match p.opt_str("window")?.as_deref().unwrap_or("hamming") {
                 "hamming" => Window::Hamming,
                 "blackman" => Window::Blackman,
@@ -100,16 +159,37 @@ pub(super) fn taps_from(p: &mut Params) -> Result<Taps, ParamError> {
                     ))
                 }
             };
+            let len = design_len(p, window)?;
+            if len == 0 || len > MAX_DESIGN_TAPS {
+                return Err(ParamError::new(
+                    "num_taps",
+                    format!("must be between 1 and {MAX_DESIGN_TAPS}, not {len}"),
+                ));
+            }
+            let len = len as usize;
+            let required = |name: &str, x: Option<f64>| {
+                x.ok_or_else(|| ParamError::new(name, format!("is required (or {name}_hz)")))
+            };
             match kind.as_str() {
-                "lowpass" => lowpass(len, p.f64("cutoff")?, window)
-                    .map(Taps::Real)
-                    .map_err(dsp_err("cutoff")),
-                "bandpass" => bandpass(len, p.f64("low")?, p.f64("high")?, window)
-                    .map(Taps::Real)
-                    .map_err(dsp_err("low")),
-                "complex_bandpass" => complex_bandpass(len, p.f64("low")?, p.f64("high")?, window)
-                    .map(Taps::Complex)
-                    .map_err(dsp_err("low")),
+                "lowpass" => {
+                    let cutoff = required("cutoff", edge(p, "cutoff", "cutoff_hz")?)?;
+                    lowpass(len, cutoff, window)
+                        .map(Taps::Real)
+                        .map_err(dsp_err("cutoff"))
+                }
+                "bandpass" | "complex_bandpass" => {
+                    let low = required("low", edge(p, "low", "low_hz")?)?;
+                    let high = required("high", edge(p, "high", "high_hz")?)?;
+                    if kind == "bandpass" {
+                        bandpass(len, low, high, window)
+                            .map(Taps::Real)
+                            .map_err(dsp_err("low"))
+                    } else {
+                        complex_bandpass(len, low, high, window)
+                            .map(Taps::Complex)
+                            .map_err(dsp_err("low"))
+                    }
+                }
                 other => Err(ParamError::new(
                     "design",
                     format!("unknown design '{other}' (use lowpass, bandpass or complex_bandpass)"),
@@ -310,7 +390,8 @@ fn fir_params() -> Vec<ParamDecl> {
         Param::integer("channels", "channels in one node: vector items of this many samples, each channel filtered alone (direct form, real taps)").default(1),
         Param::choice("method", &["auto", "direct", "fft"], "auto (overlap-save from the measured crossover on), direct or fft").derived("auto"),
         Param::integer("fft_size", "FFT size when overlap-save is used").derived("auto"),
-    ], taps_params()].concat()
+        Param::number("sample_rate", "the stream's rate, for a design in Hz").follows_stream(),
+    ], taps_params(), hz_params()].concat()
 }
 
 fn fft_params() -> Vec<ParamDecl> {
@@ -318,8 +399,10 @@ fn fft_params() -> Vec<ParamDecl> {
         vec![
             Param::integer("fft_size", "FFT size (power of two, at least the taps)")
                 .derived("auto"),
+            Param::number("sample_rate", "the stream's rate, for a design in Hz").follows_stream(),
         ],
         taps_params(),
+        hz_params(),
     ]
     .concat()
 }
@@ -328,13 +411,16 @@ fn fft_params() -> Vec<ParamDecl> {
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType::new("fir", Family::Filters, "FIR filter (optionally decimating, optionally many channels in one node); direct form or overlap-save by length.")
+            .gnuradio(&["fir_filter", "decimating_fir_filter"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
             .params(fir_params())
+            .rate(Rate::divided_by("decimation"))
             .example(r#"item = "c32", design = "lowpass", num_taps = 127, cutoff = 0.1, decimation = 4"#)
             .memory(fir_memory)
             .build(fir),
         BlockType::new("fft_filter", Family::Filters, "Overlap-save FFT filter on complex items, windows read in place from the queue.")
+            .gnuradio(&["fft_filter"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .params(fft_params())
@@ -342,4 +428,85 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .memory(|_| Ok(Memory::Infinite))
             .build(fft_filter),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toml::Value;
+
+    fn params(pairs: &[(&str, Value)]) -> Params {
+        Params::from_values(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())))
+    }
+
+    #[test]
+    fn a_design_in_hz_is_the_normalised_design_at_the_stream_rate() {
+        let hz = taps_from(&mut params(&[
+            ("design", "lowpass".into()),
+            ("cutoff_hz", 3000.0.into()),
+            ("num_taps", 63.into()),
+            ("sample_rate", 48000.0.into()),
+        ]))
+        .unwrap();
+        let normalised = lowpass(63, 3000.0 / 48000.0, Window::Hamming).unwrap();
+        assert_eq!(hz, Taps::Real(normalised));
+    }
+
+    #[test]
+    fn a_transition_width_sizes_the_design_as_gnuradio_firdes_does() {
+        // GNU Radio 3.10: len(firdes.low_pass(1, 48000, 3000, 500)) is 231 (Hamming), 323
+        // with WIN_BLACKMAN, 379 with WIN_KAISER and beta 8.6; band_pass(1, 48000, 1000,
+        // 3000, 500) is 231.
+        for (window, len) in [("hamming", 231), ("blackman", 323), ("kaiser", 379)] {
+            let taps = taps_from(&mut params(&[
+                ("design", "lowpass".into()),
+                ("cutoff_hz", 3000.0.into()),
+                ("transition_hz", 500.0.into()),
+                ("window", window.into()),
+                ("sample_rate", 48000.0.into()),
+            ]))
+            .unwrap();
+            assert_eq!(taps.len(), len, "{window}");
+        }
+        let band = taps_from(&mut params(&[
+            ("design", "bandpass".into()),
+            ("low_hz", 1000.0.into()),
+            ("high_hz", 3000.0.into()),
+            ("transition_hz", 500.0.into()),
+            ("sample_rate", 48000.0.into()),
+        ]))
+        .unwrap();
+        assert_eq!(band.len(), 231);
+    }
+
+    #[test]
+    fn a_design_in_hz_without_a_rate_or_with_both_forms_is_refused() {
+        let e = taps_from(&mut params(&[
+            ("design", "lowpass".into()),
+            ("cutoff_hz", 3000.0.into()),
+        ]))
+        .unwrap_err();
+        assert_eq!(e.param, "cutoff_hz");
+        assert!(e.message.contains("give sample_rate"), "{}", e.message);
+        let e = taps_from(&mut params(&[
+            ("design", "lowpass".into()),
+            ("cutoff", 0.1.into()),
+            ("cutoff_hz", 3000.0.into()),
+            ("sample_rate", 48000.0.into()),
+        ]))
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "give cutoff (cycles/sample) or cutoff_hz, not both"
+        );
+        let e = taps_from(&mut params(&[
+            ("design", "lowpass".into()),
+            ("cutoff_hz", 3000.0.into()),
+            ("num_taps", 11.into()),
+            ("transition_hz", 500.0.into()),
+            ("sample_rate", 48000.0.into()),
+        ]))
+        .unwrap_err();
+        assert_eq!(e.message, "give num_taps or transition_hz, not both");
+    }
 }

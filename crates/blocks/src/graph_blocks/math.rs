@@ -106,6 +106,7 @@ fn iq_item() -> ItemDecl {
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType::new("subtract", Family::Math, "Subtracts stream b from stream a item by item, reading both windows in place (ends with the shorter).")
+            .gnuradio(&["sub"])
             .port(PortDecl::input("a", ItemDecl::item()))
             .port(PortDecl::input("b", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
@@ -113,6 +114,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example(r#"item = "f32""#)
             .build(|p| binary(p, BinaryOp::Subtract)),
         BlockType::new("multiply", Family::Math, "Multiplies two streams item by item (the complex product for c32), reading both windows in place.")
+            .gnuradio(&["multiply"])
             .port(PortDecl::input("a", ItemDecl::item()))
             .port(PortDecl::input("b", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
@@ -120,6 +122,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example(r#"item = "c32""#)
             .build(|p| binary(p, BinaryOp::Multiply)),
         BlockType::new("add_const", Family::Math, "Adds a constant to every sample (multiply_const scales).")
+            .gnuradio(&["add_const"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_sample())
@@ -128,23 +131,26 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example(r#"item = "f32", value = -0.5"#)
             .memory(stateless)
             .build(add_const),
-        part("conjugate", "Complex conjugate of every sample.", "c32", || Box::new(Rated::new(Map::conjugate()))),
-        part("magnitude", "|x| of every complex sample.", "f32", || Box::new(Rated::new(Map::magnitude()))),
-        part("magnitude_squared", "|x|² (power) of every complex sample.", "f32", || Box::new(Rated::new(Map::magnitude_squared()))),
-        part("complex_to_real", "The real part of every complex sample.", "f32", || Box::new(Rated::new(Map::real_part()))),
-        part("complex_to_imag", "The imaginary part of every complex sample.", "f32", || Box::new(Rated::new(Map::imag_part()))),
+        part("conjugate", "Complex conjugate of every sample.", "c32", || Box::new(Rated::new(Map::conjugate()))).gnuradio(&["conjugate"]),
+        part("magnitude", "|x| of every complex sample.", "f32", || Box::new(Rated::new(Map::magnitude()))).gnuradio(&["complex_to_mag"]),
+        part("magnitude_squared", "|x|² (power) of every complex sample.", "f32", || Box::new(Rated::new(Map::magnitude_squared()))).gnuradio(&["complex_to_mag_squared"]),
+        part("complex_to_real", "The real part of every complex sample.", "f32", || Box::new(Rated::new(Map::real_part()))).gnuradio(&["complex_to_real"]),
+        part("complex_to_imag", "The imaginary part of every complex sample.", "f32", || Box::new(Rated::new(Map::imag_part()))).gnuradio(&["complex_to_imag"]),
         BlockType::new("float_to_complex", Family::Math, "A complex stream from a real part and an imaginary part (ends with the shorter).")
+            .gnuradio(&["float_to_complex"])
             .port(PortDecl::input("re", ItemDecl::fixed("f32")))
             .port(PortDecl::input("im", ItemDecl::fixed("f32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .build(|_| Ok(Box::new(Rated::new(FloatToComplex)))),
         BlockType::new("iq_to_c32", Family::Math, "Interleaved integer IQ as SDR front ends give it (rtl_sdr, hackrf_transfer) to complex f32.")
+            .gnuradio(&["interleaved_short_to_complex", "interleaved_char_to_complex"])
             .port(iq_port(PortDecl::input("in", iq_item())))
             .output("out", ItemDecl::fixed("c32"))
             .param(param_format())
             .example(r#"format = "cu8""#)
             .build(iq_to_c32),
         BlockType::new("c32_to_iq", Family::Math, "Complex f32 to interleaved integer IQ; values beyond the format's range are clipped and counted (a warning at the end).")
+            .gnuradio(&["complex_to_interleaved_short", "complex_to_interleaved_char"])
             .input("in", ItemDecl::fixed("c32"))
             .port(iq_port(PortDecl::output("out", iq_item())))
             .param(param_format())

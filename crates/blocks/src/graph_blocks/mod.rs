@@ -18,9 +18,10 @@ use crate::blocks::{
     Waveform,
 };
 use num_complex::Complex32;
+use sluice_formats::wav::Beyond4Gib;
 use sluice_graph::{
-    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Registry,
-    Vlen,
+    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Rate,
+    Registry, Vlen,
 };
 use sluice_runtime::{Item, Node, NodeError, Ports, Rated, TagPolicy, Work, WorkIo};
 use std::path::Path;
@@ -324,6 +325,13 @@ fn sum_block(p: &mut Params, add: bool) -> Result<Box<dyn Node>, ParamError> {
     }
 }
 
+/// A WAV file's rate, read from its header when the graph loads (`None` if it cannot be read:
+/// the build then says why).
+fn wav_rate(path: &str) -> Option<f64> {
+    let reader = sluice_formats::wav::WavReader::open(Path::new(path)).ok()?;
+    Some(f64::from(reader.info().sample_rate))
+}
+
 fn wav_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     let path = p.str("path")?;
     Ok(Box::new(
@@ -341,49 +349,89 @@ fn wav_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         ));
     }
     let channels = channels as usize;
-    let rate = p.opt_u64("sample_rate")?;
-    if let Some(rate) = rate {
-        if rate == 0 || rate > u64::from(u32::MAX) {
+    // A WAV header holds a whole number of frames per second.
+    let rate = match p.opt_f64("sample_rate")? {
+        Some(hz) if hz.fract() != 0.0 || !(1.0..=f64::from(u32::MAX)).contains(&hz) => {
             return Err(ParamError::new(
                 "sample_rate",
-                format!("must be between 1 and {} Hz, not {rate}", u32::MAX),
-            ));
-        }
-    }
-    let rate = rate.map(|r| r as u32);
-    let format = match p.opt_str("format")?.as_deref().unwrap_or("f32") {
-        "i16" => WavFormat::Int16,
-        "i24" => WavFormat::Int24,
-        "i32" => WavFormat::Int32,
-        "f32" => WavFormat::Float32,
-        other => {
-            return Err(ParamError::new(
-                "format",
-                format!("unknown WAV format '{other}' (use i16, i24, i32 or f32)"),
+                format!(
+                    "must be a whole number of Hz between 1 and {} (a WAV file's), not {hz}",
+                    u32::MAX
+                ),
             ))
         }
+        hz => hz.map(|hz| hz as u32),
     };
+    let format = wav_format(p)?;
+    let beyond = beyond_4gib(p)?;
     Ok(Box::new(
-        WavSink::create(Path::new(&path), channels, rate, format).map_err(node_err("path"))?,
+        WavSink::create(Path::new(&path), channels, rate, format)
+            .map_err(node_err("path"))?
+            .beyond_4gib(beyond),
     ))
+}
+
+/// The `format` parameter of the WAV sinks (see [`WavFormat::parse`]).
+pub(crate) fn wav_format(p: &mut Params) -> Result<WavFormat, ParamError> {
+    let name = p.opt_str("format")?.unwrap_or_else(|| "f32".into());
+    WavFormat::parse(&name).ok_or_else(|| {
+        ParamError::new(
+            "format",
+            format!("unknown WAV format '{name}' (use i16, i24, i32 or f32)"),
+        )
+    })
+}
+
+/// The `beyond_4gib` parameter of the WAV sinks.
+pub(crate) fn beyond_4gib(p: &mut Params) -> Result<Beyond4Gib, ParamError> {
+    match p.opt_str("beyond_4gib")?.as_deref().unwrap_or("rf64") {
+        "rf64" => Ok(Beyond4Gib::Rf64),
+        "split" => Ok(Beyond4Gib::Split),
+        other => Err(ParamError::new(
+            "beyond_4gib",
+            format!("must be rf64 or split, not '{other}'"),
+        )),
+    }
+}
+
+/// The declarations of the WAV sinks' `format` and `beyond_4gib` parameters.
+pub(crate) fn wav_sink_params() -> [ParamDecl; 2] {
+    [
+        Param::choice(
+            "format",
+            &WavFormat::NAMES,
+            "sample format: i16, i24, i32 or f32 (s16, s24, s32 are accepted for i16, i24, i32)",
+        )
+        .default("f32"),
+        Param::choice(
+            "beyond_4gib",
+            &["rf64", "split"],
+            "past the 4 GiB a WAV header describes: rf64 makes the file RF64 (sox, libsndfile, \
+             ffmpeg read it); split finishes it and goes on in NAME.2.wav, NAME.3.wav, …",
+        )
+        .default("rf64"),
+    ]
 }
 
 /// Adds every standard block type to `registry`, in the order `sluice blocks` lists them.
 pub fn register(registry: &mut Registry) {
     let types = [
         BlockType::new("null_source", Family::Sources, "Endless zero-valued items (bound it with head).")
+            .gnuradio(&["null_source"])
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
             .param(param_vlen())
             .example(r#"item = "f32""#)
             .build(|p| with_item(p, &NullSourceB)),
         BlockType::new("null_sink", Family::Sinks, "Discards everything it receives.")
+            .gnuradio(&["null_sink"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
             .param(param_vlen())
             .example(r#"item = "f32""#)
             .build(|p| with_item(p, &NullSinkB)),
         BlockType::new("head", Family::Plumbing, "Passes the first `items` items, then ends the stream.")
+            .gnuradio(&["head"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
@@ -391,12 +439,14 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "f32", items = 48000"#)
             .build(|p| with_item(p, &HeadB)),
         BlockType::new("copy", Family::Plumbing, "Copies input to output (one memcpy per window).")
+            .gnuradio(&["copy"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
             .example(r#"item = "c32""#)
             .build(|p| with_item(p, &CopyB)),
         BlockType::new("throttle", Family::Plumbing, "Paces a stream to `rate` items per second.")
+            .gnuradio(&["throttle"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
@@ -404,10 +454,12 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "f32", rate = 48000.0"#)
             .build(|p| with_item(p, &ThrottleB)),
         BlockType::new("keep_one_in_n", Family::Resampling, "Keeps item 0, n, 2n, … (decimation without filtering); tags are rescaled.")
+            .gnuradio(&["keep_one_in_n"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
             .param(Param::integer("n", "decimation factor"))
+            .rate(Rate::divided_by("n"))
             .example(r#"item = "c32", n = 4"#)
             .build(|p| with_item(p, &KeepB)),
         BlockType::new("corner_turn", Family::Plumbing, "Transposes each rows x cols matrix (row-major) on the copy engine.")
@@ -419,6 +471,8 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", rows = 64, cols = 1024"#)
             .build(|p| with_item(p, &CornerTurnB)),
         BlockType::new("stream_to_vector", Family::Plumbing, "Groups every vlen items into one vector (a partial vector at the end is dropped).")
+            .gnuradio(&["stream_to_vector"])
+            .rate(Rate::divided_by("vlen"))
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
@@ -426,6 +480,8 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", vlen = 1024"#)
             .build(|p| with_item(p, &StreamToVectorB)),
         BlockType::new("vector_to_stream", Family::Plumbing, "Splits vectors of vlen items back into a stream.")
+            .gnuradio(&["vector_to_stream"])
+            .rate(Rate::times("vlen"))
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
@@ -433,6 +489,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", vlen = 1024"#)
             .build(|p| with_item(p, &VectorToStreamB)),
         BlockType::new("add", Family::Math, "Adds two streams item by item, reading both windows in place (ends with the shorter).")
+            .gnuradio(&["add"])
             .port(PortDecl::input("a", ItemDecl::item()))
             .port(PortDecl::input("b", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
@@ -447,17 +504,22 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", inputs = 4"#)
             .build(|p| sum_block(p, false)),
         crate::blocks::multiply_const::multiply_const(),
+        crate::blocks::fm_mod::fm_mod(),
+        crate::blocks::vector::vector_source(),
         BlockType::new("signal_source", Family::Sources, "A tone or Gaussian noise, endless.")
+            .gnuradio(&["sig_source", "noise_source"])
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_sample())
             .param(Param::text("waveform", "tone or noise").derived("tone"))
             .param(Param::number("frequency", "tone frequency in Hz (phase-continuous when changed while running)").default(1000.0).settable())
             .param(Param::number("amplitude", "peak amplitude (tone) or RMS (noise)").default(1.0).settable())
             .param(Param::number("sample_rate", "samples per second").default(48000.0))
+            .rate(Rate::param("sample_rate"))
             .param(Param::integer("seed", "noise seed").default(1))
             .example(r#"item = "f32", frequency = 440.0, amplitude = 0.5, sample_rate = 48000"#)
             .build(|p| with_sample(p, &SignalB)),
         BlockType::new("probe", Family::Analysis, "Measures rate, RMS and peak of a stream; prints them at the end with a label.")
+            .gnuradio(&["probe_rate", "probe_signal"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .param(param_sample())
             .param(Param::text("label", "name printed with the summary").derived("none"))
@@ -470,6 +532,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", label = "received""#)
             .build(|p| with_item(p, &ChecksumB)),
         BlockType::new("file_source", Family::Files, "Reads raw little-endian items (GNU Radio's file format).")
+            .gnuradio(&["file_source"])
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
             .param(param_vlen())
@@ -478,6 +541,7 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", path = "capture.c32""#)
             .build(|p| with_item(p, &FileSourceB)),
         BlockType::new("file_sink", Family::Files, "Writes raw little-endian items (GNU Radio's file format).")
+            .gnuradio(&["file_sink"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
             .param(param_vlen())
@@ -485,16 +549,19 @@ pub fn register(registry: &mut Registry) {
             .example(r#"item = "c32", path = "out.c32""#)
             .build(|p| with_item(p, &FileSinkB)),
         BlockType::new("wav_source", Family::Files, "Reads a WAV file (16/24/32-bit int or 32-bit float) as f32, one port per channel.")
+            .gnuradio(&["wavfile_source"])
             .port(PortDecl::output("out", ItemDecl::fixed("f32")).counted_when_built("one per channel of the file"))
             .param(Param::reads("path", "WAV file to read"))
             .example(r#"path = "speech.wav""#)
+            .rate(Rate::fixed(|p| wav_rate(&p.opt_str("path").ok()??)))
             .build(wav_source),
         BlockType::new("wav_sink", Family::Files, "Writes its inputs as the channels of a WAV file.")
+            .gnuradio(&["wavfile_sink"])
             .port(PortDecl::input("in", ItemDecl::fixed("f32")).counted("channels"))
             .param(Param::writes("path", "WAV file to write"))
             .param(Param::integer("channels", "number of channels (inputs)").default(1))
-            .param(Param::number("sample_rate", "sample rate in Hz; by default the stream's own (its rx_rate tag), else 48000").derived("stream's"))
-            .param(Param::text("format", "i16, i24, i32 or f32").derived("f32"))
+            .param(Param::number("sample_rate", "the file's sample rate; when the stream's is not known before it runs: its rx_rate tag, else 48000").follows_stream())
+            .params(wav_sink_params())
             .example(r#"path = "out.wav", channels = 2, sample_rate = 44100, format = "i16""#)
             .build(wav_sink),
     ];
@@ -530,12 +597,11 @@ mod tests {
     fn settable_parameters_are_described() {
         let registry = standard_registry();
         let text = registry.describe_one("multiply_const").unwrap();
-        assert!(text.contains("settable while running"), "{text}");
+        assert!(text.contains("a number; settable; default 1.0"), "{text}");
         assert!(
-            text.contains("while running, change gain with `sluice ctl"),
+            text.contains("while the graph runs, change gain with `sluice ctl"),
             "{text}"
         );
-        assert!(text.contains("its memory is declared"), "{text}");
         let sink = registry.describe_one("file_sink").unwrap();
         assert!(!sink.contains("its memory is declared"), "{sink}");
     }

@@ -109,6 +109,7 @@ impl ForItem for RtB {
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType::new("delay", Family::Plumbing, "`items` zero items first, then the stream (tags move with their items).")
+            .gnuradio(&["delay"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
@@ -116,6 +117,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example(r#"item = "f32", items = 480"#)
             .build(|p| with_item(p, &DelayB)),
         BlockType::new("skip_head", Family::Plumbing, "Drops the first `items` items; their metadata tags (rx_rate, rx_freq, rx_time moved on) land on the first item passed.")
+            .gnuradio(&["skiphead"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::item()))
             .param(param_item())
@@ -123,6 +125,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example(r#"item = "c32", items = 2048"#)
             .build(|p| with_item(p, &SkipB)),
         BlockType::new("interleave", Family::Plumbing, "Streams in0, in1, … into frames of one item from each (the channels = N layout); ends with the shortest.")
+            .gnuradio(&["interleave"])
             .port(PortDecl::input("in", ItemDecl::item()).counted("streams"))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("streams")))
             .param(param_item())
@@ -130,6 +133,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example(r#"item = "f32", streams = 2"#)
             .build(|p| with_item(p, &InterleaveB)),
         BlockType::new("deinterleave", Family::Plumbing, "Frames of `streams` items split into streams out0, out1, … (one per channel).")
+            .gnuradio(&["deinterleave"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("streams")))
             .port(PortDecl::output("out", ItemDecl::item()).counted("streams"))
             .param(param_item())
@@ -137,6 +141,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example(r#"item = "f32", streams = 2"#)
             .build(|p| with_item(p, &DeinterleaveB)),
         BlockType::new("stdin_source", Family::Sources, "Reads raw little-endian items from standard input (`rtl_sdr - | sluice run g.toml`); with realtime, drops what the graph cannot take and tags each gap rt_overflow.")
+            .gnuradio(&["file_descriptor_source"])
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
             .param(param_vlen())
@@ -144,6 +149,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .example(r#"item = "u8", vlen = 2, realtime = true"#)
             .build(|p| with_item(p, &StdinB)),
         BlockType::new("stdout_sink", Family::Sinks, "Writes raw little-endian items to standard output (`sluice run g.toml | sox …`); a reader that goes away ends it.")
+            .gnuradio(&["file_descriptor_sink"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
             .param(param_item())
             .param(param_vlen())

@@ -1,7 +1,7 @@
 //! Registry entries of the radio blocks: frequency shift, FM demodulator, frequency-translating
 //! FIR, rational and arbitrary-ratio resamplers, polyphase channelizer.
 
-use super::filters::{taps_from, taps_params};
+use super::filters::{hz_params, taps_from, taps_params};
 use crate::blocks::{
     ArbResamplerBlock, ChannelOutputs, ChannelizerBlock, FmDemodulator, FreqXlatingFir,
     FrequencyShift, RationalResamplerBlock,
@@ -9,13 +9,13 @@ use crate::blocks::{
 use sluice_formats::Taps;
 use sluice_graph::memory::ensure_fits;
 use sluice_graph::{
-    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Vlen,
+    BlockType, Family, ItemDecl, Memory, Param, ParamDecl, ParamError, Params, PortDecl, Rate, Vlen,
 };
 use sluice_kernels::{lowpass, Channelizer, Window};
 use sluice_runtime::{Node, NodeError, Rated};
 
 fn param_sample_rate() -> ParamDecl {
-    Param::number("sample_rate", "input sample rate in Hz")
+    Param::number("sample_rate", "input sample rate").follows_stream()
 }
 
 fn node_err(param: &'static str) -> impl Fn(NodeError) -> ParamError {
@@ -210,6 +210,7 @@ fn xlating_params() -> Vec<ParamDecl> {
             param_sample_rate(),
         ],
         taps_params(),
+        hz_params(),
     ]
     .concat()
 }
@@ -226,42 +227,54 @@ fn rational_params() -> Vec<ParamDecl> {
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType::new("rotator", Family::Radio, "Frequency shift of a complex stream by `frequency` Hz, retunable while running (phase-continuous).")
+            .gnuradio(&["rotator", "freq_shift"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
-            .param(Param::number("frequency", "shift in Hz, negative shifts down (settable while running)").derived("0").settable())
+            .param(Param::number("frequency", "shift in Hz, negative shifts down").derived("0").settable())
             .param(param_sample_rate())
             .example("frequency = -125000.0, sample_rate = 1000000.0")
             .memory(|_| Ok(Memory::Infinite))
             .build(rotator),
         BlockType::new("fm_demod", Family::Radio, "FM quadrature demodulator: gain x phase step per sample; `channels` > 1 demodulates vectors of that many channels in one node.")
+            .gnuradio(&["quadrature_demod"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::fixed("f32")).vlen(Vlen::param("channels")))
             .param(Param::integer("channels", "channels per vector item").default(1))
             .param(Param::number("gain", "output per radian of phase step").derived("1.0, or from deviation"))
             .param(Param::number("deviation", "peak deviation in Hz: sets gain = sample_rate / (2 pi deviation), so it maps to +-1").derived("-"))
-            .param(Param::number("sample_rate", "sample rate in Hz (with deviation)").derived("-"))
+            .param(Param::number("sample_rate", "sample rate (with deviation)").follows_stream())
             .example("deviation = 12000.0, sample_rate = 60000.0")
             .memory(fm_demod_memory)
             .build(fm_demod),
         BlockType::new("xlating_fir", Family::Channelizers, "Frequency-translating decimating FIR: moves `center` Hz to 0, low-passes with real taps, keeps one in `decimation`.")
+            .gnuradio(&["freq_xlating_fir_filter"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .params(xlating_params())
+            .rate(Rate::divided_by("decimation"))
             .example(r#"decimation = 100, center = 250000.0, sample_rate = 20000000.0, design = "lowpass", num_taps = 256, cutoff = 0.004"#)
             .build(xlating),
         BlockType::new("rational_resampler", Family::Resampling, "Polyphase rational resampler: interpolation/decimation times the input rate.")
+            .gnuradio(&["rational_resampler", "rational_resampler_base"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .params(rational_params())
+            .rate(Rate::scaled(|p| {
+                let (i, d) = (p.opt_u64("interpolation").ok()??, p.opt_u64("decimation").ok()??);
+                (d > 0).then(|| i as f64 / d as f64)
+            }))
             .example("interpolation = 3, decimation = 2, taps_per_phase = 48")
             .build(rational),
         BlockType::new("arb_resampler", Family::Resampling, "Arbitrary-ratio resampler (windowed-sinc polyphase bank): output m is the input at time m / ratio.")
+            .gnuradio(&["pfb_arb_resampler", "arb_resampler", "fractional_resampler", "mmse_resampler"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .param(Param::number("ratio", "output rate / input rate (0.001 to 1000)"))
+            .rate(Rate::scaled(|p| p.opt_f64("ratio").ok()?))
             .example("ratio = 0.91875")
             .build(arb),
         BlockType::new("channelizer", Family::Channelizers, "Polyphase filter-bank channelizer: `channels` channels at k x fs/channels, critically sampled or 2x oversampled, chosen channels out as streams or vectors.")
+            .gnuradio(&["pfb_channelizer"])
             .input("in", ItemDecl::fixed("c32"))
             .port(
                 PortDecl::output("out", ItemDecl::fixed("c32"))
@@ -274,6 +287,11 @@ pub(super) fn block_types() -> Vec<BlockType> {
                     .when("layout", "vectors"),
             )
             .param(Param::integer("channels", "number of channels M (any, at least 2)"))
+            .rate(Rate::scaled(|p| {
+                let m = p.opt_u64("channels").ok()??;
+                let over = p.opt_u64("oversample").ok()?.unwrap_or(1);
+                (m > 0).then(|| over as f64 / m as f64)
+            }))
             .param(Param::integer("oversample", "1: one frame per M samples; 2: per M/2 samples (M even)").default(1))
             .param(Param::integer("taps_per_branch", "prototype taps per branch (Kaiser low-pass cut at the channel edge)").default(18))
             .param(Param::numbers("outputs", "channel indices to output, in port/vector order (channel k is centred on k x fs/M)").derived("all"))

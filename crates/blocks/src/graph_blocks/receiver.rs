@@ -151,6 +151,7 @@ fn am(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType::new("iir", Family::Filters, "IIR filter as a cascade of biquads (f64 state), from coefficients (sos) or a Butterworth design; channels = N filters N channels in one node. Its state has infinite memory.")
+            .gnuradio(&["iir_filter"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
             .param(param_item_f32())
@@ -165,16 +166,18 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .memory(infinite)
             .build(iir),
         BlockType::new("deemphasis", Family::Radio, "FM de-emphasis, the one-pole low-pass 1/(1 + s·tau) (75 µs: Americas, Korea; 50 µs: elsewhere), corner prewarped to 1/(2π·tau). Its state has infinite memory.")
+            .gnuradio(&["fm_deemph"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
             .param(param_item_f32())
             .param(param_channels())
             .param(Param::number("tau", "time constant in seconds").default(75e-6))
-            .param(Param::number("sample_rate", "samples per second (per channel)"))
+            .param(Param::number("sample_rate", "samples per second (per channel)").follows_stream())
             .example("tau = 75e-6, sample_rate = 48000, channels = 333")
             .memory(infinite)
             .build(deemph),
         BlockType::new("squelch", Family::Radio, "Power squelch per channel (GNU Radio's pwr_squelch_cc): a one-pole average of |x|^2; samples pass while it is at or above threshold_db, zeros otherwise (an FM demodulator then puts out silence, not full-scale noise).")
+            .gnuradio(&["pwr_squelch", "simple_squelch"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))
             .param(param_channels())
@@ -184,6 +187,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .memory(infinite)
             .build(squelch),
         BlockType::new("dc_blocker", Family::Filters, "Removes DC: (1 − z⁻¹)/(1 − pole·z⁻¹), -3 dB near (1 − pole)/2π cycles/sample. Its state has infinite memory.")
+            .gnuradio(&["dc_blocker"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
             .param(param_item_f32())
@@ -193,6 +197,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .memory(infinite)
             .build(dc),
         BlockType::new("agc", Family::Radio, "Automatic gain control per channel: an envelope with attack and decay rates, output at the reference level. Its envelope has infinite memory.")
+            .gnuradio(&["agc", "agc2"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("channels")))
             .param(param_item_f32())
@@ -205,6 +210,7 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .memory(infinite)
             .build(agc),
         BlockType::new("am_demod", Family::Radio, "AM envelope demodulation: |x| with the carrier's DC removed by a DC blocker (whose state has infinite memory).")
+            .gnuradio(&["am_demod"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")).vlen(Vlen::param("channels")))
             .port(PortDecl::output("out", ItemDecl::fixed("f32")).vlen(Vlen::param("channels")))
             .param(param_channels())

@@ -8,7 +8,7 @@ use num_complex::Complex32;
 use sluice_conv::{parse_partitioning, ConvolverConfig, LatePolicy, Scheduling};
 use sluice_formats::sigmf::Datatype;
 use sluice_formats::wav::WavReader;
-use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Vlen};
+use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Rate, Vlen};
 use sluice_kernels::{resample_ir, SpectrumWindow, MAX_SPECTRUM_SIZE};
 use sluice_runtime::Node;
 use std::path::Path;
@@ -150,7 +150,16 @@ fn convolve(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
     };
     let partitioning = parse_partitioning(p.opt_str("partitioning")?.as_deref().unwrap_or("auto"))
         .map_err(|e| ParamError::new("partitioning", e))?;
-    let rate = p.opt_u64("sample_rate")?;
+    // The IR is resampled to a whole number of Hz (the stream's rate, when it follows it).
+    let rate = match p.opt_f64("sample_rate")? {
+        Some(hz) if hz.fract() != 0.0 || hz < 1.0 => {
+            return Err(ParamError::new(
+                "sample_rate",
+                format!("must be a whole number of Hz, at least 1, not {hz}"),
+            ))
+        }
+        hz => hz.map(|hz| hz as u64),
+    };
     let tail = p.bool_or("tail", true)?;
     let max_ir_len = p
         .u64_or("max_ir_len", 1 << 22)?
@@ -166,6 +175,14 @@ fn convolve(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
             "ir",
             format!("{ir_path}: the impulse response is silent or empty"),
         ));
+    }
+    // The gain scales the IR: the wet signal's level, exactly, at no cost per sample.
+    let gain_db = p.f64_or("gain", 0.0)?;
+    if gain_db != 0.0 {
+        let gain = 10f64.powf(gain_db / 20.0);
+        for v in ir.iter_mut().flatten() {
+            *v = (f64::from(*v) * gain) as f32;
+        }
     }
     let rate = match rate {
         Some(r) if r != u64::from(ir_rate) => {
@@ -187,6 +204,12 @@ fn convolve(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
         Convolve::new(&ir, rate, &ir_path, inputs as usize, config, tail)
             .map_err(node_err("ir"))?,
     ))
+}
+
+/// A SigMF recording's `core:sample_rate`, read when the graph loads.
+fn sigmf_rate(path: &str) -> Option<f64> {
+    let (meta, _) = sluice_formats::sigmf::paths(Path::new(path));
+    sluice_formats::sigmf::read_meta(&meta).ok()?.sample_rate
 }
 
 fn sigmf_source(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
@@ -223,12 +246,17 @@ fn sigmf_sink(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
 pub(super) fn block_types() -> Vec<BlockType> {
     vec![
         BlockType::new("spectrum", Family::Analysis, "Averaged power spectra in dB (windowed FFTs, DC in the middle): one vector of fft_size per `averages` frames; 0 dB is a full-scale complex tone.")
+            .gnuradio(&["logpwrfft"])
             .port(PortDecl::input("in", ItemDecl::item()))
             .port(PortDecl::output("out", ItemDecl::fixed("f32")).vlen(Vlen::param("fft_size")))
             .param(Param::text("item", "c32 or f32 (analysed as complex)").derived("c32"))
             .param(Param::integer("fft_size", "bins per spectrum (any size; powers of two are fastest)").default(1024))
             .param(Param::text("window", "blackman_harris (-92 dB side lobes), hann or rectangular").derived("blackman_harris"))
             .param(Param::integer("averages", "frames averaged per spectrum (no overlap)").default(8))
+            .rate(Rate::scaled(|p| {
+                let frames = p.opt_u64("fft_size").ok()?? * p.opt_u64("averages").ok()??;
+                (frames > 0).then(|| 1.0 / frames as f64)
+            }))
             .example(r#"fft_size = 1024, window = "hann", averages = 16"#)
             .build(spectrum),
         BlockType::new("spectrum_png", Family::Analysis, "Draws the spectra it receives into a PNG when the stream ends: a waterfall (newest at the top) or the mean spectrum; frequencies from the stream's rx_rate and rx_freq.")
@@ -253,21 +281,25 @@ pub(super) fn block_types() -> Vec<BlockType> {
             .param(Param::integer("block", "engine block size in samples (1-8192)").default(1024))
             .param(Param::text("threads", "single (every level in the node's thread) or threaded (a worker per larger level)").derived("single"))
             .param(Param::text("partitioning", "auto, uniform, tuned, or SIZExCOUNT,… as sluice convolve takes it").derived("auto"))
-            .param(Param::number("sample_rate", "the stream's rate: the IR is resampled to it if it differs (a stream whose rx_rate differs from the IR's is an error)").derived("the IR's"))
+            .param(Param::number("sample_rate", "the stream's rate: the IR is resampled to it if it differs (when the stream's is not known before it runs: its rx_rate tag, else the IR's)").follows_stream())
             .param(Param::bool("tail", "after the input ends, output the tail (IR length − 1 frames)").default(true))
+            .param(Param::number("gain", "gain of the convolved signal (the IR scaled by it), e.g. -12 for a loud reverb").unit("dB").range(-120.0, 40.0).default(0.0))
             .param(Param::integer("max_ir_len", "longest accepted IR, in frames").default(4194304))
             .example(r#"ir = "hall.wav", inputs = 2, block = 512"#)
             .build(convolve),
         BlockType::new("sigmf_source", Family::Files, "Reads a SigMF recording (cf32_le, ci16_le, cu8, ci8) as c32; sample rate, captures (frequency, time) and annotations become tags.")
+            .gnuradio(&["sigmf_source"])
             .port(PortDecl::output("out", ItemDecl::fixed("c32")))
             .param(Param::reads("path", "the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data"))
             .example(r#"path = "fm_band.sigmf-meta""#)
+            .rate(Rate::fixed(|p| sigmf_rate(&p.opt_str("path").ok()??)))
             .build(sigmf_source),
         BlockType::new("sigmf_sink", Family::Files, "Writes c32 as a SigMF recording (NAME.sigmf-data and .sigmf-meta, replaced only when the stream ends); rx_rate, rx_freq, rx_time and other tags go into the metadata.")
+            .gnuradio(&["sigmf_sink"])
             .port(PortDecl::input("in", ItemDecl::fixed("c32")))
             .param(Param::writes("path", "the recording: NAME (or NAME.sigmf-meta)"))
             .param(Param::text("datatype", "cf32_le, ci16_le, cu8 or ci8 (integers clipped and counted)").derived("cf32_le"))
-            .param(Param::number("sample_rate", "core:sample_rate in Hz (else the stream's rx_rate)").derived("stream's"))
+            .param(Param::number("sample_rate", "core:sample_rate (when the stream's is not known before it runs: its rx_rate tag)").follows_stream())
             .param(Param::number("frequency", "the first capture's core:frequency when the stream gives no rx_freq").derived("stream's"))
             .param(Param::text("description", "core:description").derived("-"))
             .example(r#"path = "capture", datatype = "ci16_le""#)

@@ -1,6 +1,5 @@
 //! The `wav_files` block: one WAV file per channel of a vector stream.
 
-use crate::blocks::wav::WavFormat;
 use crate::blocks::WavFiles;
 use sluice_graph::{BlockType, Family, ItemDecl, Param, ParamError, Params, PortDecl, Vlen};
 use sluice_runtime::Node;
@@ -35,20 +34,11 @@ fn build(p: &mut Params) -> Result<Box<dyn Node>, ParamError> {
             format!("must be between 1 and {} Hz, not {rate}", u32::MAX),
         ));
     }
-    let format = match p.opt_str("format")?.as_deref().unwrap_or("f32") {
-        "i16" => WavFormat::Int16,
-        "i24" => WavFormat::Int24,
-        "i32" => WavFormat::Int32,
-        "f32" => WavFormat::Float32,
-        other => {
-            return Err(ParamError::new(
-                "format",
-                format!("must be i16, i24, i32 or f32, not '{other}'"),
-            ))
-        }
-    };
+    let format = super::wav_format(p)?;
+    let beyond = super::beyond_4gib(p)?;
     let sink = WavFiles::create(&pattern, &labels, rate as u32, format)
-        .map_err(|e| ParamError::new("path", e.to_string()))?;
+        .map_err(|e| ParamError::new("path", e.to_string()))?
+        .beyond_4gib(beyond);
     Ok(Box::new(sink))
 }
 
@@ -69,8 +59,8 @@ pub(super) fn block_types() -> Vec<BlockType> {
         Param::integers("labels", "one whole number per channel, in vector order, for the file names")
             .derived("0, 1, …"),
     )
-    .param(Param::integer("sample_rate", "sample rate in Hz").unit("Hz"))
-    .param(Param::choice("format", &["i16", "i24", "i32", "f32"], "sample format of the files").default("f32"))
+    .param(Param::integer("sample_rate", "sample rate").follows_stream())
+    .params(super::wav_sink_params())
     .example(r#"path = "amps_ch{}.wav", channels = 3, labels = [1, 2, 333], sample_rate = 12000"#)
     .build(build)]
 }

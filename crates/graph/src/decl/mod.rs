@@ -22,11 +22,13 @@
 pub mod memory;
 pub mod param;
 pub mod port;
+pub mod rate;
 
 use crate::params::{ParamError, Params};
 use memory::Memory;
 use param::{FileAccess, ParamDecl};
-use port::{ItemDecl, PortDecl, ResolvedPort};
+use port::{Direction, ItemDecl, PortDecl, ResolvedPort};
+use rate::Rate;
 use serde::Serialize;
 use sluice_runtime::Node;
 use std::borrow::Cow;
@@ -115,10 +117,14 @@ pub struct BlockType {
     /// The parameters of an example node, as the inside of a TOML inline table
     /// (`item = "f32", gain = 0.5`).
     pub example: Text,
+    /// GNU Radio's names for the same block (`quadrature_demod`), for hints to its users.
+    pub gnuradio: Vec<Text>,
     #[serde(skip)]
     build: BuildFn,
     #[serde(skip)]
     memory: Option<MemoryFn>,
+    #[serde(skip)]
+    rate: Option<Rate>,
 }
 
 impl fmt::Debug for BlockType {
@@ -142,8 +148,10 @@ impl BlockType {
             ports: Vec::new(),
             params: Vec::new(),
             example: Text::Borrowed(""),
+            gnuradio: Vec::new(),
             build: Arc::new(move |_| Err(ParamError::new("", missing.clone()))),
             memory: None,
+            rate: None,
         }
     }
     /// Adds an input port.
@@ -189,6 +197,28 @@ impl BlockType {
     ) -> Self {
         self.memory = Some(Arc::new(memory));
         self
+    }
+
+    /// How its output rate follows from its input's (see [`Rate`]); undeclared means the
+    /// input's rate for a block with inputs, unknown for a source.
+    pub fn rate(mut self, rate: Rate) -> Self {
+        self.rate = Some(rate);
+        self
+    }
+    /// GNU Radio's names for this block (`quadrature_demod`, `analog.quadrature_demod_cf`):
+    /// a graph that writes one is told this block's name.
+    pub fn gnuradio(mut self, names: &[&'static str]) -> Self {
+        self.gnuradio
+            .extend(names.iter().map(|n| Text::Borrowed(*n)));
+        self
+    }
+    /// Its rate rule, declared or by default.
+    pub fn rate_rule(&self) -> Rate {
+        match &self.rate {
+            Some(rate) => rate.clone(),
+            None if self.ports.iter().any(|p| p.direction == Direction::Input) => Rate::Same,
+            None => Rate::Unknown,
+        }
     }
 
     /// The declared parameter `name`.

@@ -93,6 +93,9 @@ pub struct ParamDecl {
     pub settable: bool,
     /// Whether it names a file the block reads or writes.
     pub file: Option<FileAccess>,
+    /// Whether it is the rate of the block's input stream: left out, the loader gives the
+    /// stream's rate; given, it must agree with the stream's (see [`super::rate`]).
+    pub follows_stream: bool,
 }
 
 /// Constructors of [`ParamDecl`], one per [`ParamKind`]: `Param::number("gain", "the factor")`.
@@ -110,6 +113,7 @@ impl Param {
             help: help.into(),
             settable: false,
             file: None,
+            follows_stream: false,
         }
     }
     /// A number.
@@ -203,6 +207,15 @@ impl ParamDecl {
     pub fn settable(mut self) -> Self {
         self.settable = true;
         self
+    }
+
+    /// It is the rate of the block's input stream, in Hz: a node that leaves it out gets the
+    /// stream's rate (followed from the sources when the graph loads), and one that gives a
+    /// different rate is refused, naming both.
+    pub fn follows_stream(mut self) -> Self {
+        self.follows_stream = true;
+        self.unit = Some("Hz".into());
+        self.derived("the stream's rate")
     }
 
     /// The default as a graph file would write it, or `required`, or the words of a derived one.

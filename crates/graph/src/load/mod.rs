@@ -36,12 +36,19 @@ use std::path::Path;
 use toml::{Spanned, Value};
 
 mod checks;
+mod edges;
 mod hosts;
+mod node;
+mod rates;
 
 pub use checks::same_file;
 use checks::{check_cycles, check_file_collisions, check_unconnected};
+use edges::{connect, EdgeDoc, EdgeSpec};
 use hosts::{check_placement, HostDoc};
 pub use hosts::{HostDecl, StandbyMode};
+pub use node::{build_node, MistakeKind, NodeMistake};
+use rates::Checked;
+pub use rates::KnownRate;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,6 +61,9 @@ struct FileDoc {
     node: Vec<Spanned<NodeDoc>>,
     #[serde(default)]
     edge: Vec<Spanned<EdgeDoc>>,
+    /// The short form of edges: `connect = ["src -> lp -> snk"]`.
+    #[serde(default)]
+    connect: Vec<Spanned<String>>,
     #[serde(default)]
     hosts: BTreeMap<String, Spanned<HostDoc>>,
 }
@@ -75,14 +85,6 @@ struct NodeDoc {
     params: BTreeMap<String, Spanned<Value>>,
     #[serde(default)]
     host: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EdgeDoc {
-    from: Spanned<String>,
-    to: Spanned<String>,
-    capacity: Option<Spanned<u64>>,
 }
 
 /// A graph file that could not be loaded. Displays as one line per mistake,
@@ -201,6 +203,8 @@ pub struct GraphSource {
     /// What each node remembers of its input ([`Memory`](crate::Memory)), for the nodes whose
     /// block type declares it.
     pub node_memory: BTreeMap<String, crate::Memory>,
+    /// Each node's output rate, where it is known before the graph runs.
+    pub rates: BTreeMap<String, KnownRate>,
 }
 
 impl GraphSource {
@@ -226,7 +230,7 @@ impl GraphSource {
 
 impl LoadedGraph {
     /// The graph in Graphviz DOT: one box per node (name and type), one arrow per edge labelled
-    /// with its ports and item type.
+    /// with its ports, item type and rate.
     pub fn to_dot(&self) -> String {
         let quote = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
         let mut out = String::from("digraph sluice {\n    rankdir=LR;\n    node [shape=box];\n");
@@ -245,13 +249,18 @@ impl LoadedGraph {
                 .and_then(|id| self.graph.ports(id))
                 .and_then(|p| p.output_index(ap).map(|i| p.outputs[i].item.name()))
                 .unwrap_or("?");
+            let rate = match self.source.rates.get(a) {
+                Some(r) => crate::decl::rate::describe(r.hz),
+                None => "rate known when it runs".into(),
+            };
             out.push_str(&format!(
-                "    \"{}\" -> \"{}\" [label=\"{} → {} ({})\"];\n",
+                "    \"{}\" -> \"{}\" [label=\"{} → {}\\n{}, {}\"];\n",
                 quote(a),
                 quote(b),
                 quote(ap),
                 quote(bp),
-                item
+                item,
+                rate
             ));
         }
         out.push_str("}\n");
@@ -299,7 +308,16 @@ pub fn load_with(
         Ok(doc) => doc,
         Err(e) => {
             // One line: the parser's "expected …" continuation joins the message.
-            let msg = e.message().trim_end().replace('\n', "; ");
+            let mut msg = e.message().trim_end().replace('\n', "; ");
+            if let Some(node) = e.span().and_then(|span| enclosing_node(text, span.start)) {
+                msg = format!("node '{node}': {msg}");
+                if msg.ends_with("number too large to fit in target type") {
+                    msg.push_str(" (a whole number in a graph file is at most 2^63 − 1)");
+                }
+            }
+            if msg.contains("unknown field `connect`") {
+                msg.push_str(": write `connect` before the first [[node]] table (in TOML, a key after a table belongs to that table)");
+            }
             errors.add(e.span(), None, msg);
             return Err(errors.finish());
         }
@@ -350,6 +368,22 @@ pub fn load_with(
         errors.add(None, None, m);
         return Err(errors.finish());
     }
+    // Edges are read before nodes are built: rates follow them.
+    let mut specs: Vec<EdgeSpec> = Vec::new();
+    let mut spec_errors = Vec::new();
+    for edge in doc.edge {
+        match edge.into_inner().spec() {
+            Ok(spec) => specs.push(spec),
+            Err(e) => spec_errors.push(e),
+        }
+    }
+    for chain in &doc.connect {
+        match edges::chain(chain) {
+            Ok(list) => specs.extend(list),
+            Err(e) => spec_errors.push(e),
+        }
+    }
+    let mut checked = Vec::new();
     let mut node_lines = BTreeMap::new();
     let mut node_types = BTreeMap::new();
     let mut node_memory = BTreeMap::new();
@@ -370,16 +404,10 @@ pub fn load_with(
         }
         node_lines.insert(name.clone(), line_column(text, node.name.span().start).0);
         let Some(block) = registry.find(kind) else {
-            let similar = registry.similar(kind);
-            let hint = if similar.is_empty() {
-                "`sluice blocks` lists them".to_string()
-            } else {
-                format!("did you mean {}?", similar.join(" or "))
-            };
             errors.add(
                 Some(node.kind.span()),
                 Some(name),
-                format!("node '{name}': unknown block type '{kind}' ({hint})"),
+                node::unknown_block(registry, name, kind),
             );
             continue;
         };
@@ -405,63 +433,64 @@ pub fn load_with(
         let Some(block) = registry.find(node.kind.get_ref()) else {
             continue;
         };
-        let mut params = Params::new(node.params);
-        let param_error = |errors: &mut Errors, params: &Params, e: ParamError| {
-            let at = params.span(&e.param).unwrap_or(span.clone());
-            let message = if e.param.is_empty() {
-                format!("node '{name}': {}", e.message)
-            } else if e.unknown {
-                format!(
-                    "node '{name}': unknown parameter '{}' {}",
-                    e.param,
-                    e.message.trim_start_matches("is unknown ")
-                )
-            } else {
-                format!(
-                    "node '{name}': parameter '{}'{}",
-                    e.param,
-                    joined(&e.message)
-                )
-            };
-            errors.add(Some(at), Some(&name), message);
-        };
+        let params = Params::new(node.params);
         // The declaration first: unknown, mistyped, out-of-range and missing parameters are
         // named before the block's own checks run.
-        let mistakes = block.check(&params);
+        let mistakes = node::check_params(block, &params);
         if !mistakes.is_empty() {
-            let misspelt: Vec<String> = mistakes
-                .iter()
-                .filter(|e| e.unknown)
-                .map(|e| e.param.clone())
-                .collect();
-            for mut e in mistakes {
-                // A required parameter that is missing because it was misspelt: say so.
-                if let Some(typo) = misspelt
-                    .iter()
-                    .find(|u| !e.unknown && crate::registry::close_enough(u, &e.param))
-                {
-                    e.message = format!("{} (the node gives '{typo}': a misspelling?)", e.message);
-                }
-                param_error(&mut errors, &params, e);
+            for e in mistakes {
+                node_error(&mut errors, &name, span.clone(), &params, e);
             }
             continue;
         }
+        checked.push(Checked {
+            name,
+            block,
+            params,
+            span,
+        });
+    }
+    // Rates first: a node's build reads the stream rate its parameters follow.
+    let pairs: Vec<(String, String)> = specs
+        .iter()
+        .map(|e| (e.from.node.clone(), e.to.node.clone()))
+        .collect();
+    let (rates, mistakes) = rates::follow(&mut checked, &pairs, &node_lines);
+    for (span, node, message) in mistakes {
+        errors.add(Some(span), Some(&node), message);
+    }
+    for Checked {
+        name,
+        block,
+        mut params,
+        span,
+    } in checked
+    {
         if let Some(Ok(m)) = block.memory_of(&params) {
             node_memory.insert(name.clone(), m);
         }
         match block.instantiate(&mut params) {
             Ok(built) => {
                 if let Err(e) = graph.add_boxed(&name, built) {
-                    errors.add(Some(node.name.span()), Some(&name), e.to_string());
+                    errors.add(Some(span), Some(&name), e.to_string());
                 }
             }
-            Err(e) => param_error(&mut errors, &params, e),
+            Err(mut e) => {
+                if e.message == "is required"
+                    && block.find_param(&e.param).is_some_and(|d| d.follows_stream)
+                {
+                    e.message = "is required here: the stream's rate is not known before the graph runs (no node upstream declares it), so give it".into();
+                }
+                node_error(&mut errors, &name, span, &params, e)
+            }
         }
     }
+    for (span, message) in spec_errors {
+        errors.add(Some(span), None, message);
+    }
     let mut edges = Vec::new();
-    for edge in doc.edge {
-        let edge = edge.into_inner();
-        match connect(&mut graph, &edge) {
+    for spec in &specs {
+        match connect(&mut graph, spec) {
             Ok(ends) => edges.push(ends),
             Err((span, message)) => {
                 // An edge to a node that failed to load says nothing new.
@@ -492,8 +521,38 @@ pub fn load_with(
             hosts,
             node_hosts,
             node_memory,
+            rates,
         },
     })
+}
+
+/// The name of the `[[node]]` table that byte `at` of `text` lies in, for errors of the TOML
+/// parser, which knows only the place.
+fn enclosing_node(text: &str, at: usize) -> Option<String> {
+    let before = text.get(..at)?;
+    let table = before.rfind("[[node]]")?;
+    // A later table header ends the node's table.
+    if before[table + 8..]
+        .lines()
+        .any(|l| l.trim_start().starts_with('['))
+    {
+        return None;
+    }
+    let name = text[table..].lines().find_map(|l| {
+        let value = l
+            .trim()
+            .strip_prefix("name")?
+            .trim_start()
+            .strip_prefix('=')?;
+        Some(value.trim().trim_matches('"').to_string())
+    })?;
+    Some(name)
+}
+
+/// Reports a parameter error of node `name`, at the parameter when the file gives it.
+fn node_error(errors: &mut Errors, name: &str, span: Range<usize>, params: &Params, e: ParamError) {
+    let at = params.span(&e.param).unwrap_or(span);
+    errors.add(Some(at), Some(name), node::param_message(name, &e));
 }
 
 /// The mistakes found in one file, in the order found.
@@ -540,54 +599,6 @@ impl Errors<'_> {
     }
 }
 
-/// An edge as written: (from node, from port, to node, to port).
-type Edge = (String, String, String, String);
-
-/// Connects one `[[edge]]`, returning its ends, or the place and words of what is wrong.
-fn connect(graph: &mut Graph, edge: &EdgeDoc) -> Result<Edge, (Range<usize>, String)> {
-    let (from_node, from_port) = split_end(&edge.from).map_err(|m| (edge.from.span(), m))?;
-    let (to_node, to_port) = split_end(&edge.to).map_err(|m| (edge.to.span(), m))?;
-    let label = format!("edge {} -> {}", edge.from.get_ref(), edge.to.get_ref());
-    let from = graph.node_id(from_node).ok_or_else(|| {
-        (
-            edge.from.span(),
-            format!("{label}: no node named '{from_node}'"),
-        )
-    })?;
-    let to = graph.node_id(to_node).ok_or_else(|| {
-        (
-            edge.to.span(),
-            format!("{label}: no node named '{to_node}'"),
-        )
-    })?;
-    let capacity = match &edge.capacity {
-        Some(c) if *c.get_ref() == 0 => {
-            return Err((
-                c.span(),
-                format!("{label}: capacity must be at least 1 item, not 0"),
-            ))
-        }
-        Some(c) => Some(*c.get_ref() as usize),
-        None => None,
-    };
-    // An input port's error concerns the `to` end, anything else the `from` end.
-    let blame = |e: &RuntimeError| match e {
-        RuntimeError::NoSuchPort { kind: "input", .. } | RuntimeError::InputTaken { .. } => {
-            edge.to.span()
-        }
-        _ => edge.from.span(),
-    };
-    graph
-        .connect_with(from, from_port, to, to_port, capacity)
-        .map_err(|e| (blame(&e), format!("{label}: {e}")))?;
-    Ok((
-        from_node.to_string(),
-        from_port.to_string(),
-        to_node.to_string(),
-        to_port.to_string(),
-    ))
-}
-
 /// " must be …" reads on from "parameter 'x'"; anything else after a colon.
 fn joined(message: &str) -> String {
     let verb = ["must ", "is ", "needs ", "has ", "should "];
@@ -619,337 +630,5 @@ fn apply_overrides(nodes: &mut [Spanned<NodeDoc>], overrides: &[Override]) -> Re
     Ok(())
 }
 
-/// `"node.port"` → (`node`, `port`).
-fn split_end(end: &Spanned<String>) -> Result<(&str, &str), String> {
-    end.get_ref()
-        .rsplit_once('.')
-        .filter(|(n, p)| !n.is_empty() && !p.is_empty())
-        .ok_or_else(|| {
-            format!(
-                "'{}' must name a node and a port as node.port",
-                end.get_ref()
-            )
-        })
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{BlockType, Family, ItemDecl, Param};
-    use num_complex_free::*;
-    use sluice_runtime::{Item, Node, NodeError, Ports, Work, WorkIo};
-
-    /// Minimal blocks, so that the loader is tested without the DSP crate.
-    mod num_complex_free {
-        use super::*;
-
-        /// `items` zeros of `T`.
-        pub struct Count<T> {
-            pub left: u64,
-            pub _t: std::marker::PhantomData<T>,
-        }
-        impl<T: Item + Default> Node for Count<T> {
-            fn ports(&self) -> Ports {
-                Ports::new().output::<T>("out")
-            }
-            fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
-                if self.left == 0 {
-                    return Ok(Work::Done);
-                }
-                let out = io.outputs.get::<T>(0)?;
-                let Some(space) = out.reserve(1)? else {
-                    return Ok(Work::NeedOutput { port: 0, items: 1 });
-                };
-                let n = space.len().min(self.left as usize);
-                space[..n].fill(T::default());
-                out.commit(n);
-                self.left -= n as u64;
-                Ok(Work::Progress)
-            }
-        }
-
-        /// Consumes `T`s.
-        pub struct Drain<T>(pub std::marker::PhantomData<T>);
-        impl<T: Item> Node for Drain<T> {
-            fn ports(&self) -> Ports {
-                Ports::new().input::<T>("in")
-            }
-            fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
-                let input = io.inputs.get::<T>(0)?;
-                let Some(w) = input.window(1)? else {
-                    return Ok(Work::NeedInput { port: 0, items: 1 });
-                };
-                if w.is_empty() {
-                    return Ok(Work::Done);
-                }
-                let n = w.len();
-                input.consume(n);
-                Ok(Work::Progress)
-            }
-        }
-    }
-
-    fn registry() -> Registry {
-        let mut r = Registry::new();
-        let item = || ItemDecl::Param("item".into());
-        r.add(
-            BlockType::new("count", Family::Sources, "zeros")
-                .output("out", item())
-                .param(Param::integer("items", "how many"))
-                .param(Param::choice("item", &["f32", "u8"], "f32 or u8").default("f32"))
-                .build(|p| {
-                    let left = p.u64("items")?;
-                    match p.str("item")?.as_str() {
-                        "f32" => Ok(Box::new(Count::<f32> {
-                            left,
-                            _t: Default::default(),
-                        })),
-                        _ => Ok(Box::new(Count::<u8> {
-                            left,
-                            _t: Default::default(),
-                        })),
-                    }
-                }),
-        )
-        .unwrap();
-        r.add(
-            BlockType::new("drain", Family::Sinks, "consumes")
-                .input("in", ItemDecl::fixed("f32"))
-                .param(Param::writes("path", "a file it would write").derived("-"))
-                .build(|_| Ok(Box::new(Drain::<f32>(Default::default())))),
-        )
-        .unwrap();
-        r
-    }
-
-    fn error_of(text: &str) -> String {
-        match load_str(text, "g.toml", &registry()) {
-            Ok(_) => panic!("loaded"),
-            Err(e) => e.to_string(),
-        }
-    }
-
-    const GOOD: &str = r#"
-[[node]]
-name = "src"
-type = "count"
-params = { items = 1000 }
-
-[[node]]
-name = "sink"
-type = "drain"
-
-[[edge]]
-from = "src.out"
-to = "sink.in"
-"#;
-
-    #[test]
-    fn a_good_file_runs() {
-        let report = load_str(GOOD, "g.toml", &registry())
-            .unwrap()
-            .run_stepped()
-            .unwrap();
-        assert_eq!(report.node("sink").unwrap().items_in, 1000);
-    }
-
-    #[test]
-    fn unknown_parameters_name_line_column_and_the_likely_one() {
-        let text = GOOD.replace("items = 1000", "items = 1000, itmes = 5");
-        assert_eq!(
-            error_of(&text),
-            "g.toml:5:34: node 'src': unknown parameter 'itmes' for count (did you mean 'item'?)"
-        );
-        let text = GOOD.replace("items = 1000", "items = 1000, colour = 5");
-        assert_eq!(
-            error_of(&text),
-            "g.toml:5:35: node 'src': unknown parameter 'colour' for count (count takes: items, item)"
-        );
-    }
-
-    #[test]
-    fn bad_parameter_values_name_the_place() {
-        let text = GOOD.replace("items = 1000", "items = \"many\"");
-        assert_eq!(
-            error_of(&text),
-            "g.toml:5:20: node 'src': parameter 'items' must be a whole number, not a string"
-        );
-        let text = GOOD.replace("items = 1000", "items = -3");
-        assert_eq!(
-            error_of(&text),
-            "g.toml:5:20: node 'src': parameter 'items' must be at least 0, not -3"
-        );
-    }
-
-    #[test]
-    fn a_misspelt_parameter_is_named_before_the_block_checks_anything() {
-        // `items` is required: the block would say so, but the misspelling is the mistake.
-        let text = GOOD.replace("items = 1000", "itme = 1000");
-        assert_eq!(
-            error_of(&text),
-            "g.toml:5:19: node 'src': unknown parameter 'itme' for count (did you mean 'items'?)\n\
-             g.toml:2:1: node 'src': parameter 'items' is required (the node gives 'itme': a misspelling?)"
-        );
-    }
-
-    #[test]
-    fn every_mistake_of_a_file_is_reported() {
-        let text = GOOD
-            .replace("items = 1000", "items = 1000, colour = 1, item = \"f64\"")
-            .replace("type = \"drain\"", "type = \"drian\"");
-        let err = error_of(&text);
-        let lines: Vec<&str> = err.lines().collect();
-        assert_eq!(
-            lines,
-            [
-                "g.toml:9:8: node 'sink': unknown block type 'drian' (did you mean drain?)",
-                "g.toml:5:35: node 'src': unknown parameter 'colour' for count (count takes: items, item)",
-                "g.toml:5:45: node 'src': parameter 'item' must be one of f32, u8, not 'f64'",
-            ]
-        );
-    }
-
-    #[test]
-    fn a_file_for_a_newer_format_is_refused_clearly() {
-        let ok = format!("sluice = 1\n{GOOD}");
-        assert!(load_str(&ok, "g.toml", &registry()).is_ok());
-        assert_eq!(
-            error_of(&format!("sluice = 2\n{GOOD}")),
-            "g.toml:1:10: the file is written for graph format 2, and this sluice reads format 1 to 1: install a newer sluice"
-        );
-    }
-
-    #[test]
-    fn unknown_types_ports_and_mismatches_are_named() {
-        let text = GOOD.replace("type = \"count\"", "type = \"cuont\"");
-        assert_eq!(
-            error_of(&text),
-            "g.toml:4:8: node 'src': unknown block type 'cuont' (did you mean count?)"
-        );
-        let text = GOOD.replace("to = \"sink.in\"", "to = \"sink.input\"");
-        assert_eq!(
-            error_of(&text),
-            "g.toml:13:6: edge src.out -> sink.input: node 'sink' has no input port 'input' (it has: in)"
-        );
-        let text = GOOD.replace("items = 1000", "items = 1000, item = \"u8\"");
-        assert_eq!(
-            error_of(&text),
-            "g.toml:12:8: edge src.out -> sink.in: cannot connect src.out (u8) to sink.in (f32): the item types differ"
-        );
-    }
-
-    #[test]
-    fn syntax_errors_and_unknown_keys_name_the_line() {
-        let err = error_of("[[node]]\nname = \"a\"\ntype = \"count\"\nparms = {}\n");
-        assert!(
-            err.starts_with("g.toml:4:1: unknown field `parms`"),
-            "{err}"
-        );
-        let err = error_of("[[node]]\nname = \"a\nx");
-        assert!(err.starts_with("g.toml:2:"), "{err}");
-        let err = error_of("[[edge]]\nfrom = \"a.out\"\nto = \"b.in\"\n");
-        assert_eq!(err, "g.toml: the graph has no [[node]] entries");
-    }
-
-    #[test]
-    fn unconnected_ports_and_duplicate_names_are_found_when_loading() {
-        let text = GOOD.replace("[[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n", "");
-        assert_eq!(
-            error_of(&text),
-            "g.toml:8: node 'sink': input port 'in' is not connected (add an [[edge]] to it)\n\
-             g.toml:3: node 'src': output port 'out' is not connected (add an [[edge]] from it)"
-        );
-        let text = GOOD.replace("name = \"sink\"", "name = \"src\"");
-        assert_eq!(
-            error_of(&text),
-            "g.toml:8:8: node 'src': a node of that name is already declared on line 3; names must be unique"
-        );
-    }
-
-    #[test]
-    fn overrides_replace_parameters_and_must_name_a_node() {
-        let set: Override = "src.items=10".parse().unwrap();
-        let loaded = load_with(GOOD, "g.toml", &registry(), &[set]).unwrap();
-        let report = loaded.graph.run_stepped().unwrap();
-        assert_eq!(report.node("sink").unwrap().items_in, 10);
-        let set: Override = "nope.items=10".parse().unwrap();
-        let err = load_with(GOOD, "g.toml", &registry(), &[set])
-            .err()
-            .unwrap();
-        assert_eq!(
-            err.to_string(),
-            "g.toml: --set nope.items: the graph has no node named 'nope'"
-        );
-        assert!("src.items".parse::<Override>().is_err());
-        let word: Override = "a.b=hello".parse().unwrap();
-        assert_eq!(word.value, Value::String("hello".into()));
-    }
-
-    #[test]
-    fn dot_shows_nodes_and_typed_edges() {
-        let dot = load_with(GOOD, "g.toml", &registry(), &[])
-            .unwrap()
-            .to_dot();
-        assert!(dot.contains("\"src\" [label=\"src\\ncount\"]"), "{dot}");
-        assert!(
-            dot.contains("\"src\" -> \"sink\" [label=\"out → in (f32)\"]"),
-            "{dot}"
-        );
-    }
-
-    fn with_hosts(hosts: &str) -> String {
-        format!(
-            "{hosts}\n[[node]]\nname = \"src\"\ntype = \"count\"\nhost = \"a\"\nparams = {{ items = 10 }}\n\n[[node]]\nname = \"sink\"\ntype = \"drain\"\nhost = \"b\"\n\n[[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n"
-        )
-    }
-
-    #[test]
-    fn standbys_are_declared_hosts_without_nodes() {
-        let ok = with_hosts("[hosts.a]\nstandby = \"s\"\n[hosts.b]\n[hosts.s]\n");
-        let loaded = load_with(&ok, "g.toml", &registry(), &[]).unwrap();
-        let a = &loaded.source.hosts["a"];
-        assert_eq!(a.standby.as_deref(), Some("s"));
-        assert_eq!(a.standby_mode, StandbyMode::Hot);
-        assert_eq!(loaded.source.hosts["b"].standby, None);
-        let hot = with_hosts(
-            "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"hot\"\n[hosts.b]\n[hosts.s]\n",
-        );
-        assert!(load_str(&hot, "g.toml", &registry()).is_ok());
-        let warm = with_hosts(
-            "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"warm\"\n[hosts.b]\n[hosts.s]\n",
-        );
-        let loaded = load_with(&warm, "g.toml", &registry(), &[]).unwrap();
-        assert_eq!(loaded.source.hosts["a"].standby_mode, StandbyMode::Warm);
-
-        let cases = [
-            (
-                "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"cold\"\n[hosts.b]\n[hosts.s]\n",
-                "g.toml:3:16: hosts.a (line 1): standby_mode must be \"hot\" or \"warm\", not \"cold\"",
-            ),
-            (
-                "[hosts.a]\nstandby = \"x\"\n[hosts.b]\n",
-                "g.toml:2:11: hosts.a (line 1): standby \"x\" is not a declared host (declared hosts: a, b)",
-            ),
-            (
-                "[hosts.a]\nstandby = \"a\"\n[hosts.b]\n",
-                "is the host itself",
-            ),
-            (
-                "[hosts.a]\nstandby = \"b\"\n[hosts.b]\n",
-                "hosts.a (line 1): standby \"b\" runs nodes of its own (node 'sink')",
-            ),
-            (
-                "[hosts.a]\nstandby = \"s\"\n[hosts.b]\nstandby = \"s\"\n[hosts.s]\n",
-                "hosts.b (line 3): standby \"s\" already stands by for host a",
-            ),
-            (
-                "[hosts.a]\nstandby = \"s\"\n[hosts.b]\n[hosts.s]\nstandby = \"t\"\n[hosts.t]\n",
-                "standby \"s\" has a standby of its own (line 4)",
-            ),
-        ];
-        for (hosts, expected) in cases {
-            let err = error_of(&with_hosts(hosts));
-            assert!(err.contains(expected), "{err}\nexpected: {expected}");
-        }
-    }
-}
+mod tests;

@@ -100,6 +100,10 @@ impl<T: Item> CopyingWriter<T> {
     }
 
     /// The addresses of the ring's array (a reservation that wraps is staged in `scratch`).
+    pub(crate) fn memory_guard(&self) -> crate::queue::MemoryGuard {
+        crate::queue::MemoryGuard::new(Arc::clone(&self.storage))
+    }
+
     pub(crate) fn memory(&self) -> std::ops::Range<usize> {
         self.storage.memory()
     }
@@ -130,6 +134,10 @@ impl<T: Item> CopyingReader<T> {
     }
 
     /// The addresses of the ring's array (a window that wraps is staged in `scratch` instead).
+    pub(crate) fn memory_guard(&self) -> crate::queue::MemoryGuard {
+        crate::queue::MemoryGuard::new(Arc::clone(&self.storage))
+    }
+
     pub(crate) fn memory(&self) -> std::ops::Range<usize> {
         self.storage.memory()
     }

@@ -44,6 +44,10 @@ impl<T: Item> MirroredWriter<T> {
     }
 
     /// The addresses of the double mapping: every reservation lies inside.
+    pub(crate) fn memory_guard(&self) -> crate::queue::MemoryGuard {
+        crate::queue::MemoryGuard::new(Arc::clone(&self.map))
+    }
+
     pub(crate) fn memory(&self) -> std::ops::Range<usize> {
         self.map.address_range()
     }
@@ -73,6 +77,10 @@ impl<T: Item> MirroredReader<T> {
     }
 
     /// The addresses of the double mapping: every window lies inside.
+    pub(crate) fn memory_guard(&self) -> crate::queue::MemoryGuard {
+        crate::queue::MemoryGuard::new(Arc::clone(&self.map))
+    }
+
     pub(crate) fn memory(&self) -> std::ops::Range<usize> {
         self.map.address_range()
     }

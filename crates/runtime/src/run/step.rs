@@ -51,7 +51,9 @@ pub(crate) fn run(
                     abort: None,
                 },
             );
-            stats[i].busy += t0.elapsed();
+            let slept = crate::stats::take_slept();
+            stats[i].busy += t0.elapsed().saturating_sub(slept);
+            stats[i].sleeping += slept;
             stats[i].work_calls += 1;
             let work = match outcome {
                 Ok(work) => work,

@@ -500,7 +500,9 @@ fn run_group(
                     abort: Some(&ctl.stop),
                 },
             );
-            m.stats.busy += t0.elapsed();
+            let slept = crate::stats::take_slept();
+            m.stats.busy += t0.elapsed().saturating_sub(slept);
+            m.stats.sleeping += slept;
             if let Some(cpu0) = cpu0 {
                 m.cpu += os::thread_cpu_time().saturating_sub(cpu0);
             }

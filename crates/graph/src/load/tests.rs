@@ -1,0 +1,502 @@
+//! The loader's tests, on minimal blocks of their own.
+
+use super::*;
+use crate::{BlockType, Family, ItemDecl, Param, Rate};
+use num_complex_free::*;
+use sluice_runtime::{Item, Node, NodeError, Ports, Work, WorkIo};
+
+/// Minimal blocks, so that the loader is tested without the DSP crate.
+mod num_complex_free {
+    use super::*;
+
+    /// `items` zeros of `T`.
+    pub struct Count<T> {
+        pub left: u64,
+        pub _t: std::marker::PhantomData<T>,
+    }
+    impl<T: Item + Default> Node for Count<T> {
+        fn ports(&self) -> Ports {
+            Ports::new().output::<T>("out")
+        }
+        fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+            if self.left == 0 {
+                return Ok(Work::Done);
+            }
+            let out = io.outputs.get::<T>(0)?;
+            let Some(space) = out.reserve(1)? else {
+                return Ok(Work::NeedOutput { port: 0, items: 1 });
+            };
+            let n = space.len().min(self.left as usize);
+            space[..n].fill(T::default());
+            out.commit(n);
+            self.left -= n as u64;
+            Ok(Work::Progress)
+        }
+    }
+
+    /// Passes f32s on.
+    pub struct Pass;
+    impl Node for Pass {
+        fn ports(&self) -> Ports {
+            Ports::new().input::<f32>("in").output::<f32>("out")
+        }
+        fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+            let input = io.inputs.get::<f32>(0)?;
+            let output = io.outputs.get::<f32>(0)?;
+            let Some(w) = input.window(1)? else {
+                return Ok(Work::NeedInput { port: 0, items: 1 });
+            };
+            if w.is_empty() {
+                return Ok(Work::Done);
+            }
+            let Some(space) = output.reserve(1)? else {
+                return Ok(Work::NeedOutput { port: 0, items: 1 });
+            };
+            let n = w.len().min(space.len());
+            space[..n].copy_from_slice(&w[..n]);
+            input.consume(n);
+            output.commit(n);
+            Ok(Work::Progress)
+        }
+    }
+
+    /// Consumes `T`s.
+    pub struct Drain<T>(pub std::marker::PhantomData<T>);
+    impl<T: Item> Node for Drain<T> {
+        fn ports(&self) -> Ports {
+            Ports::new().input::<T>("in")
+        }
+        fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+            let input = io.inputs.get::<T>(0)?;
+            let Some(w) = input.window(1)? else {
+                return Ok(Work::NeedInput { port: 0, items: 1 });
+            };
+            if w.is_empty() {
+                return Ok(Work::Done);
+            }
+            let n = w.len();
+            input.consume(n);
+            Ok(Work::Progress)
+        }
+    }
+}
+
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    let item = || ItemDecl::Param("item".into());
+    r.add(
+        BlockType::new("count", Family::Sources, "zeros")
+            .output("out", item())
+            .param(Param::integer("items", "how many"))
+            .param(Param::choice("item", &["f32", "u8"], "f32 or u8").default("f32"))
+            .param(Param::number("rate", "its rate").derived("-"))
+            .rate(Rate::param("rate"))
+            .build(|p| {
+                let left = p.u64("items")?;
+                match p.str("item")?.as_str() {
+                    "f32" => Ok(Box::new(Count::<f32> {
+                        left,
+                        _t: Default::default(),
+                    })),
+                    _ => Ok(Box::new(Count::<u8> {
+                        left,
+                        _t: Default::default(),
+                    })),
+                }
+            }),
+    )
+    .unwrap();
+    r.add(
+        BlockType::new(
+            "tap",
+            Family::Filters,
+            "passes on; its build checks the rate it was given",
+        )
+        .input("in", ItemDecl::fixed("f32"))
+        .output("out", ItemDecl::fixed("f32"))
+        .param(Param::integer("decimation", "the rate's divisor").default(1))
+        .param(Param::number("sample_rate", "the input's rate").follows_stream())
+        .param(Param::number("expect", "the rate the build must see").derived("-"))
+        .rate(Rate::divided_by("decimation"))
+        .build(|p| {
+            let seen = p.opt_f64("sample_rate")?;
+            match p.opt_f64("expect")? {
+                Some(expect) if seen != Some(expect) => Err(ParamError::new(
+                    "sample_rate",
+                    format!("is {seen:?}, not {expect}"),
+                )),
+                _ => Ok(Box::new(Pass)),
+            }
+        }),
+    )
+    .unwrap();
+    r.add(
+        BlockType::new("drain", Family::Sinks, "consumes")
+            .input("in", ItemDecl::fixed("f32"))
+            .param(Param::writes("path", "a file it would write").derived("-"))
+            .build(|_| Ok(Box::new(Drain::<f32>(Default::default())))),
+    )
+    .unwrap();
+    r
+}
+
+fn error_of(text: &str) -> String {
+    match load_str(text, "g.toml", &registry()) {
+        Ok(_) => panic!("loaded"),
+        Err(e) => e.to_string(),
+    }
+}
+
+const GOOD: &str = r#"
+[[node]]
+name = "src"
+type = "count"
+params = { items = 1000 }
+
+[[node]]
+name = "sink"
+type = "drain"
+
+[[edge]]
+from = "src.out"
+to = "sink.in"
+"#;
+
+#[test]
+fn a_good_file_runs() {
+    let report = load_str(GOOD, "g.toml", &registry())
+        .unwrap()
+        .run_stepped()
+        .unwrap();
+    assert_eq!(report.node("sink").unwrap().items_in, 1000);
+}
+
+#[test]
+fn unknown_parameters_name_line_column_and_the_likely_one() {
+    let text = GOOD.replace("items = 1000", "items = 1000, itmes = 5");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:5:34: node 'src': unknown parameter 'itmes' for count (did you mean 'item'?)"
+    );
+    let text = GOOD.replace("items = 1000", "items = 1000, colour = 5");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:5:35: node 'src': unknown parameter 'colour' for count (count takes: items, item, rate)"
+    );
+}
+
+#[test]
+fn bad_parameter_values_name_the_place() {
+    let text = GOOD.replace("items = 1000", "items = \"many\"");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:5:20: node 'src': parameter 'items' must be a whole number, not a string"
+    );
+    let text = GOOD.replace("items = 1000", "items = -3");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:5:20: node 'src': parameter 'items' must be at least 0, not -3"
+    );
+}
+
+#[test]
+fn a_misspelt_parameter_is_named_before_the_block_checks_anything() {
+    // `items` is required: the block would say so, but the misspelling is the mistake.
+    let text = GOOD.replace("items = 1000", "itme = 1000");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:5:19: node 'src': unknown parameter 'itme' for count (did you mean 'items'?)\n\
+         g.toml:2:1: node 'src': parameter 'items' is required (the node gives 'itme': a misspelling?)"
+    );
+}
+
+#[test]
+fn every_mistake_of_a_file_is_reported() {
+    let text = GOOD
+        .replace("items = 1000", "items = 1000, colour = 1, item = \"f64\"")
+        .replace("type = \"drain\"", "type = \"drian\"");
+    let err = error_of(&text);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "g.toml:9:8: node 'sink': unknown block type 'drian' (did you mean drain?)",
+            "g.toml:5:35: node 'src': unknown parameter 'colour' for count (count takes: items, item, rate)",
+            "g.toml:5:45: node 'src': parameter 'item' must be one of f32, u8, not 'f64'",
+        ]
+    );
+}
+
+#[test]
+fn a_file_for_a_newer_format_is_refused_clearly() {
+    let ok = format!("sluice = 1\n{GOOD}");
+    assert!(load_str(&ok, "g.toml", &registry()).is_ok());
+    assert_eq!(
+        error_of(&format!("sluice = 2\n{GOOD}")),
+        "g.toml:1:10: the file is written for graph format 2, and this sluice reads format 1 to 1: install a newer sluice"
+    );
+}
+
+#[test]
+fn unknown_types_ports_and_mismatches_are_named() {
+    let text = GOOD.replace("type = \"count\"", "type = \"cuont\"");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:4:8: node 'src': unknown block type 'cuont' (did you mean count?)"
+    );
+    let text = GOOD.replace("to = \"sink.in\"", "to = \"sink.input\"");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:13:6: edge src.out -> sink.input: node 'sink' has no input port 'input' (it has: in)"
+    );
+    let text = GOOD.replace("items = 1000", "items = 1000, item = \"u8\"");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:12:8: edge src.out -> sink.in: cannot connect src.out (u8) to sink.in (f32): the item types differ"
+    );
+}
+
+#[test]
+fn syntax_errors_and_unknown_keys_name_the_line() {
+    let err = error_of("[[node]]\nname = \"a\"\ntype = \"count\"\nparms = {}\n");
+    assert!(
+        err.starts_with("g.toml:4:1: node 'a': unknown field `parms`"),
+        "{err}"
+    );
+    let err = error_of("[[node]]\nname = \"a\nx");
+    assert!(err.starts_with("g.toml:2:"), "{err}");
+    let err = error_of("[[edge]]\nfrom = \"a.out\"\nto = \"b.in\"\n");
+    assert_eq!(err, "g.toml: the graph has no [[node]] entries");
+}
+
+#[test]
+fn unconnected_ports_and_duplicate_names_are_found_when_loading() {
+    let text = GOOD.replace("[[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n", "");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:8: node 'sink': input port 'in' is not connected (add an [[edge]] to it)\n\
+         g.toml:3: node 'src': output port 'out' is not connected (add an [[edge]] from it)"
+    );
+    let text = GOOD.replace("name = \"sink\"", "name = \"src\"");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:8:8: node 'src': a node of that name is already declared on line 3; names must be unique"
+    );
+}
+
+#[test]
+fn overrides_replace_parameters_and_must_name_a_node() {
+    let set: Override = "src.items=10".parse().unwrap();
+    let loaded = load_with(GOOD, "g.toml", &registry(), &[set]).unwrap();
+    let report = loaded.graph.run_stepped().unwrap();
+    assert_eq!(report.node("sink").unwrap().items_in, 10);
+    let set: Override = "nope.items=10".parse().unwrap();
+    let err = load_with(GOOD, "g.toml", &registry(), &[set])
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "g.toml: --set nope.items: the graph has no node named 'nope'"
+    );
+    assert!("src.items".parse::<Override>().is_err());
+    let word: Override = "a.b=hello".parse().unwrap();
+    assert_eq!(word.value, Value::String("hello".into()));
+}
+
+#[test]
+fn dot_shows_nodes_and_typed_edges() {
+    let dot = load_with(GOOD, "g.toml", &registry(), &[])
+        .unwrap()
+        .to_dot();
+    assert!(dot.contains("\"src\" [label=\"src\\ncount\"]"), "{dot}");
+    assert!(
+        dot.contains("\"src\" -> \"sink\" [label=\"out → in\\nf32, rate known when it runs\"]"),
+        "{dot}"
+    );
+}
+
+fn with_hosts(hosts: &str) -> String {
+    format!(
+        "{hosts}\n[[node]]\nname = \"src\"\ntype = \"count\"\nhost = \"a\"\nparams = {{ items = 10 }}\n\n[[node]]\nname = \"sink\"\ntype = \"drain\"\nhost = \"b\"\n\n[[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n"
+    )
+}
+
+#[test]
+fn standbys_are_declared_hosts_without_nodes() {
+    let ok = with_hosts("[hosts.a]\nstandby = \"s\"\n[hosts.b]\n[hosts.s]\n");
+    let loaded = load_with(&ok, "g.toml", &registry(), &[]).unwrap();
+    let a = &loaded.source.hosts["a"];
+    assert_eq!(a.standby.as_deref(), Some("s"));
+    assert_eq!(a.standby_mode, StandbyMode::Hot);
+    assert_eq!(loaded.source.hosts["b"].standby, None);
+    let hot =
+        with_hosts("[hosts.a]\nstandby = \"s\"\nstandby_mode = \"hot\"\n[hosts.b]\n[hosts.s]\n");
+    assert!(load_str(&hot, "g.toml", &registry()).is_ok());
+    let warm =
+        with_hosts("[hosts.a]\nstandby = \"s\"\nstandby_mode = \"warm\"\n[hosts.b]\n[hosts.s]\n");
+    let loaded = load_with(&warm, "g.toml", &registry(), &[]).unwrap();
+    assert_eq!(loaded.source.hosts["a"].standby_mode, StandbyMode::Warm);
+
+    let cases = [
+        (
+            "[hosts.a]\nstandby = \"s\"\nstandby_mode = \"cold\"\n[hosts.b]\n[hosts.s]\n",
+            "g.toml:3:16: hosts.a (line 1): standby_mode must be \"hot\" or \"warm\", not \"cold\"",
+        ),
+        (
+            "[hosts.a]\nstandby = \"x\"\n[hosts.b]\n",
+            "g.toml:2:11: hosts.a (line 1): standby \"x\" is not a declared host (declared hosts: a, b)",
+        ),
+        (
+            "[hosts.a]\nstandby = \"a\"\n[hosts.b]\n",
+            "is the host itself",
+        ),
+        (
+            "[hosts.a]\nstandby = \"b\"\n[hosts.b]\n",
+            "hosts.a (line 1): standby \"b\" runs nodes of its own (node 'sink')",
+        ),
+        (
+            "[hosts.a]\nstandby = \"s\"\n[hosts.b]\nstandby = \"s\"\n[hosts.s]\n",
+            "hosts.b (line 3): standby \"s\" already stands by for host a",
+        ),
+        (
+            "[hosts.a]\nstandby = \"s\"\n[hosts.b]\n[hosts.s]\nstandby = \"t\"\n[hosts.t]\n",
+            "standby \"s\" has a standby of its own (line 4)",
+        ),
+    ];
+    for (hosts, expected) in cases {
+        let err = error_of(&with_hosts(hosts));
+        assert!(err.contains(expected), "{err}\nexpected: {expected}");
+    }
+}
+
+const RATES: &str = r#"
+connect = ["src -> dec -> tune", "tune.out -> sink.in"]
+
+[[node]]
+name = "src"
+type = "count"
+params = { items = 100, rate = 480000 }
+
+[[node]]
+name = "dec"
+type = "tap"
+params = { decimation = 10, expect = 480000 }
+
+[[node]]
+name = "tune"
+type = "tap"
+params = { expect = 48000 }
+
+[[node]]
+name = "sink"
+type = "drain"
+"#;
+
+#[test]
+fn rates_follow_the_stream_through_rate_changes() {
+    let loaded = load_with(RATES, "g.toml", &registry(), &[]).unwrap();
+    let rate = |n: &str| loaded.source.rates.get(n).map(|r| (r.hz, r.origin.clone()));
+    assert_eq!(rate("src"), Some((480_000.0, "src".into())));
+    assert_eq!(rate("dec"), Some((48_000.0, "dec".into())));
+    assert_eq!(rate("tune"), Some((48_000.0, "dec".into())));
+    let dot = loaded.to_dot();
+    assert!(dot.contains("out → in\\nf32, 480 kHz"), "{dot}");
+    assert!(
+        dot.contains("\"tune\" -> \"sink\" [label=\"out → in\\nf32, 48 kHz\"]"),
+        "{dot}"
+    );
+    let report = loaded.graph.run_stepped().unwrap();
+    assert_eq!(report.node("sink").unwrap().items_in, 100);
+}
+
+#[test]
+fn a_rate_that_disagrees_with_the_stream_names_both_nodes() {
+    let text = RATES.replace(
+        "params = { expect = 48000 }",
+        "params = { sample_rate = 44100 }",
+    );
+    assert_eq!(
+        error_of(&text),
+        "g.toml:17:26: node 'tune': parameter 'sample_rate' = 44.1 kHz disagrees with the stream's rate, 48 kHz (set by 'dec', line 10): leave it out to follow the stream"
+    );
+    // Where nothing upstream knows the rate, the one given is the stream's from there on.
+    let unknown = text
+        .replace(", rate = 480000", "")
+        .replace(", expect = 480000", "");
+    let loaded = load_with(&unknown, "g.toml", &registry(), &[]).unwrap();
+    assert_eq!(
+        loaded.source.rates.get("tune").map(|r| r.hz),
+        Some(44_100.0)
+    );
+    assert!(!loaded.source.rates.contains_key("dec"));
+}
+
+#[test]
+fn connect_chains_name_ports_only_where_a_node_has_several() {
+    let bad = RATES.replace("\"src -> dec -> tune\"", "\"src -> dec.in -> tune\"");
+    assert_contains(
+        &error_of(&bad),
+        "g.toml:2:12: connect \"src -> dec.in -> tune\": 'dec.in' is in the middle of the chain, where it is both an input and an output: write the node alone, or split the chain"
+    );
+    let lone = RATES.replace("\"src -> dec -> tune\"", "\"src\"");
+    assert!(error_of(&lone).contains("a connection is two or more ends joined by '->'"));
+    let sink_out = RATES.replace("\"tune.out -> sink.in\"", "\"tune -> sink -> src\"");
+    assert!(
+        error_of(&sink_out).contains("node 'sink' has no output"),
+        "{}",
+        error_of(&sink_out)
+    );
+}
+
+#[test]
+fn connect_after_a_table_is_explained() {
+    let late = format!("{GOOD}\nconnect = [\"src -> sink\"]\n")
+        .replace("[[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n", "");
+    let e = error_of(&late);
+    assert!(
+        e.contains("write `connect` before the first [[node]]"),
+        "{e}"
+    );
+}
+
+fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "{text}\ndoes not contain\n{part}");
+}
+
+#[test]
+fn a_number_the_parser_refuses_names_its_node() {
+    let text = GOOD.replace("items = 1000", "items = 99999999999999999999");
+    assert_eq!(
+        error_of(&text),
+        "g.toml:5:20: node 'src': number too large to fit in target type (a whole number in a graph file is at most 2^63 − 1)"
+    );
+}
+
+#[test]
+fn a_node_built_in_code_has_the_files_checks_and_words() {
+    let node = |kind: &str, values: &[(&str, Value)]| {
+        let params = Params::from_values(values.iter().map(|(k, v)| (k.to_string(), v.clone())));
+        build_node(&registry(), "src", kind, params)
+    };
+    assert!(node("count", &[("items", Value::Integer(10))]).is_ok());
+    let unknown = node("cuont", &[]).err().unwrap();
+    assert_eq!(unknown[0].kind, MistakeKind::UnknownBlock);
+    assert_eq!(
+        unknown[0].message,
+        "node 'src': unknown block type 'cuont' (did you mean count?)"
+    );
+    let misspelt = node("count", &[("itme", Value::Integer(10))])
+        .err()
+        .unwrap();
+    let text = GOOD.replace("items = 1000", "itme = 1000");
+    let in_file = error_of(&text);
+    let messages: Vec<&str> = misspelt.iter().map(|m| m.message.as_str()).collect();
+    // The file's lines are `g.toml:LINE:COLUMN: ` and then the same words.
+    for (line, message) in in_file.lines().zip(&messages) {
+        assert!(line.ends_with(message), "{line} / {message}");
+    }
+    assert_eq!(misspelt.len(), 2);
+    assert_eq!(misspelt[0].kind, MistakeKind::UnknownParam);
+    assert_eq!(misspelt[1].kind, MistakeKind::BadParam);
+    assert_eq!(misspelt[1].param.as_deref(), Some("items"));
+}

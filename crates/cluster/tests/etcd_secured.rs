@@ -19,7 +19,9 @@ fn the_member_reads_and_writes_its_prefix_only() {
     assert_eq!(c.get("/sluice/t/x").unwrap(), Some(b"1".to_vec()));
     // Leases and fencing: a key created under a lease, its create revision read back.
     let lease = c.grant(5).unwrap();
-    assert!(c.put_if_absent("/sluice/t/primary", b"h1", Some(lease)).unwrap());
+    assert!(c
+        .put_if_absent("/sluice/t/primary", b"h1", Some(lease))
+        .unwrap());
     let entry = c.get_entry("/sluice/t/primary").unwrap().unwrap();
     assert!(entry.create_revision > 0 && entry.lease == Some(lease));
     assert!(c.keep_alive_once(lease).unwrap() >= 1);
@@ -70,9 +72,14 @@ fn a_certificate_from_another_ca_is_refused_and_the_server_is_verified() {
         .unwrap()
         .put("/sluice/t/x", b"evil", None)
         .unwrap_err();
-    assert!(matches!(e, EtcdError::Tls { .. } | EtcdError::Io { .. }), "{e}");
+    assert!(
+        matches!(e, EtcdError::Tls { .. } | EtcdError::Io { .. }),
+        "{e}"
+    );
     // A client that trusts another CA does not talk to this etcd (no login sent).
-    let wrong_ca = EtcdAccess::load(&other.client_dir).unwrap().with_login(login);
+    let wrong_ca = EtcdAccess::load(&other.client_dir)
+        .unwrap()
+        .with_login(login);
     let e = Etcd::secure(&etcd.url(), wrong_ca)
         .unwrap()
         .get("/sluice/t/x")
@@ -87,7 +94,9 @@ fn a_certificate_without_a_login_or_with_another_user_cannot_write() {
         etcd, member, root, ..
     } = TestEtcd::secured("nologin", None);
     let writer = Etcd::secure(&etcd.url(), member.clone()).unwrap();
-    writer.put("/sluice/t/worker", b"10.0.0.2:7000", None).unwrap();
+    writer
+        .put("/sluice/t/worker", b"10.0.0.2:7000", None)
+        .unwrap();
 
     // The cluster's certificate, no token.
     let anonymous = Etcd::secure(&etcd.url(), member.with_login(None)).unwrap();
@@ -97,7 +106,10 @@ fn a_certificate_without_a_login_or_with_another_user_cannot_write() {
         anonymous.delete_prefix("/sluice/t/").map(drop),
     ] {
         let e = result.unwrap_err().to_string();
-        assert!(e.contains("user name is empty") || e.contains("permission denied"), "{e}");
+        assert!(
+            e.contains("user name is empty") || e.contains("permission denied"),
+            "{e}"
+        );
     }
 
     // The member's name with a wrong password.
@@ -138,7 +150,11 @@ fn an_expired_token_is_renewed_by_logging_in_again() {
     let c = Etcd::secure(&etcd.url(), member).unwrap();
     c.put("/sluice/t/a", b"1", None).unwrap();
     c.get("/sluice/t/a").unwrap();
-    assert_eq!(c.logins(), 1, "one login serves the calls while its token lives");
+    assert_eq!(
+        c.logins(),
+        1,
+        "one login serves the calls while its token lives"
+    );
     // Simple tokens live --auth-token-ttl seconds after their last use.
     std::thread::sleep(Duration::from_millis(2500));
     c.put("/sluice/t/a", b"2", None).unwrap();

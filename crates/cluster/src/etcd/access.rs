@@ -142,8 +142,7 @@ impl EtcdAccess {
                 Some(Login::parse(&text).map_err(|e| access_err(&login_path, e))?)
             }
         };
-        EtcdAccess::from_pem(&ca, Some((&cert, &key)), login)
-            .map_err(|e| access_err(dir, e))
+        EtcdAccess::from_pem(&ca, Some((&cert, &key)), login).map_err(|e| access_err(dir, e))
     }
 
     /// Credentials from PEM text: the CA, the client's certificate and key (`None`: no

@@ -9,8 +9,8 @@
 //! lease is only a fencing token once a key under the prefix is created with it, which only
 //! the member user may do.
 
-use super::{range_end, Etcd, EtcdError, Login};
 use super::http::b64_encode;
+use super::{range_end, Etcd, EtcdError, Login};
 use serde_json::json;
 
 /// Creates `root` (role `root`, password `root`'s) and `member` with a role of the same name
@@ -37,8 +37,12 @@ pub fn enable(etcd: &Etcd, root: &Login, member: &Login, prefix: &str) -> Result
 /// Adds user `login` (with its password).
 pub fn add_user(etcd: &Etcd, login: &Login) -> Result<(), EtcdError> {
     let body = json!({ "name": login.user, "password": login.password() });
-    etcd.call("/v3/auth/user/add", &format!("add etcd user {}", login.user), &body)
-        .map(drop)
+    etcd.call(
+        "/v3/auth/user/add",
+        &format!("add etcd user {}", login.user),
+        &body,
+    )
+    .map(drop)
 }
 
 /// Adds role `role` (no permissions yet).

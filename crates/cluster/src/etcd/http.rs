@@ -123,7 +123,11 @@ pub(crate) fn post(
     // A token is etcd's (base64 and punctuation); one with a line break would forge headers.
     let auth = match how.token {
         Some(t) if t.bytes().all(|b| b.is_ascii_graphic()) => format!("Authorization: {t}\r\n"),
-        Some(_) => return Err(HttpError::Malformed("the auth token is not one header word".into())),
+        Some(_) => {
+            return Err(HttpError::Malformed(
+                "the auth token is not one header word".into(),
+            ))
+        }
         None => String::new(),
     };
     let head = format!(

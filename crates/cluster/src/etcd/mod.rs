@@ -217,9 +217,9 @@ impl Etcd {
     /// How many times this client and its clones logged in (the first call, then once per
     /// expired token).
     pub fn logins(&self) -> u64 {
-        self.access.as_ref().map_or(0, |s| {
-            s.logins.load(std::sync::atomic::Ordering::Relaxed)
-        })
+        self.access
+            .as_ref()
+            .map_or(0, |s| s.logins.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The credentials this client uses, if it is secured.
@@ -577,7 +577,10 @@ mod tests {
     #[test]
     fn bad_urls_are_named() {
         let e = Etcd::new("localhost:2379").unwrap_err().to_string();
-        assert!(e.contains("localhost:2379") && e.contains("https://"), "{e}");
+        assert!(
+            e.contains("localhost:2379") && e.contains("https://"),
+            "{e}"
+        );
         let e = Etcd::new("https://10.0.0.1:2379").unwrap_err().to_string();
         assert!(e.contains("access directory"), "{e}");
     }

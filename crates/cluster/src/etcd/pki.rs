@@ -87,10 +87,9 @@ impl EtcdPki {
         let issuer = Issuer::new(ca, &ca_key);
 
         let server_key = KeyPair::generate().map_err(rc("server key"))?;
-        let mut server = CertificateParams::new(
-            server_ips.iter().map(IpAddr::to_string).collect::<Vec<_>>(),
-        )
-        .map_err(rc("server names"))?;
+        let mut server =
+            CertificateParams::new(server_ips.iter().map(IpAddr::to_string).collect::<Vec<_>>())
+                .map_err(rc("server names"))?;
         server.distinguished_name = subject(&format!("sluice etcd {label}"), true);
         server.key_usages = vec![KeyUsagePurpose::DigitalSignature];
         // Client use too: the same certificate serves etcd's peer port, where members are

@@ -163,7 +163,11 @@ impl EtcdServer {
         }
         let out = File::create(&log).map_err(file_err(&log))?;
         let err = out.try_clone().map_err(file_err(&log))?;
-        let scheme = if options.tls.is_some() { "https" } else { "http" };
+        let scheme = if options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let url = format!("{scheme}://{}", options.client_addr);
         let peer = format!("{scheme}://{}", options.peer_addr);
         let mut argv: Vec<String> = Vec::new();

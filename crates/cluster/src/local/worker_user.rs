@@ -116,7 +116,10 @@ pub(crate) fn own_dir(path: &Path, ids: Ids) -> Result<(), LocalError> {
         path: path.to_path_buf(),
         source,
     };
-    fs::DirBuilder::new().mode(0o700).create(path).map_err(err)?;
+    fs::DirBuilder::new()
+        .mode(0o700)
+        .create(path)
+        .map_err(err)?;
     std::os::unix::fs::lchown(path, Some(ids.uid), Some(ids.gid)).map_err(err)
 }
 

@@ -15,7 +15,7 @@ use crate::report::{machine_description, median, results_dir, Table};
 use sluice_amps::{self as amps, BandConfig};
 use sluice_cluster::control::{self, ControlOptions, Outcome};
 use sluice_cluster::etcd::Etcd;
-use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
+use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec, WorkerUser};
 use sluice_cluster::membership;
 use sluice_cluster::placement::{self, Plan, PlanOptions};
 use sluice_graph::{Override, Registry};
@@ -105,9 +105,13 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         hosts: 5,
         rate: args.rate.clone(),
         base_dir: out.join("clusters"),
-        worker: Some(WorkerSpec { exe }),
+        // The bench's workers write into its results directory as the caller (see failover).
+        worker: Some(WorkerSpec {
+            exe,
+            user: WorkerUser::Caller,
+        }),
     })?;
-    let etcd = Etcd::new(&inner.etcd_url())?;
+    let etcd = inner.etcd()?;
     let key = ClusterKey::load(&inner.key_file())?;
     let cluster = Cluster { inner, etcd, key };
     let hosts: Vec<String> = cluster

@@ -20,7 +20,7 @@ use crate::report::{machine_description, median, results_dir, Table};
 use rand::{Rng, SeedableRng};
 use sluice_cluster::control::{self, ControlOptions, LeaseOptions, Outcome};
 use sluice_cluster::etcd::Etcd;
-use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
+use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec, WorkerUser};
 use sluice_cluster::membership;
 use sluice_cluster::placement::{self, PlanOptions};
 use sluice_graph::Override;
@@ -204,9 +204,14 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         hosts: 5,
         rate: None,
         base_dir: out.join("clusters"),
-        worker: Some(WorkerSpec { exe: exe.clone() }),
+        // The workers write the bench's outputs into its results directory, the caller's:
+        // they keep the caller's user (`sluice cluster up --local` drops to sluice-worker).
+        worker: Some(WorkerSpec {
+            exe: exe.clone(),
+            user: WorkerUser::Caller,
+        }),
     })?;
-    let etcd = Etcd::new(&inner.etcd_url())?;
+    let etcd = inner.etcd()?;
     let key = ClusterKey::load(&inner.key_file())?;
     let mut cluster = Cluster {
         inner,
@@ -649,6 +654,7 @@ fn faulted_run(
             target,
             &WorkerSpec {
                 exe: cluster.exe.clone(),
+                user: WorkerUser::Caller,
             },
         )?;
         wait_log(&log, "listening on", starts + 1)?;

@@ -7,7 +7,7 @@
 use crate::cluster_run_cmd::{ClusterRunArgs, PlanArgs};
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use sluice_cluster::etcd::Etcd;
+use sluice_cluster::etcd::{Etcd, EtcdAccess};
 use sluice_cluster::local::{self, LocalCluster, LocalOptions, WorkerSpec};
 use sluice_cluster::membership::{self, RegistrationEvent};
 use sluice_cluster::worker::{Worker, WorkerOptions};
@@ -33,9 +33,15 @@ pub struct WorkerArgs {
     /// Address and port to listen on for controllers, e.g. 10.0.0.2:7000.
     #[arg(long)]
     pub listen: SocketAddr,
-    /// etcd client URL (http://host:port) where the worker registers.
+    /// etcd client URL where the worker registers and takes partition leases:
+    /// https://host:port with --etcd-access (http:// only for an etcd without TLS).
     #[arg(long)]
     pub etcd: String,
+    /// The etcd access directory: ca.pem (the CA etcd's certificate must chain to),
+    /// client.pem and client.key (this client's certificate), login (etcd user and password,
+    /// mode 600). `sluice cluster up --local` writes one per cluster.
+    #[arg(long, value_name = "DIR")]
+    pub etcd_access: Option<PathBuf>,
     /// The cluster key file (64 hex characters, mode 0600): controllers and streams must prove
     /// they hold it.
     #[arg(long)]
@@ -66,7 +72,9 @@ pub struct WorkerArgs {
 #[derive(Subcommand, Debug)]
 pub enum ClusterCommand {
     /// Create a local cluster: N hosts as network namespaces on a bridge, an etcd bound to the
-    /// bridge, a cluster key and a worker in each namespace (needs root).
+    /// bridge (TLS with client certificates, authentication on, a user limited to the
+    /// cluster's keys), a cluster key and a worker in each namespace, run as the system user
+    /// sluice-worker (needs root).
     Up(UpArgs),
     /// Remove a local cluster: workers, etcd, namespaces, links, its run directory (also after
     /// a crash).
@@ -117,9 +125,14 @@ pub struct ClusterRef {
     /// A local cluster's name (default: the only one), which gives its etcd and key file.
     #[arg(long)]
     pub cluster: Option<String>,
-    /// etcd client URL, for a cluster that is not local (with --key-file and --cluster).
+    /// etcd client URL, for a cluster that is not local (with --key-file, --cluster and, for
+    /// https://, --etcd-access).
     #[arg(long, requires = "cluster")]
     pub etcd: Option<String>,
+    /// The etcd access directory (ca.pem, client.pem, client.key, login), for a cluster that
+    /// is not local.
+    #[arg(long, value_name = "DIR", requires = "etcd")]
+    pub etcd_access: Option<PathBuf>,
     /// The cluster key file, for a cluster that is not local.
     #[arg(long)]
     pub key_file: Option<PathBuf>,
@@ -159,10 +172,15 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
             &crate::registry(),
         )
         .map_err(anyhow::Error::msg)?,
+        etcd: None,
+    };
+    let etcd = etcd_client(&args.etcd, args.etcd_access.as_deref())?;
+    let opts = WorkerOptions {
+        etcd: Some(etcd.clone()),
+        ..opts
     };
     let worker = Worker::bind(opts, crate::registry())?;
     let control = worker.local_addr();
-    let etcd = Etcd::new(&args.etcd)?;
     let registration = membership::register(&etcd, &args.cluster, &args.name, control)?;
     eprintln!(
         "sluice worker {}: listening on {control}, registered in {} (cluster {})",
@@ -210,17 +228,24 @@ pub fn run(cmd: ClusterCommand) -> anyhow::Result<()> {
     }
 }
 
+/// A client for the etcd at `url`, secured with the access directory when one is given.
+fn etcd_client(url: &str, access: Option<&Path>) -> anyhow::Result<Etcd> {
+    let access = access.map(EtcdAccess::load).transpose()?;
+    Ok(Etcd::connect(url, access)?)
+}
+
 fn up(args: UpArgs) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("cannot find the sluice executable")?;
+    let spec = WorkerSpec::new(exe);
     let cluster = LocalCluster::up(LocalOptions {
         name: args.name,
         hosts: args.local as usize,
         rate: args.rate.clone(),
         base_dir: args.base_dir.clone(),
-        worker: Some(WorkerSpec { exe }),
+        worker: Some(spec.clone()),
     })?;
     // The workers register in etcd once they listen: wait for all of them (bounded).
-    let etcd = Etcd::new(&cluster.etcd_url())?;
+    let etcd = cluster.etcd()?;
     let names: Vec<String> = cluster.hosts().iter().map(|h| h.name.clone()).collect();
     if let Err(e) = membership::wait_for(&etcd, cluster.name(), &names, Duration::from_secs(15)) {
         bail!(
@@ -239,8 +264,20 @@ fn up(args: UpArgs) -> anyhow::Result<()> {
     if let Some(rate) = &args.rate {
         println!("  links limited to {rate} each way");
     }
-    println!("  etcd       {}", cluster.etcd_url());
+    println!(
+        "  etcd       {} (TLS, client certificates, user sluice limited to {})",
+        cluster.etcd_url(),
+        cluster.etcd_prefix()
+    );
+    println!("  access     {}", cluster.etcd_access_dir().display());
     println!("  key        {}", cluster.key_file().display());
+    if let (local::WorkerUser::System(user), Some(ids)) = (&spec.user, cluster.worker_ids()) {
+        println!(
+            "  workers    run as {user} (uid {}): they read and write only where it may; \
+             run graphs from a directory it can write (chown {user} DIR)",
+            ids.uid
+        );
+    }
     println!("  hosts      {}", cluster.hosts_file().display());
     println!(
         "run a graph: sluice cluster run GRAPH --cluster {}    remove: sluice cluster down {}",
@@ -330,7 +367,7 @@ pub(crate) fn target(r: &ClusterRef) -> anyhow::Result<Target> {
             .context("--etcd needs --key-file (the cluster key the workers hold)")?;
         return Ok(Target {
             name: r.cluster.clone().context("--etcd needs --cluster NAME")?,
-            etcd: Etcd::new(url)?,
+            etcd: etcd_client(url, r.etcd_access.as_deref())?,
             key: ClusterKey::load(&key_file)?,
         });
     }
@@ -339,7 +376,7 @@ pub(crate) fn target(r: &ClusterRef) -> anyhow::Result<Target> {
     let key_file = r.key_file.clone().unwrap_or(cluster.key_file());
     Ok(Target {
         name,
-        etcd: Etcd::new(&cluster.etcd_url())?,
+        etcd: cluster.etcd()?,
         key: ClusterKey::load(&key_file)?,
     })
 }

@@ -137,6 +137,22 @@ fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
     );
     assert!(up.contains("is up"), "{up}");
 
+    // Started by root, the workers run as the unprivileged system user (their etcd is TLS
+    // with a login: `up` waited for all four to register there).
+    let worker_uid = system_user_uid("sluice-worker");
+    assert_ne!(worker_uid, 0);
+    assert!(up.contains(&format!("uid {worker_uid}")), "{up}");
+    let workers = worker_pids(&fx.name);
+    assert_eq!(workers.len(), 4, "four workers of cluster {}", fx.name);
+    for pid in workers {
+        assert_eq!(
+            uid_of(pid),
+            worker_uid,
+            "worker pid {pid} runs as another user"
+        );
+    }
+    assert!(up.contains("https://"), "{up}");
+
     // The band, and the one-machine runs' WAVs: the cluster's file and the one-chain receiver.
     let one = dir.join("one");
     let chain = dir.join("chain");
@@ -144,6 +160,13 @@ fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
     // The examples read and write in out/, as from the repository root.
     for d in [&one, &chain, &many] {
         std::fs::create_dir_all(d.join("out")).unwrap();
+    }
+    // The workers write where their user may: the cluster run's out/ and the endless
+    // graph's directory are given to it.
+    let endless_dir = dir.join("endless");
+    std::fs::create_dir_all(&endless_dir).unwrap();
+    for d in [&many.join("out"), &endless_dir] {
+        std::os::unix::fs::chown(d, Some(worker_uid), None).unwrap();
     }
     sluice_ok(
         &one,
@@ -266,7 +289,7 @@ fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
     let child = Command::new(env!("CARGO_BIN_EXE_sluice"))
         .args(["cluster", "run", &endless, "--cluster", &fx.name])
         .args(["--base-dir", &base, "--quiet"])
-        .current_dir(&dir)
+        .current_dir(&endless_dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -287,7 +310,9 @@ fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no stopped h1 in:\n{text}"));
     assert!(sent > 0, "{text}");
-    let written = std::fs::metadata(dir.join("endless.c32")).unwrap().len();
+    let written = std::fs::metadata(endless_dir.join("endless.c32"))
+        .unwrap()
+        .len();
     assert_eq!(written, 8 * sent, "h4's file lacks items h1 sent:\n{text}");
 
     // A worker killed in the middle: the run ends within seconds (not after the streams'
@@ -295,7 +320,7 @@ fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
     let child = Command::new(env!("CARGO_BIN_EXE_sluice"))
         .args(["cluster", "run", &endless, "--cluster", &fx.name])
         .args(["--base-dir", &base, "--quiet"])
-        .current_dir(&dir)
+        .current_dir(&endless_dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -380,6 +405,45 @@ from = "gain.out"
 to = "sink.in"
 "#;
 
+/// The uid of system user `name` (`id -u`).
+fn system_user_uid(name: &str) -> u32 {
+    let out = Command::new("id").args(["-u", name]).output().unwrap();
+    assert!(out.status.success(), "no user {name}");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// The pids of cluster `name`'s workers: processes whose arguments are `worker --cluster NAME`.
+fn worker_pids(name: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        if args
+            .windows(3)
+            .any(|w| w[0] == b"worker" && w[1] == b"--cluster" && w[2] == name.as_bytes())
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// A process's real uid, from the `Uid:` line of `/proc/PID/status`.
+fn uid_of(pid: u32) -> u32 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().next())
+        .and_then(|uid| uid.parse().ok())
+        .unwrap_or_else(|| panic!("no Uid line for pid {pid}"))
+}
+
 fn signal(pid: u32, which: &str) {
     let status = Command::new("kill")
         .args([which, &pid.to_string()])
@@ -455,6 +519,9 @@ fn every_cluster_example_plans_on_the_cluster_its_comment_names() {
             ],
         );
         assert!(up.contains("is up"), "{named}: {up}");
+        // The workers run as the system user: the examples' out/ is given to it.
+        let worker_uid = system_user_uid("sluice-worker");
+        std::os::unix::fs::chown(fx.dir.join("out"), Some(worker_uid), None).unwrap();
         let status = sluice_ok(
             &fx.dir,
             &[

@@ -271,7 +271,8 @@ enum Attempt {
     /// Someone holds it (or took it first).
     Held,
     /// The campaign took it: the lease, and since when the key had been absent.
-    Won(PartitionLease, Instant),
+    /// (Boxed: a secured etcd client made the lease far larger than the other variants.)
+    Won(Box<PartitionLease>, Instant),
     /// The primary ended normally.
     Finished,
 }
@@ -308,7 +309,7 @@ fn campaign(
             let since = *absent_since.get_or_insert_with(Instant::now);
             Ok(
                 match PartitionLease::try_acquire(etcd, key, holder, ttl_s)? {
-                    Some(lease) => Attempt::Won(lease, since),
+                    Some(lease) => Attempt::Won(Box::new(lease), since),
                     None => Attempt::Held,
                 },
             )
@@ -321,7 +322,7 @@ fn campaign(
             }
             Ok(Attempt::Won(lease, since)) => {
                 let revision = lease.revision();
-                *lock(&shared.won) = Some(lease);
+                *lock(&shared.won) = Some(*lease);
                 shared.has_won.store(true, Ordering::Release);
                 on_event(CampaignEvent::Won {
                     revision,

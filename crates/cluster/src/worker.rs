@@ -54,6 +54,10 @@ pub struct WorkerOptions {
     pub paths: crate::confine::PathPolicy,
     /// Block types no partition may have here (see [`crate::refuse`]).
     pub refused: crate::refuse::RefusedBlocks,
+    /// The etcd this worker registered with, as its own credentials reach it: partition
+    /// leases (and so fencing revisions) are taken there, never at an etcd address a
+    /// controller names. `None`: partitions with a lease are refused.
+    pub etcd: Option<Etcd>,
 }
 
 /// Why the worker could not start or serve.
@@ -267,10 +271,16 @@ impl Session {
                 return protocol::send(&mut out, &FromWorker::Error { message }, peer);
             }
         };
-        let etcd = match lease.as_ref().map(|l| Etcd::new(&l.etcd)).transpose() {
-            Ok(etcd) => etcd,
-            Err(e) => {
-                let message = format!("host {}: partition lease: {e}", self.name);
+        // The worker's own etcd client: a controller's `etcd` URL is not followed (it could
+        // send the worker to an etcd of its choosing, where any revision can be had).
+        let etcd = match (&lease, &self.opts.etcd) {
+            (None, _) => None,
+            (Some(_), Some(etcd)) => Some(etcd.clone()),
+            (Some(l), None) => {
+                let message = format!(
+                    "host {}: partition lease {}: this worker has no etcd of its own to take it in",
+                    self.name, l.key
+                );
                 return protocol::send(&mut out, &FromWorker::Error { message }, peer);
             }
         };

@@ -30,7 +30,7 @@ struct TestWorker {
 }
 
 impl TestWorker {
-    fn start(name: &str) -> TestWorker {
+    fn start(name: &str, etcd: &Etcd) -> TestWorker {
         let key = ClusterKey::random().unwrap();
         let opts = WorkerOptions {
             name: name.to_string(),
@@ -45,6 +45,7 @@ impl TestWorker {
                 allow_outside: true,
             },
             refused: Default::default(),
+            etcd: Some(etcd.clone()),
         };
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();
@@ -143,9 +144,11 @@ from = "pace.out"
 to = "sink.in"
 "#;
 
-fn spec(etcd: &Etcd, key: &str, fence: &str, primary: bool) -> LeaseSpec {
+/// A lease spec as a controller sends it. Its `etcd` names an address where no etcd runs
+/// (TEST-NET-1): the worker takes leases in its own etcd, never where a controller points it.
+fn spec(_etcd: &Etcd, key: &str, fence: &str, primary: bool) -> LeaseSpec {
     LeaseSpec {
-        etcd: etcd.url().to_string(),
+        etcd: "http://192.0.2.1:2379".to_string(),
         key: key.to_string(),
         ttl_s: 1,
         fence: fence.to_string(),
@@ -174,7 +177,7 @@ fn running_nodes(control: &mut Control) -> Vec<String> {
 fn a_warm_standby_runs_nothing_until_it_wins_and_nothing_when_the_primary_finished() {
     let etcd = TestEtcd::start("warm");
     let c = etcd.client();
-    let worker = TestWorker::start("h6");
+    let worker = TestWorker::start("h6", &c);
     let fence = "lease-worker-test-warm";
 
     // The primary finishes normally: the warm standby ends without running its partition.
@@ -246,7 +249,7 @@ fn a_warm_standby_runs_nothing_until_it_wins_and_nothing_when_the_primary_finish
 fn a_primary_takes_the_key_and_is_fenced_when_it_goes() {
     let etcd = TestEtcd::start("primary");
     let c = etcd.client();
-    let worker = TestWorker::start("h2");
+    let worker = TestWorker::start("h2", &c);
     let key = "/sluice/t/runs/r1/primary/h2";
     let fence = "lease-worker-test-primary";
 
@@ -299,7 +302,7 @@ fn a_primary_takes_the_key_and_is_fenced_when_it_goes() {
 fn a_standby_promotes_its_fence_when_the_key_goes() {
     let etcd = TestEtcd::start("standby");
     let c = etcd.client();
-    let worker = TestWorker::start("h5");
+    let worker = TestWorker::start("h5", &c);
     let key = "/sluice/t/runs/r1/primary/h2";
     let fence = "lease-worker-test-standby";
 

@@ -3,7 +3,7 @@
 //! fails the test naming it. Every cluster has a generated unique name and its own base
 //! directory, and is removed by a guard, also when the test fails.
 
-use sluice_cluster::etcd::Etcd;
+use sluice_cluster::etcd::{Etcd, EtcdError};
 use sluice_cluster::local::{self, LocalCluster, LocalError, LocalOptions, WorkerSpec};
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -177,19 +177,66 @@ fn hosts_reach_each_other_and_etcd_only_on_the_bridge() {
     assert_eq!(reply, format!("olleh from {}", h1.address));
     assert!(server.wait().unwrap().success());
 
-    // etcd: a key put from the root namespace is read from inside h1 through the bridge.
-    let etcd = Etcd::new(&cluster.etcd_url()).unwrap();
-    etcd.put("sluice/test", b"from root", None).unwrap();
-    let value = python_in(
-        &h1.netns,
-        &format!(
-            "import urllib.request, json, base64\n\
-             r = urllib.request.urlopen('{}/v3/kv/range', data=b'{{\"key\": \"c2x1aWNlL3Rlc3Q=\"}}', timeout=5)\n\
-             print(base64.b64decode(json.load(r)['kvs'][0]['value']).decode())",
-            cluster.etcd_url()
-        ),
+    // etcd: a key put from the root namespace is read from inside h1 through the bridge, by
+    // another TLS client (Python's) with the cluster's client certificate and login.
+    let etcd = cluster.etcd().unwrap();
+    let test_key = format!("{}test", cluster.etcd_prefix());
+    etcd.put(&test_key, b"from root", None).unwrap();
+    let access = cluster.etcd_access_dir();
+    let file = |name: &str| access.join(name).display().to_string();
+    let python_etcd = |with_cert: bool, login: bool| {
+        format!(
+            "import urllib.request, json, base64, ssl\n\
+             ctx = ssl.create_default_context(cafile='{ca}')\n\
+             if {with_cert}: ctx.load_cert_chain('{cert}', '{key}')\n\
+             def call(path, body, token=None):\n\
+             \x20   h = {{'Content-Type': 'application/json'}}\n\
+             \x20   if token: h['Authorization'] = token\n\
+             \x20   req = urllib.request.Request('{url}' + path, data=json.dumps(body).encode(), headers=h)\n\
+             \x20   try:\n\
+             \x20       return json.load(urllib.request.urlopen(req, context=ctx, timeout=5))\n\
+             \x20   except urllib.error.HTTPError as e:\n\
+             \x20       return json.load(e)\n\
+             token = None\n\
+             if {login}:\n\
+             \x20   user, password = open('{login_file}').read().split()\n\
+             \x20   token = call('/v3/auth/authenticate', {{'name': user, 'password': password}})['token']\n\
+             try:\n\
+             \x20   r = call('/v3/kv/range', {{'key': base64.b64encode(b'{test_key}').decode()}}, token)\n\
+             \x20   print(base64.b64decode(r['kvs'][0]['value']).decode() if 'kvs' in r else r.get('error', r))\n\
+             except Exception as e:\n\
+             \x20   print('refused:', type(e).__name__)",
+            ca = file("ca.pem"),
+            cert = file("client.pem"),
+            key = file("client.key"),
+            login_file = file("login"),
+            url = cluster.etcd_url(),
+            with_cert = if with_cert { "True" } else { "False" },
+            login = if login { "True" } else { "False" },
+        )
+    };
+    assert_eq!(python_in(&h1.netns, &python_etcd(true, true)), "from root");
+    // Without the client certificate the TLS handshake fails; with it but without a login,
+    // etcd refuses the read.
+    let no_cert = python_in(&h1.netns, &python_etcd(false, false));
+    assert!(no_cert.starts_with("refused"), "{no_cert}");
+    let no_login = python_in(&h1.netns, &python_etcd(true, false));
+    assert!(
+        no_login.contains("permission denied") || no_login.contains("user name is empty"),
+        "{no_login}"
     );
-    assert_eq!(value, "from root");
+    // The private keys and logins are the owner's alone.
+    let pki = cluster.run_dir().join("etcd-pki");
+    for f in [
+        pki.join("ca.key"),
+        pki.join("server.key"),
+        pki.join("root.login"),
+        access.join("client.key"),
+        access.join("login"),
+    ] {
+        let mode = std::fs::metadata(&f).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", f.display());
+    }
     // ... and listens on the bridge address only.
     let etcd_pid = cluster.etcd_pid().unwrap();
     let sockets = output(&["ss", "-Hltnp"]);
@@ -285,12 +332,17 @@ fn two_clusters_side_by_side() {
     assert_ne!(a.name(), b.name());
     assert_ne!(a.bridge_address(), b.bridge_address());
     assert_ne!(a.hosts()[0].netns, b.hosts()[0].netns);
-    let (ea, eb) = (
-        Etcd::new(&a.etcd_url()).unwrap(),
-        Etcd::new(&b.etcd_url()).unwrap(),
+    let (ea, eb) = (a.etcd().unwrap(), b.etcd().unwrap());
+    let (who_a, who_b) = (
+        format!("{}who", a.etcd_prefix()),
+        format!("{}who", b.etcd_prefix()),
     );
-    ea.put("who", b"a", None).unwrap();
-    assert_eq!(eb.get("who").unwrap(), None, "the clusters share an etcd");
+    ea.put(&who_a, b"a", None).unwrap();
+    assert_eq!(ea.get(&who_a).unwrap(), Some(b"a".to_vec()));
+    // Each cluster has its own CA: a's credentials do not open b's etcd.
+    let crossed = Etcd::secure(&b.etcd_url(), ea.access().unwrap().clone()).unwrap();
+    let e = crossed.get(&who_b).unwrap_err();
+    assert!(matches!(e, EtcdError::Tls { .. }), "{e}");
     assert_ne!(
         std::fs::read(a.key_file()).unwrap(),
         std::fs::read(b.key_file()).unwrap()
@@ -307,9 +359,9 @@ fn two_clusters_side_by_side() {
     // Taking one down leaves the other working.
     local::down(a.run_dir()).unwrap();
     assert_gone(a.name(), a.run_dir(), &[a.etcd_pid().unwrap()]);
-    assert_eq!(eb.get("who").unwrap(), None);
-    eb.put("who", b"b", None).unwrap();
-    assert_eq!(eb.get("who").unwrap(), Some(b"b".to_vec()));
+    assert_eq!(eb.get(&who_b).unwrap(), None);
+    eb.put(&who_b, b"b", None).unwrap();
+    assert_eq!(eb.get(&who_b).unwrap(), Some(b"b".to_vec()));
     local::down(b.run_dir()).unwrap();
     assert_gone(b.name(), b.run_dir(), &[b.etcd_pid().unwrap()]);
 }
@@ -321,6 +373,17 @@ fn fake_worker(base: &Base) -> PathBuf {
     std::fs::write(&path, "#!/bin/sh\necho \"$@\"\nexec sleep 600\n").unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
+}
+
+/// A process's real user id, from the `Uid:` line of `/proc/PID/status`.
+fn uid_of(pid: u32) -> u32 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().next())
+        .and_then(|uid| uid.parse().ok())
+        .unwrap_or_else(|| panic!("no Uid line in /proc/{pid}/status"))
 }
 
 /// The network namespace of a process, as the inode of its `ns/net`.
@@ -388,7 +451,7 @@ fn crash_helper() {
     LocalCluster::up(LocalOptions {
         hosts,
         base_dir: base.into(),
-        worker: Some(WorkerSpec { exe }),
+        worker: Some(WorkerSpec::new(exe)),
         ..LocalOptions::default()
     })
     .unwrap();
@@ -411,12 +474,16 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
         // It gets exactly the arguments of a worker (once its log shows them, it has
         // entered its namespace: checked below).
         let log = run_dir.join(format!("{}.log", h.name));
+        let own = cluster.worker_dir();
         let expected = format!(
-            "worker --cluster {name} --name {} --listen {}:7000 --etcd {} --key-file {} --allow-paths-outside",
+            "worker --cluster {name} --name {} --listen {}:7000 --etcd {} --etcd-access {} \
+             --key-file {} --data-dir {} --allow-paths-outside",
             h.name,
             h.address,
             cluster.etcd_url(),
-            cluster.key_file().display()
+            own.join("etcd").display(),
+            own.join("cluster.key").display(),
+            own.join("data").display(),
         );
         while std::fs::read_to_string(&log).unwrap_or_default().trim() != expected {
             assert!(
@@ -438,8 +505,20 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
             h.netns
         );
         assert!(running(pid), "worker {} stopped", h.name);
+        // Started by root, it runs as the unprivileged system user, which owns its files.
+        let uid = uid_of(pid);
+        assert_ne!(uid, 0, "worker {} runs as root", h.name);
+        assert_eq!(Some(uid), cluster.worker_ids().map(|i| i.uid));
+        assert_eq!(std::fs::metadata(&own).unwrap().uid(), uid);
+        assert_eq!(
+            std::fs::metadata(own.join("etcd").join("client.key"))
+                .unwrap()
+                .uid(),
+            uid
+        );
     }
-    assert!(Etcd::new(&cluster.etcd_url()).unwrap().get("x").is_ok());
+    let x = format!("{}x", cluster.etcd_prefix());
+    assert!(cluster.etcd().unwrap().get(&x).is_ok());
     let removed = local::down(&run_dir).unwrap().join("; ");
     assert!(
         removed.contains("worker h1") && removed.contains("worker h2"),
@@ -471,9 +550,7 @@ fn a_failing_up_removes_what_it_created() {
     let name = format!("f{:x}", std::process::id() & 0xffffff);
     let mut options = base.options(2);
     options.name = Some(name.clone());
-    options.worker = Some(WorkerSpec {
-        exe: base.dir.join("no-such-sluice"),
-    });
+    options.worker = Some(WorkerSpec::new(base.dir.join("no-such-sluice")));
     let e = LocalCluster::up(options).unwrap_err().to_string();
     assert!(
         e.contains("no-such-sluice") && e.contains("ip netns exec"),
@@ -525,7 +602,8 @@ fn a_named_cluster_is_unique() {
     let e = LocalCluster::up(options).unwrap_err();
     assert!(matches!(e, LocalError::Exists { .. }), "{e}");
     // The failed second up did not touch the first cluster.
-    assert!(Etcd::new(&cluster.etcd_url()).unwrap().get("x").is_ok());
+    let x = format!("{}x", cluster.etcd_prefix());
+    assert!(cluster.etcd().unwrap().get(&x).is_ok());
     local::down(cluster.run_dir()).unwrap();
     assert_gone(&name, cluster.run_dir(), &[cluster.etcd_pid().unwrap()]);
 }

@@ -53,6 +53,7 @@ impl TestWorker {
                 allow_outside: false,
             },
             refused: refused.clone(),
+            etcd: None,
         };
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();

@@ -1,40 +1,58 @@
 //! The little HTTP/1.1 and base64 the etcd gateway needs: one POST of a JSON body per
-//! connection (`Connection: close`), a response read to its end with `Content-Length` or
-//! `Transfer-Encoding: chunked`, bounded in size and time.
+//! connection (`Connection: close`), over TLS (rustls) or plain TCP, a response read to its end
+//! with `Content-Length` or `Transfer-Encoding: chunked`, bounded in size and time.
+//!
+//! The parser is kept rather than replaced by an HTTP client crate: the maintained blocking
+//! clients (ureq, reqwest's blocking mode) bring their own TLS stacks and dozens of crates for
+//! one POST per call, where this parser is a hundred lines, bounded (64 MiB, sizes compared
+//! with what arrived, never added to) and fuzzed (`fuzz/fuzz_targets/etcd_response.rs`).
 
+use rustls::pki_types::ServerName;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The largest response accepted (etcd's own request limit is 1.5 MiB; a range over many
 /// keys can be larger, so this is generous).
 const MAX_RESPONSE: u64 = 64 << 20;
 
-/// An `http://host:port` base URL, split once.
+/// An `http://host:port` or `https://host:port` base URL, split once.
 #[derive(Debug, Clone)]
 pub(crate) struct BaseUrl {
     /// `host:port`, as sent in the `Host` header and resolved to connect.
     pub authority: String,
+    /// The host alone (an IP address or a DNS name): the name the server's certificate must
+    /// carry.
+    pub host: String,
+    /// `https://`.
+    pub https: bool,
 }
 
 impl BaseUrl {
-    /// Parses `http://host:port` (a trailing `/` is allowed; no path, no https).
+    /// Parses `http://host:port` or `https://host:port` (a trailing `/` is allowed; no path).
     pub fn parse(url: &str) -> Result<BaseUrl, String> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| "expected http://HOST:PORT (https is not supported)".to_string())?;
+        let (https, rest) = if let Some(rest) = url.strip_prefix("https://") {
+            (true, rest)
+        } else if let Some(rest) = url.strip_prefix("http://") {
+            (false, rest)
+        } else {
+            return Err("expected https://HOST:PORT (or http:// for an etcd without TLS)".into());
+        };
         let authority = rest.strip_suffix('/').unwrap_or(rest);
         if authority.is_empty() || authority.contains('/') {
             return Err("expected http://HOST:PORT with no path".into());
         }
-        let port = authority
+        let (host, port) = authority
             .rsplit_once(':')
-            .map(|(_, p)| p)
             .ok_or_else(|| "expected an explicit port (etcd's is usually 2379)".to_string())?;
         port.parse::<u16>()
             .map_err(|_| format!("bad port {port:?}"))?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
         Ok(BaseUrl {
             authority: authority.to_string(),
+            host: host.to_string(),
+            https,
         })
     }
 }
@@ -48,6 +66,8 @@ pub(crate) enum HttpError {
     Io(io::Error),
     /// The response is not HTTP/1.1 as expected.
     Malformed(String),
+    /// The TLS handshake failed (the server's certificate, or it refused ours).
+    Tls(String),
 }
 
 /// A response: its status code and its (de-chunked) body.
@@ -56,15 +76,26 @@ pub(crate) struct Response {
     pub body: Vec<u8>,
 }
 
-/// POSTs `body` (JSON) to `path` on `base`, with `connect` bounding each connection attempt
-/// and `io` bounding every read and write.
+/// How one exchange is made: the TLS configuration (for `https://`) and extra header lines.
+pub(crate) struct Request<'a> {
+    /// The TLS client configuration; `None` for plain `http://`.
+    pub tls: Option<&'a Arc<rustls::ClientConfig>>,
+    /// `Authorization: TOKEN` (etcd's auth token), when there is one.
+    pub token: Option<&'a str>,
+    /// Bounds each connection attempt.
+    pub connect: Duration,
+    /// Bounds every read and write (the TLS handshake included).
+    pub io: Duration,
+}
+
+/// POSTs `body` (JSON) to `path` on `base` as `how` says.
 pub(crate) fn post(
     base: &BaseUrl,
     path: &str,
     body: &[u8],
-    connect: Duration,
-    io_timeout: Duration,
+    how: &Request<'_>,
 ) -> Result<Response, HttpError> {
+    let (connect, io_timeout) = (how.connect, how.io);
     let addrs: Vec<SocketAddr> = base
         .authority
         .to_socket_addrs()
@@ -89,22 +120,63 @@ pub(crate) fn post(
         .set_write_timeout(Some(io_timeout))
         .map_err(HttpError::Io)?;
     stream.set_nodelay(true).map_err(HttpError::Io)?;
+    // A token is etcd's (base64 and punctuation); one with a line break would forge headers.
+    let auth = match how.token {
+        Some(t) if t.bytes().all(|b| b.is_ascii_graphic()) => format!("Authorization: {t}\r\n"),
+        Some(_) => {
+            return Err(HttpError::Malformed(
+                "the auth token is not one header word".into(),
+            ))
+        }
+        None => String::new(),
+    };
     let head = format!(
         "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
+         {auth}Content-Length: {}\r\nConnection: close\r\n\r\n",
         base.authority,
         body.len()
     );
     let mut request = head.into_bytes();
     request.extend_from_slice(body);
-    stream.write_all(&request).map_err(HttpError::Io)?;
-    let mut raw = Vec::new();
-    (&mut stream)
-        .take(MAX_RESPONSE)
-        .read_to_end(&mut raw)
-        .map_err(HttpError::Io)?;
+    let raw = match how.tls {
+        None => exchange(&mut stream, &request)?,
+        Some(config) => {
+            let name = ServerName::try_from(base.host.clone()).map_err(|e| {
+                HttpError::Malformed(format!("{:?} is not a TLS server name: {e}", base.host))
+            })?;
+            let conn = rustls::ClientConnection::new(Arc::clone(config), name)
+                .map_err(|e| HttpError::Tls(e.to_string()))?;
+            let mut tls = rustls::StreamOwned::new(conn, stream);
+            exchange(&mut tls, &request).map_err(|e| match e {
+                // rustls reports a refused certificate or handshake as an I/O error wrapping
+                // its own: name it as TLS.
+                HttpError::Io(io) if io.get_ref().is_some_and(|r| r.is::<rustls::Error>()) => {
+                    HttpError::Tls(io.to_string())
+                }
+                other => other,
+            })?
+        }
+    };
     parse_response(&raw)
 }
+
+/// Writes the request and reads the response to its end (at most [`MAX_RESPONSE`] bytes).
+fn exchange(stream: &mut impl ReadWrite, request: &[u8]) -> Result<Vec<u8>, HttpError> {
+    stream.write_all(request).map_err(HttpError::Io)?;
+    stream.flush().map_err(HttpError::Io)?;
+    let mut raw = Vec::new();
+    match (&mut *stream).take(MAX_RESPONSE).read_to_end(&mut raw) {
+        Ok(_) => Ok(raw),
+        // A TLS peer that closes without close_notify after a whole response: the body's
+        // framing (length or final chunk), checked by the parser, says whether it is whole.
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && !raw.is_empty() => Ok(raw),
+        Err(e) => Err(HttpError::Io(e)),
+    }
+}
+
+/// A byte stream both ways: a TCP socket or a TLS session over one.
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
 
 /// Splits a complete response into status and body.
 fn parse_response(raw: &[u8]) -> Result<Response, HttpError> {
@@ -164,7 +236,7 @@ pub fn fuzz_response(raw: &[u8]) -> Result<(u16, usize), String> {
             assert!(r.body.len() <= raw.len(), "a body longer than the response");
             Ok((r.status, r.body.len()))
         }
-        Err(HttpError::Malformed(m)) => Err(m),
+        Err(HttpError::Malformed(m) | HttpError::Tls(m)) => Err(m),
         Err(HttpError::Io(e) | HttpError::Connect(e)) => Err(e.to_string()),
     }
 }
@@ -292,7 +364,9 @@ mod tests {
             BaseUrl::parse("http://10.1.2.1:2379/").unwrap().authority,
             "10.1.2.1:2379"
         );
-        assert!(BaseUrl::parse("https://a:1").is_err());
+        let tls = BaseUrl::parse("https://10.1.2.1:2379").unwrap();
+        assert!(tls.https && tls.host == "10.1.2.1");
+        assert!(BaseUrl::parse("ftp://a:1").is_err());
         assert!(BaseUrl::parse("http://a").is_err());
         assert!(BaseUrl::parse("http://a:1/v3").is_err());
     }

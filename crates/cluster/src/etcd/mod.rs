@@ -3,39 +3,52 @@
 //! sluice keeps membership, placement and leases in [etcd](https://etcd.io) (Debian's
 //! `etcd-server`, 3.4 or later), an existing, proven coordination service. [`Etcd`] talks to it
 //! through etcd's **v3 JSON gateway** (`POST /v3/kv/range` and friends, keys and values in
-//! base64) with a few hundred lines of blocking HTTP/1.1 over `std::net::TcpStream`, rather than
-//! through the `etcd-client` crate: that crate needs `protoc` and the tokio/tonic stack to
-//! build, which the quick start (only the Rust toolchain) must not need, and the control plane
-//! makes a handful of calls a second, so a blocking client is all it takes.
+//! base64) with a few hundred lines of blocking HTTP/1.1, rather than through the `etcd-client`
+//! crate: that crate needs `protoc` and the tokio/tonic stack to build, which the quick start
+//! (only the Rust toolchain) must not need, and the control plane makes a handful of calls a
+//! second, so a blocking client is all it takes.
+//!
+//! **Secured etcd.** With `https://` and an [`EtcdAccess`] the client speaks TLS (rustls, the
+//! `ring` provider), verifies etcd's certificate against the cluster's CA, presents its own
+//! client certificate (etcd's `--client-cert-auth`) and, when the access has a [`Login`], logs
+//! in (`/v3/auth/authenticate`) and sends the token with every call, logging in again when etcd
+//! says the token expired. [`pki`] makes the certificates, [`auth`] creates the users and roles
+//! and turns authentication on, [`EtcdServer`] starts etcd with TLS.
 //!
 //! Every call opens one connection (`Connection: close`) bounded by a connect timeout and an
 //! I/O timeout, so an unreachable etcd is an error within seconds, never a hang. Errors are
 //! [`EtcdError`]s that name the URL and the operation.
 //!
-//! [`EtcdServer`] starts the etcd binary (for tests and local clusters) and [`KeepAlive`] keeps
-//! a lease alive from a background thread.
+//! [`KeepAlive`] keeps a lease alive from a background thread.
 //!
 //! ```no_run
-//! use sluice_cluster::etcd::{Etcd, KeepAlive};
-//! let etcd = Etcd::new("http://127.0.0.1:2379")?;
+//! use sluice_cluster::etcd::{Etcd, EtcdAccess, KeepAlive};
+//! let access = EtcdAccess::load("/run/sluice/clusters/c1/etcd/client".as_ref())?;
+//! let etcd = Etcd::secure("https://10.1.2.1:2379", access)?;
 //! let lease = etcd.grant(5)?;
-//! if etcd.put_if_absent("sluice/demo/leader", b"me", Some(lease))? {
+//! if etcd.put_if_absent("/sluice/c1/demo/leader", b"me", Some(lease))? {
 //!     let keep = KeepAlive::start(etcd.clone(), lease, 5);
 //!     assert!(keep.is_alive());
 //! }
 //! # Ok::<(), sluice_cluster::etcd::EtcdError>(())
 //! ```
 
+mod access;
+pub mod auth;
 mod http;
 pub use http::fuzz_response;
 mod keepalive;
+pub mod pki;
 mod server;
 
+pub use access::{EtcdAccess, Login, CA_FILE, CERT_FILE, KEY_FILE, LOGIN_FILE};
 pub use keepalive::KeepAlive;
 pub use server::{EtcdOptions, EtcdServer, EtcdServerError};
 
 use http::{b64_decode, b64_encode, BaseUrl, HttpError};
 use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// An etcd lease's id, as [`Etcd::grant`] returns it.
@@ -58,7 +71,7 @@ pub struct Entry {
 /// Why a call to etcd failed. Each variant names the etcd URL and the operation.
 #[derive(Debug, thiserror::Error)]
 pub enum EtcdError {
-    /// The URL is not `http://HOST:PORT`.
+    /// The URL is not `https://HOST:PORT` (or `http://` without credentials).
     #[error("etcd URL {url:?}: {message}")]
     BadUrl {
         /// The URL given.
@@ -99,6 +112,25 @@ pub enum EtcdError {
         /// The HTTP status and etcd's message, or what was malformed.
         message: String,
     },
+    /// The TLS handshake failed: etcd's certificate is not the cluster CA's, or etcd refused
+    /// this client's.
+    #[error("etcd at {url}: {op}: TLS: {message}")]
+    Tls {
+        /// The etcd URL.
+        url: String,
+        /// The operation.
+        op: String,
+        /// rustls's or the socket's account.
+        message: String,
+    },
+    /// The access files (CA, client certificate and key, login) could not be used.
+    #[error("etcd access {path}: {message}")]
+    Access {
+        /// The file or directory.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// The lease does not exist any more (it expired or was revoked).
     #[error("etcd at {url}: {op}: lease {lease:x} has expired or was revoked")]
     LeaseExpired {
@@ -111,29 +143,88 @@ pub enum EtcdError {
     },
 }
 
-/// A blocking client for one etcd endpoint (cheap to clone).
+/// A blocking client for one etcd endpoint (cheap to clone; clones share the login token).
 #[derive(Debug, Clone)]
 pub struct Etcd {
     url: String,
     base: BaseUrl,
     connect_timeout: Duration,
     io_timeout: Duration,
+    access: Option<Arc<Secured>>,
+}
+
+/// The credentials of a secured client and the token of its current login.
+#[derive(Debug)]
+struct Secured {
+    access: EtcdAccess,
+    /// etcd's token for [`EtcdAccess::login`], once logged in. Never printed.
+    token: Mutex<Option<String>>,
+    /// How many times a token was obtained.
+    logins: std::sync::atomic::AtomicU64,
 }
 
 impl Etcd {
-    /// A client for the etcd at `url` (`http://HOST:PORT`), with a 2 s connect timeout and a
-    /// 5 s I/O timeout. Nothing is contacted yet.
+    /// A client for an etcd without TLS at `url` (`http://HOST:PORT`), with a 2 s connect
+    /// timeout and a 5 s I/O timeout. Nothing is contacted yet. For `https://` use
+    /// [`Etcd::secure`].
     pub fn new(url: &str) -> Result<Etcd, EtcdError> {
-        let base = BaseUrl::parse(url).map_err(|message| EtcdError::BadUrl {
+        Etcd::connect(url, None)
+    }
+
+    /// A client for a secured etcd at `url` (`https://HOST:PORT`): TLS verified against the
+    /// access's CA, its client certificate, and its login when it has one.
+    pub fn secure(url: &str, access: EtcdAccess) -> Result<Etcd, EtcdError> {
+        Etcd::connect(url, Some(access))
+    }
+
+    /// [`Etcd::new`] or [`Etcd::secure`], as `access` is absent or given: `https://` needs
+    /// access, and access needs `https://` (credentials never go out in clear).
+    pub fn connect(url: &str, access: Option<EtcdAccess>) -> Result<Etcd, EtcdError> {
+        let bad = |message: &str| EtcdError::BadUrl {
             url: url.to_string(),
-            message,
-        })?;
+            message: message.to_string(),
+        };
+        let base = BaseUrl::parse(url).map_err(|m| bad(&m))?;
+        match (&access, base.https) {
+            (None, true) => {
+                return Err(bad(
+                    "https needs the etcd access directory (CA, client certificate, login: \
+                     --etcd-access DIR)",
+                ))
+            }
+            (Some(_), false) => {
+                return Err(bad(
+                    "etcd credentials are only sent over TLS: the URL must be https://",
+                ))
+            }
+            _ => {}
+        }
         Ok(Etcd {
             url: url.trim_end_matches('/').to_string(),
             base,
             connect_timeout: Duration::from_secs(2),
             io_timeout: Duration::from_secs(5),
+            access: access.map(|access| {
+                Arc::new(Secured {
+                    access,
+                    token: Mutex::new(None),
+                    logins: std::sync::atomic::AtomicU64::new(0),
+                })
+            }),
         })
+    }
+
+    /// How many times this client and its clones logged in (the first call, then once per
+    /// expired token).
+    pub fn logins(&self) -> u64 {
+        self.access
+            .as_ref()
+            .map_or(0, |s| s.logins.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// The credentials this client uses, if it is secured.
+    pub fn access(&self) -> Option<&EtcdAccess> {
+        self.access.as_ref().map(|s| &s.access)
     }
 
     /// The same client with other timeouts: `connect` per connection attempt, `io` per read
@@ -344,17 +435,61 @@ impl Etcd {
     }
 
     /// POSTs `body` to `path` and returns the reply's JSON, turning every failure into an
-    /// [`EtcdError`] naming `op`.
+    /// [`EtcdError`] naming `op`. A secured client with a login sends its token, logging in
+    /// first when it has none and again (once) when etcd says the token is no longer valid
+    /// (simple tokens expire after `--auth-token-ttl`, 300 s by default).
     fn call(&self, path: &str, op: &str, body: &Value) -> Result<Value, EtcdError> {
+        let Some(secured) = self.access.as_ref().filter(|s| s.access.login.is_some()) else {
+            return self.call_once(path, op, body, None);
+        };
+        let token = self.token(secured, false)?;
+        match self.call_once(path, op, body, Some(&token)) {
+            Err(EtcdError::Server { message, .. }) if message.contains("invalid auth token") => {
+                let token = self.token(secured, true)?;
+                self.call_once(path, op, body, Some(&token))
+            }
+            other => other,
+        }
+    }
+
+    /// The current login's token: the one held, or a new one (`fresh`, or none held).
+    fn token(&self, secured: &Secured, fresh: bool) -> Result<String, EtcdError> {
+        let mut held = secured.token.lock().unwrap_or_else(|p| p.into_inner());
+        if let (Some(t), false) = (held.as_ref(), fresh) {
+            return Ok(t.clone());
+        }
+        let login = secured.access.login.as_ref().expect("called with a login");
+        let op = format!("log in as etcd user {}", login.user);
+        let body = json!({ "name": login.user, "password": login.password() });
+        let reply = self.call_once("/v3/auth/authenticate", &op, &body, None)?;
+        let token = reply["token"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| self.server(&op, "no token in the reply".into()))?
+            .to_string();
+        *held = Some(token.clone());
+        secured
+            .logins
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(token)
+    }
+
+    /// One exchange, with `token` when given.
+    fn call_once(
+        &self,
+        path: &str,
+        op: &str,
+        body: &Value,
+        token: Option<&str>,
+    ) -> Result<Value, EtcdError> {
         let bytes = serde_json::to_vec(body).expect("a JSON value always serializes");
-        let response = http::post(
-            &self.base,
-            path,
-            &bytes,
-            self.connect_timeout,
-            self.io_timeout,
-        )
-        .map_err(|e| match e {
+        let how = http::Request {
+            tls: self.access.as_ref().map(|s| &s.access.tls),
+            token,
+            connect: self.connect_timeout,
+            io: self.io_timeout,
+        };
+        let response = http::post(&self.base, path, &bytes, &how).map_err(|e| match e {
             HttpError::Connect(source) => EtcdError::Connect {
                 url: self.url.clone(),
                 op: op.to_string(),
@@ -366,16 +501,24 @@ impl Etcd {
                 source,
             },
             HttpError::Malformed(m) => self.server(op, format!("not an etcd gateway: {m}")),
+            HttpError::Tls(message) => EtcdError::Tls {
+                url: self.url.clone(),
+                op: op.to_string(),
+                message,
+            },
         })?;
         let text = String::from_utf8_lossy(&response.body);
         // A streaming reply (lease keepalive) is one JSON object per line; the first is ours.
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        // What the server says reaches logs and terminals: escaped, and cut short.
+        let shown = |t: &str| sluice_net::escape::text(&t.chars().take(200).collect::<String>());
         let value: Value = serde_json::from_str(first).map_err(|e| {
             self.server(
                 op,
                 format!(
-                    "HTTP {}: reply is not JSON ({e}): {:.200}",
-                    response.status, text
+                    "HTTP {}: reply is not JSON ({e}): {}",
+                    response.status,
+                    shown(&text)
                 ),
             )
         })?;
@@ -389,6 +532,7 @@ impl Etcd {
                         .unwrap_or_else(|| m.to_string())
                 })
                 .unwrap_or_else(|| value.to_string());
+            let message = shown(&message);
             return Err(self.server(op, format!("HTTP {}: {message}", response.status)));
         }
         Ok(value)
@@ -433,6 +577,11 @@ mod tests {
     #[test]
     fn bad_urls_are_named() {
         let e = Etcd::new("localhost:2379").unwrap_err().to_string();
-        assert!(e.contains("localhost:2379") && e.contains("http://"), "{e}");
+        assert!(
+            e.contains("localhost:2379") && e.contains("https://"),
+            "{e}"
+        );
+        let e = Etcd::new("https://10.0.0.1:2379").unwrap_err().to_string();
+        assert!(e.contains("access directory"), "{e}");
     }
 }

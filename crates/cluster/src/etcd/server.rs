@@ -1,7 +1,8 @@
 //! [`EtcdServer`]: one etcd member started from Debian's `etcd` binary, for tests and local
 //! clusters.
 
-use super::Etcd;
+use super::pki::ServerTls;
+use super::{Etcd, EtcdAccess};
 use std::fs::{self, File};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,14 @@ pub struct EtcdOptions {
     /// Start it in a session of its own (`setsid`), so that a Ctrl-C in the caller's terminal
     /// does not reach it: for a server that will be [`EtcdServer::detach`]ed.
     pub new_session: bool,
+    /// Serve clients and peers over TLS only, with client certificates required
+    /// (`--client-cert-auth`, `--peer-client-cert-auth`), and the credentials [`start`]
+    /// checks it with. `None`: plain HTTP (tests of the client only).
+    ///
+    /// [`start`]: EtcdServer::start
+    pub tls: Option<(ServerTls, EtcdAccess)>,
+    /// Seconds an auth token lives (`--auth-token-ttl`; etcd's default is 300).
+    pub auth_token_ttl_s: Option<u32>,
 }
 
 impl EtcdOptions {
@@ -54,6 +63,8 @@ impl EtcdOptions {
             netns: None,
             log_path: None,
             new_session: false,
+            tls: None,
+            auth_token_ttl_s: None,
         }
     }
 
@@ -133,6 +144,7 @@ pub struct EtcdServer {
     child: Option<Child>,
     url: String,
     log: PathBuf,
+    access: Option<EtcdAccess>,
 }
 
 impl EtcdServer {
@@ -151,8 +163,13 @@ impl EtcdServer {
         }
         let out = File::create(&log).map_err(file_err(&log))?;
         let err = out.try_clone().map_err(file_err(&log))?;
-        let url = format!("http://{}", options.client_addr);
-        let peer = format!("http://{}", options.peer_addr);
+        let scheme = if options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let url = format!("{scheme}://{}", options.client_addr);
+        let peer = format!("{scheme}://{}", options.peer_addr);
         let mut argv: Vec<String> = Vec::new();
         if options.new_session {
             argv.push("setsid".into());
@@ -182,6 +199,30 @@ impl EtcdServer {
             argv.push(flag.into());
             argv.push(value);
         }
+        if let Some((tls, _)) = &options.tls {
+            let (ca, cert, key) = (
+                tls.ca_file.display().to_string(),
+                tls.cert_file.display().to_string(),
+                tls.key_file.display().to_string(),
+            );
+            for (flag, value) in [
+                ("--cert-file", &cert),
+                ("--key-file", &key),
+                ("--trusted-ca-file", &ca),
+                ("--peer-cert-file", &cert),
+                ("--peer-key-file", &key),
+                ("--peer-trusted-ca-file", &ca),
+            ] {
+                argv.push(flag.into());
+                argv.push(value.clone());
+            }
+            argv.push("--client-cert-auth".into());
+            argv.push("--peer-client-cert-auth".into());
+        }
+        if let Some(ttl) = options.auth_token_ttl_s {
+            argv.push("--auth-token-ttl".into());
+            argv.push(ttl.to_string());
+        }
         let command = argv.join(" ");
         let child = Command::new(&argv[0])
             .args(&argv[1..])
@@ -194,13 +235,15 @@ impl EtcdServer {
                 command: command.clone(),
                 source,
             })?;
+        let access = options.tls.as_ref().map(|(_, access)| access.clone());
         let mut server = EtcdServer {
             child: Some(child),
             url: url.clone(),
             log: log.clone(),
+            access,
         };
-        let client = Etcd::new(&url)
-            .expect("a socket address makes a valid URL")
+        let client = server
+            .client()
             .with_timeouts(Duration::from_millis(500), Duration::from_secs(1));
         let started = Instant::now();
         loop {
@@ -238,14 +281,14 @@ impl EtcdServer {
         }
     }
 
-    /// Its client URL, `http://CLIENT_ADDR`.
+    /// Its client URL, `https://CLIENT_ADDR` (`http://` without TLS).
     pub fn url(&self) -> &str {
         &self.url
     }
 
-    /// A client for it.
+    /// A client for it, with the credentials it was started with (for a server with TLS).
     pub fn client(&self) -> Etcd {
-        Etcd::new(&self.url).expect("a socket address makes a valid URL")
+        Etcd::connect(&self.url, self.access.clone()).expect("a socket address makes a valid URL")
     }
 
     /// Its log file.

@@ -13,10 +13,17 @@
 //!   bridge), optionally rate-limited in both directions with `tc tbf` (this kernel has no
 //!   netem);
 //! - the cluster key `NAME/cluster.key` (64 hex digits and a newline, mode 0600);
-//! - one etcd listening only on the bridge address (`http://10.A.B.1:2379`, peers on 2380),
-//!   its data in the run directory, left running in a session of its own;
+//! - etcd's certificates in `NAME/etcd-pki/` (a CA of the cluster's own, etcd's certificate,
+//!   a client certificate: [`crate::etcd::pki`]), private keys mode 0600;
+//! - one etcd listening only on the bridge address (`https://10.A.B.1:2379`, peers on 2380),
+//!   TLS only with client certificates required, and etcd's authentication on: user `root`
+//!   (its login in `etcd-pki/root.login`) and user `sluice`, whose role may read and write
+//!   only `/sluice/NAME/` (its access directory `etcd-pki/client/`, login included); its data
+//!   in the run directory, left running in a session of its own;
 //! - when asked, a worker per host inside its namespace (`sluice worker ...`, see
-//!   [`WorkerSpec`]), its output in `NAME/hN.log`;
+//!   [`WorkerSpec`]), as an unprivileged user when `up` runs as root ([`WorkerUser`]), with
+//!   its own copies of the key and the etcd access in `NAME/worker/`, its output in
+//!   `NAME/hN.log`;
 //! - `hosts.toml`: a `[hosts.hN] address = "..."` table per host, to paste into a graph file.
 //!
 //! Cluster names are 1 to 9 lower-case letters and digits starting with a letter, so every
@@ -33,13 +40,20 @@
 
 mod state;
 mod sys;
+mod worker_user;
 
-use crate::etcd::{EtcdOptions, EtcdServer, EtcdServerError};
+pub use worker_user::{Ids, WorkerUser, SYSTEM_USER};
+
+use crate::etcd::pki::EtcdPki;
+use crate::etcd::{
+    auth, Etcd, EtcdAccess, EtcdOptions, EtcdServer, EtcdServerError, Login, CA_FILE, CERT_FILE,
+    KEY_FILE, LOGIN_FILE,
+};
 use state::{Resource, State};
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -64,9 +78,22 @@ pub const ETCD_PEER_PORT: u16 = 2380;
 #[derive(Debug, Clone)]
 pub struct WorkerSpec {
     /// The `sluice` executable. Each host runs `EXE worker --cluster NAME --name hN --listen
-    /// 10.A.B.(N+1):7000 --etcd http://10.A.B.1:2379 --key-file RUN/cluster.key
-    /// --allow-paths-outside`.
+    /// 10.A.B.(N+1):7000 --etcd https://10.A.B.1:2379 --etcd-access RUN/worker/etcd
+    /// --key-file RUN/worker/cluster.key --data-dir RUN/worker/data --allow-paths-outside`.
     pub exe: PathBuf,
+    /// Who the workers run as.
+    pub user: WorkerUser,
+}
+
+impl WorkerSpec {
+    /// `exe` run as [`WorkerUser::unprivileged`]: the system user [`SYSTEM_USER`] when this
+    /// process is root.
+    pub fn new(exe: impl Into<PathBuf>) -> WorkerSpec {
+        WorkerSpec {
+            exe: exe.into(),
+            user: WorkerUser::unprivileged(),
+        }
+    }
 }
 
 /// What [`LocalCluster::up`] creates.
@@ -165,6 +192,14 @@ pub enum LocalError {
         name: String,
         /// Why.
         source: Box<EtcdServerError>,
+    },
+    /// etcd's certificates, users or roles could not be set up, or its client made.
+    #[error("cluster {name}: securing etcd: {message}")]
+    EtcdSetup {
+        /// The cluster.
+        name: String,
+        /// What failed.
+        message: String,
     },
     /// `up` failed and then could not remove what it had created.
     #[error("{error} (and removing what was created failed: {cleanup}; run `sluice cluster down {run_dir}`)")]
@@ -271,9 +306,42 @@ impl LocalCluster {
         &self.state.bridge
     }
 
-    /// The URL of its etcd, `http://10.A.B.1:2379`.
+    /// The URL of its etcd, `https://10.A.B.1:2379`.
     pub fn etcd_url(&self) -> String {
-        format!("http://{}:{ETCD_CLIENT_PORT}", self.bridge_address())
+        format!("https://{}:{ETCD_CLIENT_PORT}", self.bridge_address())
+    }
+
+    /// The etcd access directory of the cluster's member user (CA, client certificate and
+    /// key, login), for controllers run by root on this machine.
+    pub fn etcd_access_dir(&self) -> PathBuf {
+        self.run_dir.join("etcd-pki").join("client")
+    }
+
+    /// The key prefix the cluster's etcd user may read and write, `/sluice/NAME/`.
+    pub fn etcd_prefix(&self) -> String {
+        format!("/sluice/{}/", self.name())
+    }
+
+    /// A client of its etcd as the cluster's member user (the files of
+    /// [`etcd_access_dir`](LocalCluster::etcd_access_dir)).
+    pub fn etcd(&self) -> Result<Etcd, LocalError> {
+        let fail = |message: String| LocalError::EtcdSetup {
+            name: self.name().to_string(),
+            message,
+        };
+        let access = EtcdAccess::load(&self.etcd_access_dir()).map_err(|e| fail(e.to_string()))?;
+        Etcd::secure(&self.etcd_url(), access).map_err(|e| fail(e.to_string()))
+    }
+
+    /// The directory of the workers' own files (key, etcd access, data), owned by the user
+    /// they run as.
+    pub fn worker_dir(&self) -> PathBuf {
+        self.run_dir.join("worker")
+    }
+
+    /// The ids the workers run as, once started.
+    pub fn worker_ids(&self) -> Option<Ids> {
+        self.state.worker_ids
     }
 
     /// The etcd's process id (once started).
@@ -314,6 +382,7 @@ impl LocalCluster {
         self.write_key()?;
         self.start_etcd()?;
         if let Some(worker) = &options.worker {
+            self.worker_files(worker)?;
             for i in 0..self.state.hosts.len() {
                 self.start_worker(i, worker)?;
             }
@@ -437,7 +506,16 @@ impl LocalCluster {
     }
 
     fn start_etcd(&mut self) -> Result<(), LocalError> {
+        let name = self.name().to_string();
+        let fail = |message: String| LocalError::EtcdSetup {
+            name: name.clone(),
+            message,
+        };
         let ip = self.bridge_address();
+        let pki_dir = self.run_dir.join("etcd-pki");
+        let pki = EtcdPki::create(&pki_dir, self.name(), &[IpAddr::V4(ip)])
+            .map_err(|e| fail(e.to_string()))?;
+        let tls_only = EtcdAccess::load(&pki.client_dir).map_err(|e| fail(e.to_string()))?;
         let mut options = EtcdOptions::new(
             self.name(),
             self.run_dir.join("etcd"),
@@ -450,13 +528,49 @@ impl LocalCluster {
         // etcd's shortest lease is 1.5 election timeouts: 250 ms lets partition leases of 1 s
         // (lease::PARTITION_TTL_S) be what they say.
         options.election_timeout_ms = 250;
+        options.tls = Some((pki.server.clone(), tls_only));
         let server = EtcdServer::start(options).map_err(|source| LocalError::Etcd {
             name: self.name().to_string(),
             source: Box::new(source),
         })?;
-        let pid = server.detach();
-        self.state.etcd = Proc::of(pid);
-        self.save()
+        // Recorded at once, so that `down` stops it whatever fails next.
+        self.state.etcd = server.pid().and_then(Proc::of);
+        self.save()?;
+        let root = Login::generate("root").map_err(fail)?;
+        let member = Login::generate("sluice").map_err(fail)?;
+        let secret = |path: PathBuf, text: String| {
+            sluice_net::secure::keys::create_secret(&path, "etcd login file", &text)
+                .map_err(|e| fail(e.to_string()))
+        };
+        secret(pki_dir.join("root.login"), root.to_file_text())?;
+        secret(pki.client_dir.join(LOGIN_FILE), member.to_file_text())?;
+        auth::enable(&server.client(), &root, &member, &self.etcd_prefix())
+            .map_err(|e| fail(e.to_string()))?;
+        server.detach();
+        Ok(())
+    }
+
+    /// The workers' own files in `RUN/worker/`, owned by the user they run as: copies of the
+    /// cluster key and of the member's etcd access, and their data directory.
+    fn worker_files(&mut self, worker: &WorkerSpec) -> Result<(), LocalError> {
+        let ids = worker_user::resolve(&worker.user)?;
+        self.state.worker_ids = Some(ids);
+        self.save()?;
+        let dir = self.worker_dir();
+        worker_user::own_dir(&dir, ids)?;
+        worker_user::own_dir(&dir.join("etcd"), ids)?;
+        worker_user::own_dir(&dir.join("data"), ids)?;
+        worker_user::own_copy(&self.key_file(), &dir.join("cluster.key"), 0o600, ids)?;
+        let access = self.etcd_access_dir();
+        for (name, mode) in [
+            (CA_FILE, 0o644),
+            (CERT_FILE, 0o644),
+            (KEY_FILE, 0o600),
+            (LOGIN_FILE, 0o600),
+        ] {
+            worker_user::own_copy(&access.join(name), &dir.join("etcd").join(name), mode, ids)?;
+        }
+        Ok(())
     }
 
     /// Starts host `name`'s worker again (after it died or was killed), its output appended
@@ -490,17 +604,24 @@ impl LocalCluster {
         let err = out.try_clone().map_err(io_err(&log_path))?;
         let listen = format!("{}:{WORKER_PORT}", h.address);
         let etcd = self.etcd_url();
-        let key = self.key_file().display().to_string();
+        let own = self.worker_dir();
+        let key = own.join("cluster.key").display().to_string();
+        let access = own.join("etcd").display().to_string();
+        let data = own.join("data");
+        let data_arg = data.display().to_string();
         // An absolute path, so that the log and `ps` say which executable runs.
         let exe_path = fs::canonicalize(&worker.exe).unwrap_or_else(|_| worker.exe.clone());
         let exe = exe_path.display().to_string();
-        let argv = [
-            "setsid",
-            "ip",
-            "netns",
-            "exec",
-            &h.netns,
-            &exe,
+        let ids = match self.state.worker_ids {
+            Some(ids) => ids,
+            None => worker_user::resolve(&worker.user)?,
+        };
+        // `ip netns exec` needs root to enter the namespace; privileges drop after it.
+        let drop_to = worker_user::drop_privileges(ids);
+        let mut argv: Vec<&str> = vec!["setsid", "ip", "netns", "exec", &h.netns];
+        argv.extend(drop_to.iter().map(String::as_str));
+        argv.extend([
+            exe.as_str(),
             "worker",
             "--cluster",
             &self.state.name,
@@ -510,20 +631,26 @@ impl LocalCluster {
             &listen,
             "--etcd",
             &etcd,
+            "--etcd-access",
+            &access,
             "--key-file",
             &key,
-            // One machine, the operator's own: the controller's paths, as they are.
+            "--data-dir",
+            &data_arg,
+            // One machine, the operator's own: the controller's paths, as they are, where
+            // the worker's user may read and write them.
             "--allow-paths-outside",
-        ];
+        ]);
         if !exe_path.is_file() {
             return Err(LocalError::Command {
                 command: argv.join(" "),
                 stderr: format!("{exe}: no such file (the worker executable)"),
             });
         }
-        // `setsid` and `ip netns exec` both exec, so the pid is the worker's.
+        // `setsid`, `ip netns exec` and `setpriv` all exec, so the pid is the worker's.
         let child = Command::new(argv[0])
             .args(&argv[1..])
+            .current_dir(&data)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -611,12 +738,16 @@ pub fn down(run_dir: &Path) -> Result<Vec<String>, LocalError> {
         }
     }
     let etcd_dir = run_dir.join("etcd").display().to_string();
-    let key = run_dir.join("cluster.key").display().to_string();
     for p in sys::processes_with_arg("--data-dir", &etcd_dir) {
         procs.push((p, "etcd".into()));
     }
-    for p in sys::processes_with_arg("--key-file", &key) {
-        procs.push((p, "worker".into()));
+    for key in [
+        run_dir.join("cluster.key"),
+        run_dir.join("worker").join("cluster.key"),
+    ] {
+        for p in sys::processes_with_arg("--key-file", &key.display().to_string()) {
+            procs.push((p, "worker".into()));
+        }
     }
     let mut seen = BTreeSet::new();
     procs.retain(|(p, _)| seen.insert(p.pid));

@@ -47,6 +47,9 @@ pub(crate) struct State {
     pub rate: Option<String>,
     pub hosts: Vec<HostState>,
     pub etcd: Option<Proc>,
+    /// The user the workers run as (once resolved).
+    #[serde(default)]
+    pub worker_ids: Option<super::Ids>,
     /// Created resources, in order (each written here before it was created).
     pub resources: Vec<Resource>,
 }
@@ -86,6 +89,7 @@ impl State {
                 })
                 .collect(),
             etcd: None,
+            worker_ids: None,
             resources: Vec::new(),
         };
         state.set_subnet(state.subnet);

@@ -134,6 +134,7 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-cluster",
             "sluice-registry",
             "sluice-pmt",
+            "sluice-soapy",
         ],
     ),
 ];

@@ -62,6 +62,9 @@ fn every_example_is_documented_and_listed_here() {
             // Run on a capture of known bursts in tests/bursts.rs.
             "bursts",
             "channels",
+            // Runs until stopped: served and stopped below (the console's own tests are in
+            // crates/web).
+            "console",
             "corner_turn",
             "decimate",
             "default",
@@ -310,4 +313,43 @@ fn the_readme_first_graph_runs() {
         .collect();
     let rms = (x[100..].iter().map(|v| v * v).sum::<f64>() / (x.len() - 100) as f64).sqrt();
     assert!((rms - 0.3536).abs() < 0.002, "rms {rms}");
+}
+
+#[test]
+fn the_console_example_serves_its_graph_until_stopped() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["run", "--http", "127.0.0.1:0"])
+        .arg(examples_dir().join("console.toml"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    // "sluice: console at http://127.0.0.1:PORT/#token=…"
+    let url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .take(20)
+        .find_map(|l| l.split_once("console at http://").map(|(_, u)| u.to_string()));
+    let Some(url) = url else {
+        let _ = child.kill();
+        panic!("the console's address was not printed");
+    };
+    let host = url.split('/').next().unwrap().to_string();
+    let mut http = std::net::TcpStream::connect(&host).unwrap();
+    http.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        http,
+        "GET /api/graph HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = http.read_to_string(&mut reply);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    for node in ["tone", "noise", "mix", "pace", "gain"] {
+        assert!(reply.contains(&format!("\"{node}\"")), "{node} missing: {reply}");
+    }
 }

@@ -326,11 +326,10 @@ fn the_console_example_serves_its_graph_until_stopped() {
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     // "sluice: console at http://127.0.0.1:PORT/#token=…"
-    let url = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .take(20)
-        .find_map(|l| l.split_once("console at http://").map(|(_, u)| u.to_string()));
+    let url = lines.by_ref().map_while(Result::ok).take(20).find_map(|l| {
+        l.split_once("console at http://")
+            .map(|(_, u)| u.to_string())
+    });
     let Some(url) = url else {
         let _ = child.kill();
         panic!("the console's address was not printed");
@@ -350,6 +349,9 @@ fn the_console_example_serves_its_graph_until_stopped() {
     let _ = child.wait();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     for node in ["tone", "noise", "mix", "pace", "gain"] {
-        assert!(reply.contains(&format!("\"{node}\"")), "{node} missing: {reply}");
+        assert!(
+            reply.contains(&format!("\"{node}\"")),
+            "{node} missing: {reply}"
+        );
     }
 }

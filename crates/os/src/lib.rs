@@ -1,9 +1,10 @@
 //! The system calls that sluice's crates share, written once: placing and prioritising threads,
 //! reading CPU clocks, sleeping to absolute deadlines, futexes, the floating-point mode of
 //! real-time threads ([`DenormalGuard`], [`set_flush_to_zero`]), termination signals
-//! ([`signals`]) and the files to remove when a signal forces an exit ([`exit_files`]). Most go
-//! through `rustix`; what `rustix` does not cover (the real-time scheduling policy, signal
-//! handlers) goes through `libc`, and MXCSR through `asm!`.
+//! ([`signals`]), the files to remove when a signal forces an exit ([`exit_files`]) and long
+//! files written at the disk's pace ([`writeback`]). Most go through `rustix`; what `rustix`
+//! does not cover (the real-time scheduling policy, signal handlers, `sync_file_range`) goes
+//! through `libc`, and MXCSR through `asm!`.
 //!
 //! Linux is the target. Elsewhere the calls report that they are unsupported (or do nothing
 //! where doing nothing is a correct fallback), so the crates above still build.
@@ -13,6 +14,7 @@
 mod denormals;
 pub mod exit_files;
 pub mod signals;
+pub mod writeback;
 
 pub use denormals::{set_flush_to_zero, DenormalGuard};
 

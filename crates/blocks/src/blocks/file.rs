@@ -2,6 +2,7 @@
 //! (what `blocks.file_source`/`file_sink` read and write on x86).
 
 use sluice_formats::output_file::PartialFile;
+use sluice_formats::streaming_file::StreamingFile;
 use sluice_runtime::{Item, Node, NodeError, Ports, TagPolicy, Work, WorkIo};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -100,11 +101,12 @@ impl<T: Item> Node for FileSource<T> {
 
 /// Writes every item to a raw file, straight from the input queue's window. The file is written
 /// under a temporary name and moved onto `path` at end of stream: an existing file there is
-/// untouched unless the graph finishes (see [`PartialFile`]).
+/// untouched unless the graph finishes (see [`PartialFile`]), and it streams to the disk as it
+/// grows (see [`StreamingFile`]).
 #[derive(Debug)]
 pub struct FileSink<T> {
     path: PathBuf,
-    file: File,
+    file: StreamingFile,
     partial: Option<PartialFile>,
     /// Stale partial files of earlier runs found beside the destination (see
     /// [`PartialFile::stale`]), said once.
@@ -120,7 +122,7 @@ impl<T: Item> FileSink<T> {
             .map_err(|e| NodeError::caused(format!("cannot create {}", path.display()), e))?;
         Ok(FileSink {
             path: path.to_path_buf(),
-            file,
+            file: StreamingFile::new(file),
             warnings: partial.stale_warning().into_iter().collect(),
             partial: Some(partial),
             _items: PhantomData,
@@ -143,7 +145,10 @@ impl<T: Item> Node for FileSink<T> {
             return Ok(Work::NeedInput { port: 0, items: 1 });
         };
         if window.is_empty() {
-            self.file.flush()?;
+            // On the disk before it takes the destination's name (see `PartialFile`).
+            self.file
+                .sync()
+                .map_err(|e| NodeError::caused(format!("writing {}", self.path.display()), e))?;
             if let Some(partial) = self.partial.take() {
                 partial.commit().map_err(|e| {
                     NodeError::msg(format!(

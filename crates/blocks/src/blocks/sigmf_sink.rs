@@ -2,7 +2,9 @@
 //! the meta file (see [`crate::blocks::sigmf_tags`] for the mapping).
 //!
 //! Both files are written beside their destinations and moved onto them when the stream ends
-//! (see [`PartialFile`]): a run that fails leaves an existing recording untouched. A change of
+//! (see [`PartialFile`]): a run that fails leaves an existing recording untouched. The data
+//! streams to the disk as it is written ([`StreamingFile`]), so a recording runs at the disk's
+//! pace from its start instead of filling the page cache and stalling. A change of
 //! frequency, rate or gain starts a capture segment; a `gap` becomes a `gap` annotation with the
 //! samples lost; a start tag and an end tag the user names (`burst_start..burst_end`) become one
 //! annotation over the range; every other tag (an `rt_overflow`, a `set:gain` change) becomes an
@@ -14,6 +16,7 @@ use crate::blocks::sigmf_tags::{annotation_fields, to_json, ANNOTATION};
 use num_complex::Complex32;
 use serde_json::{json, Map, Value};
 use sluice_formats::output_file::PartialFile;
+use sluice_formats::streaming_file::StreamingFile;
 use sluice_formats::sigmf::{
     self, format_datetime, Datatype, CAPTURE_GAIN, CAPTURE_RATE, EXTENSION, GAP_LABEL, GAP_LOST,
 };
@@ -31,7 +34,7 @@ const CHUNK: usize = 1 << 14;
 pub struct SigmfSink {
     datatype: Datatype,
     meta_path: PathBuf,
-    data: Option<(PartialFile, BufWriter<std::fs::File>)>,
+    data: Option<(PartialFile, BufWriter<StreamingFile>)>,
     meta: Option<PartialFile>,
     sample_rate: Option<f64>,
     frequency: Option<f64>,
@@ -76,7 +79,7 @@ impl SigmfSink {
             datatype,
             meta: Some(meta),
             meta_path,
-            data: Some((data, BufWriter::new(file))),
+            data: Some((data, BufWriter::with_capacity(1 << 16, StreamingFile::new(file)))),
             sample_rate,
             frequency,
             description,
@@ -283,7 +286,10 @@ impl SigmfSink {
         let text =
             serde_json::to_string_pretty(&self.meta_json()).map_err(NodeError::from_error)?;
         let name = |p: &Path| p.display().to_string();
+        // On the disk before it takes the destination's name: a crash after the rename must not
+        // leave a recording that reads as complete but is not.
         file.flush()
+            .and_then(|()| file.get_mut().sync())
             .map_err(|e| NodeError::caused(format!("writing {}", name(data.destination())), e))?;
         std::fs::write(meta.temporary(), text + "\n")
             .map_err(|e| NodeError::caused(format!("writing {}", self.meta_path.display()), e))?;

@@ -11,14 +11,17 @@
 //! source adds over the module alone; the CS16 → c32 kernel alone at each instruction-set level
 //! on cache-resident buffers; and `soapy_source → sigmf_sink` in ci16_le and cf32_le against
 //! `dd oflag=direct` writing as many bytes to the same directory (the sink's time includes an
-//! `fsync` of its file, so page-cache speed does not pass for disk speed).
+//! `fsync` of its file, so page-cache speed does not pass for disk speed); and the same
+//! recording with the device paced at its highest rate for `--sustain-seconds` (60 by default),
+//! holding 0.1 s of samples as a radio's FIFO does, so a sink that falls behind shows up as
+//! overflows in the recording's gap annotations.
 
 use crate::report::{machine_description, median, results_dir, Table};
 use anyhow::{bail, Context};
 use num_complex::Complex32;
 use sluice_blocks::blocks::basic::NullSink;
 use sluice_blocks::blocks::SigmfSink;
-use sluice_formats::sigmf::Datatype;
+use sluice_formats::sigmf::{Datatype, GAP_LABEL, GAP_LOST};
 use sluice_kernels::{iq_to_c32_with, IqFormat, SimdLevel};
 use sluice_os::process_cpu_time;
 use sluice_runtime::{Graph, RunOptions};
@@ -45,6 +48,10 @@ pub struct BenchSoapyArgs {
     /// Skip the recording rows.
     #[arg(long)]
     pub no_record: bool,
+    /// Seconds of the paced recording: the device at its highest rate (3.2 MS/s) with a
+    /// radio's FIFO of 0.1 s, into `sigmf_sink`, counting the overflows (0 skips it).
+    #[arg(long, default_value_t = 60)]
+    pub sustain_seconds: u64,
     /// Directory for the CSV and JSON results.
     #[arg(long, default_value = "target/bench/soapy")]
     pub out: PathBuf,
@@ -52,6 +59,9 @@ pub struct BenchSoapyArgs {
 
 /// The rate asked of the device (unpaced, it delivers as fast as it is read).
 const RATE: f64 = 2.048e6;
+
+/// The device's highest rate (its ranges are an RTL-SDR's), for the paced recording.
+const MAX_RATE: f64 = 3.2e6;
 
 /// The module alone: SoapySDR's C API in a loop, nothing else.
 const MODULE_ALONE: &str = r#"
@@ -133,7 +143,24 @@ fn run_radio(
     id: usize,
     sink: impl sluice_runtime::Node + 'static,
 ) -> anyhow::Result<(f64, f64)> {
-    let mut s = RadioSettings::new(&format!("driver=sluice_test,bench={id}"), RATE);
+    run_device(
+        &format!("driver=sluice_test,bench={id}"),
+        RATE,
+        format,
+        n,
+        sink,
+    )
+}
+
+/// Receives `n` samples from the device `args` at `rate` into `sink`: (wall s, CPU s).
+fn run_device(
+    args: &str,
+    rate: f64,
+    format: StreamFormat,
+    n: u64,
+    sink: impl sluice_runtime::Node + 'static,
+) -> anyhow::Result<(f64, f64)> {
+    let mut s = RadioSettings::new(args, rate);
     s.format = format;
     let mut g = Graph::new();
     let src = g.add("rx", SoapySource::new(s, Some(n))?)?;
@@ -268,6 +295,9 @@ pub fn run(args: BenchSoapyArgs) -> anyhow::Result<()> {
     }
     if !args.no_record {
         record_rows(&args, runs, &mut id, &mut table)?;
+        if args.sustain_seconds > 0 {
+            sustain_rows(&args, &mut id, &mut table)?;
+        }
     }
     print!("{}", table.render());
     table.write_csv(&out_dir.join("soapy.csv"))?;
@@ -313,6 +343,52 @@ fn record_rows(
             format!("{sink:.0} MB/s"),
             String::new(),
             format!("{:.2} of dd", sink / disk),
+        ]);
+    }
+    Ok(())
+}
+
+/// `soapy_source → sigmf_sink` with the device paced at its highest rate for
+/// `--sustain-seconds`, holding 0.1 s as a radio's FIFO does: the overflows are read back from
+/// the recording's gap annotations.
+fn sustain_rows(args: &BenchSoapyArgs, id: &mut usize, table: &mut Table) -> anyhow::Result<()> {
+    let seconds = args.sustain_seconds;
+    let n = (seconds as f64 * MAX_RATE) as u64;
+    println!(
+        "# recording {seconds} s at {:.1} MS/s from the paced device (FIFO of 0.1 s)",
+        MAX_RATE / 1e6
+    );
+    for datatype in [Datatype::Ci16Le, Datatype::Cf32Le] {
+        *id += 1;
+        let path = args.disk.join("sustain");
+        let sink = SigmfSink::create(&path, datatype, None, None, None)?;
+        let device = format!(
+            "driver=sluice_test,pace=1,rt_buffer={},bench={id}",
+            (MAX_RATE / 10.0) as u64
+        );
+        let (wall, cpu) = run_device(&device, MAX_RATE, StreamFormat::Cs16, n, sink)?;
+        let (meta_path, data) = sluice_formats::sigmf::paths(&path);
+        let meta = sluice_formats::sigmf::read_meta(&meta_path)?;
+        let (mut overflows, mut lost) = (0, 0);
+        for a in &meta.annotations {
+            let field = |name: &str| a.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+            if field("core:label").and_then(|v| v.as_str()) == Some(GAP_LABEL) {
+                overflows += 1;
+                lost += field(GAP_LOST).and_then(|v| v.as_u64()).unwrap_or(0);
+            }
+        }
+        std::fs::remove_file(&data)?;
+        std::fs::remove_file(&meta_path)?;
+        table.push(vec![
+            format!(
+                "soapy_source → sigmf_sink, device paced at {:.1} MS/s for {seconds} s",
+                MAX_RATE / 1e6
+            ),
+            datatype.name().to_string(),
+            format!("{:.2}", n as f64 / wall / 1e6),
+            format!("{:.4}", cpu / (n as f64 / 1e6)),
+            String::new(),
+            format!("{overflows} overflows, {lost} samples lost"),
         ]);
     }
     Ok(())

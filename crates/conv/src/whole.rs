@@ -8,10 +8,15 @@
 //! lengths RustFFT runs fastest (`2^a · 3^b`) by a cost model: segments × `L log L`. A 10 s
 //! stereo file and a 2^18-tap IR take one transform of 786,432 points per channel. The
 //! channels run on threads of their own.
+//!
+//! Plans are kept for the process's life ([`plans`]): planning a transform of that size takes
+//! several times as long as running it, and a program that convolves once per file would pay
+//! it on every call.
 
 use crate::ConvError;
 use realfft::num_complex::Complex;
-use realfft::RealFftPlanner;
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// The longest transform the cost model picks when a shorter one would do: it bounds the
 /// memory per channel (2^23 points: 32 MiB of time samples, as much again of spectrum).
@@ -78,6 +83,16 @@ pub fn convolve_whole(
     Ok(out)
 }
 
+/// The forward and inverse real transforms of `len` points, planned once per process.
+fn plans(len: usize) -> (Arc<dyn RealToComplex<f32>>, Arc<dyn ComplexToReal<f32>>) {
+    static PLANNER: OnceLock<Mutex<RealFftPlanner<f32>>> = OnceLock::new();
+    let mut planner = PLANNER
+        .get_or_init(|| Mutex::new(RealFftPlanner::new()))
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    (planner.plan_fft_forward(len), planner.plan_fft_inverse(len))
+}
+
 /// IRs up to this long are convolved directly: fewer operations than two transforms per
 /// segment, and no rounding of the transforms.
 const DIRECT_MAX: usize = 32;
@@ -98,8 +113,7 @@ fn convolve_one(x: &[f32], ir: &[f32]) -> Vec<f32> {
         return y;
     }
     let (l, segment) = plan(n, m);
-    let mut planner = RealFftPlanner::<f32>::new();
-    let (fwd, inv) = (planner.plan_fft_forward(l), planner.plan_fft_inverse(l));
+    let (fwd, inv) = plans(l);
     let mut time = fwd.make_input_vec();
     let mut scratch = fwd.make_scratch_vec();
     let mut iscratch = inv.make_scratch_vec();

@@ -6,7 +6,6 @@ use crate::dtype::Dtype;
 use crate::view::contiguous;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 use sluice_conv::{
     ConvolverConfig, IrMatrix, LatePolicy, Partitioning, Scheduling, StreamConvolver,
     MAX_IR_LEN_LIMIT,
@@ -41,27 +40,34 @@ pub(crate) fn rows(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<Vec<f32>
     ))
 }
 
-/// A float32 numpy array of `rows` (1-D if `flat`).
-pub(crate) fn to_array<'py>(
+/// A float32 numpy array of `rows` (1-D, the rows one after another, if `flat`), written
+/// straight into numpy's memory: one copy.
+pub(crate) fn to_array<'py, R: AsRef<[f32]>>(
     py: Python<'py>,
-    rows: &[Vec<f32>],
+    rows: &[R],
     flat: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let len = rows.first().map_or(0, Vec::len);
-    let mut bytes = Vec::with_capacity(rows.len() * len * 4);
-    for r in rows {
-        bytes.extend_from_slice(bytemuck::cast_slice(r));
-    }
-    let np = py.import("numpy")?;
-    let array = np
-        .getattr("frombuffer")?
-        .call1((PyBytes::new(py, &bytes), "float32"))?
-        .call_method0("copy")?;
-    if flat {
-        Ok(array)
+    let len = rows.first().map_or(0, |r| r.as_ref().len());
+    let shape = if flat {
+        vec![rows.len() * len]
     } else {
-        array.call_method1("reshape", ((rows.len(), len),))
+        vec![rows.len(), len]
+    };
+    let empty = py.import("numpy")?.getattr("empty")?;
+    let array = empty.call1((shape, Dtype::F32.numpy()))?;
+    let (array, address, items) = contiguous(&array, Dtype::F32)?;
+    debug_assert_eq!(items, rows.len() * len);
+    for (i, row) in rows.iter().enumerate() {
+        let row = row.as_ref();
+        debug_assert_eq!(row.len(), len);
+        // SAFETY: `array` is a new C-contiguous float32 array of `rows.len() × len` items that
+        // nothing else references yet; row `i` is its items `i·len .. (i+1)·len`, and `row`
+        // (our own memory) cannot overlap it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(row.as_ptr(), (address as *mut f32).add(i * len), len);
+        }
     }
+    Ok(array)
 }
 
 /// The IR matrix for `channels` inputs: one IR for all, or one per channel.
@@ -137,12 +143,9 @@ pub fn convolve<'py>(
         let irs: Vec<&[f32]> = ir.iter().map(Vec::as_slice).collect();
         sluice_conv::convolve_whole(&inputs, &irs, threads)
     });
-    let mut out = out.map_err(|e| PyValueError::new_err(format!("convolve: {e}")))?;
-    for y in &mut out {
-        y.drain(..start);
-        y.truncate(len);
-    }
-    to_array(py, &out, flat)
+    let out = out.map_err(|e| PyValueError::new_err(format!("convolve: {e}")))?;
+    let rows: Vec<&[f32]> = out.iter().map(|y| &y[start..start + len]).collect();
+    to_array(py, &rows, flat)
 }
 
 /// A streaming convolution: push blocks of samples, get the convolved samples back, as the

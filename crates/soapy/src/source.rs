@@ -251,8 +251,16 @@ impl Node for SoapySource {
         let mut k = self.mtu.min(usize::try_from(left).unwrap_or(usize::MAX));
         for (c, out) in outs.iter_mut().take(nch).enumerate() {
             let out = out.as_mut().expect("one output per channel");
-            match out.reserve(1)? {
-                None => return Ok(Work::NeedOutput { port: c, items: 1 }),
+            // Wait for room for a whole packet (half the queue at most): a read into whatever
+            // little room a consumer just freed costs a device call per few samples.
+            let want = k.min(out.capacity() / 2).max(1);
+            match out.reserve(want)? {
+                None => {
+                    return Ok(Work::NeedOutput {
+                        port: c,
+                        items: want,
+                    })
+                }
                 Some(y) => k = k.min(y.len()),
             }
         }

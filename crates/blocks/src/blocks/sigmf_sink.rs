@@ -16,10 +16,10 @@ use crate::blocks::sigmf_tags::{annotation_fields, to_json, ANNOTATION};
 use num_complex::Complex32;
 use serde_json::{json, Map, Value};
 use sluice_formats::output_file::PartialFile;
-use sluice_formats::streaming_file::StreamingFile;
 use sluice_formats::sigmf::{
     self, format_datetime, Datatype, CAPTURE_GAIN, CAPTURE_RATE, EXTENSION, GAP_LABEL, GAP_LOST,
 };
+use sluice_formats::streaming_file::StreamingFile;
 use sluice_kernels::c32_to_iq;
 use sluice_runtime::metadata::{CENTER_FREQUENCY, GAIN, GAP, SAMPLE_RATE, TIME};
 use sluice_runtime::{Node, NodeError, Ports, Tag, TagPolicy, TagValue, Work, WorkIo};
@@ -79,7 +79,10 @@ impl SigmfSink {
             datatype,
             meta: Some(meta),
             meta_path,
-            data: Some((data, BufWriter::with_capacity(1 << 16, StreamingFile::new(file)))),
+            data: Some((
+                data,
+                BufWriter::with_capacity(1 << 16, StreamingFile::new(file)),
+            )),
             sample_rate,
             frequency,
             description,

@@ -12,6 +12,10 @@
 //   overflow  overflow=K1:N1;K2:N2 drops samples [K, K+N) of every channel: the read that
 //             reaches K returns SOAPY_SDR_OVERFLOW, the next one starts at K+N with its time
 //   pace      pace=1 delivers samples no faster than the sample rate (wall clock)
+//   buffer    with pace=1, rt_buffer=N holds N samples as a radio's FIFO does: a reader more
+//             than N samples behind the wall clock loses the oldest (the read returns
+//             SOAPY_SDR_OVERFLOW, the next one starts N samples behind the clock, with its
+//             time). Without it (the default) a late reader loses nothing.
 //   channels  rx_channels=N RX channels (1..4), all reading the same k: time-aligned
 //   TX        one TX channel; every writeStream call is logged to tx_log=PATH (text: one
 //             "write <n> <flags> <timeNs>" line per call) and its CF32 samples appended to
@@ -31,6 +35,7 @@
 #include <SoapySDR/Errors.hpp>
 #include <SoapySDR/Time.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -82,6 +87,7 @@ public:
         : rx_channels(std::stoul(arg(args, "rx_channels", "1"))),
           time0(std::stoll(arg(args, "time_ns", "1000000000000"))),
           pace(arg(args, "pace", "0") == "1"),
+          rt_buffer(std::stoull(arg(args, "rt_buffer", "0"))),
           tone_signal(arg(args, "signal", "counter") == "tone"),
           tone(std::stod(arg(args, "tone", "10000"))),
           tx_log(arg(args, "tx_log", ""))
@@ -336,15 +342,24 @@ public:
             auto now = std::chrono::steady_clock::now();
             double elapsed = std::chrono::duration<double>(now - started).count();
             double have = elapsed * rate[0] - (double)next;
-            if (have < 1)
+            if (rt_buffer > 0 && have > (double)rt_buffer)
             {
-                double wait = (1 - have) / rate[0];
+                // The FIFO overflowed while the reader was away: what it could not hold is lost.
+                next += (uint64_t)(have - (double)rt_buffer);
+                return SOAPY_SDR_OVERFLOW;
+            }
+            // As a radio's USB or network packets do, a read returns once a packet's worth
+            // (the MTU, or what was asked if less) has arrived, not sample by sample.
+            double packet = (double)std::min<size_t>(n, getStreamMTU(stream));
+            if (have < packet)
+            {
+                double wait = (packet - have) / rate[0];
                 if (wait * 1e6 > timeoutUs) {
                     std::this_thread::sleep_for(std::chrono::microseconds(timeoutUs));
                     return SOAPY_SDR_TIMEOUT;
                 }
                 std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-                have = 1;
+                have = packet;
             }
             if ((double)n > have) n = (size_t)have;
         }
@@ -440,6 +455,7 @@ private:
     size_t rx_channels;
     long long time0;
     bool pace;
+    uint64_t rt_buffer;
     bool tone_signal;
     double tone;
     std::string tx_log;

@@ -2,6 +2,19 @@
 //! the background. Building in code goes through the graph loader's own node checks
 //! (`sluice_graph::build_node`) and the runtime's connection checks, so every mistake reads as
 //! it would in a graph file.
+//!
+//! Rates follow the stream in a graph built in code as they do in a graph file, with the
+//! loader's own code (`sluice_graph::follow_rates`): each node added by block type name is
+//! remembered with its parameters as given, and each edge; every `connect` follows rates
+//! through the graph so far (a rate given against the stream's, or a node whose inputs run at
+//! different rates, is refused there, in the loader's words), and before the graph runs
+//! (`run`, `start`, `check`) they are followed once more through the whole graph. A node whose
+//! parameters that follow the stream (a filter's `sample_rate`) were filled in is built again
+//! with them and put in place of the one built at `add`. A node that cannot be built at all
+//! without its stream's rate (a `rotator`, a `fir` designed in Hz) waits for it: it is built
+//! by the `connect` that brings the rate, and its edges are made then. Nodes added as Python
+//! objects declare no rate: rates stop there, as at any node whose rate is known only when it
+//! runs.
 
 use crate::array_io::{ArraySink, ArraySource};
 use crate::dtype::Dtype;
@@ -14,10 +27,14 @@ use crate::tap::{TapNode, TapShared};
 use crate::values::to_toml;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use sluice_graph::{build_node, MistakeKind, Override, Params, Registry};
+use sluice_graph::{
+    build_node, follow_rates, CodeEdge, CodeNode, MistakeKind, NodeMistake, Override, Params,
+    Registry,
+};
 use sluice_runtime::{Graph as RtGraph, Node, NodeId};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use toml::Value;
 
 /// The standard registry, built once.
 pub fn registry() -> &'static Registry {
@@ -35,6 +52,162 @@ pub struct Built {
     pub taps: BTreeMap<String, Tap>,
     pub py_errors: PyErrors,
     pub origin: String,
+    /// The nodes added by block type name, in the order added: what rates are followed
+    /// through, and what is built again once they are.
+    recipes: Vec<Recipe>,
+    /// Every edge made or waiting, for following rates.
+    rate_edges: Vec<CodeEdge>,
+    /// Edges to or from a node that waits for its stream's rate, made once it is built.
+    waiting: Vec<WaitingEdge>,
+}
+
+/// A node added by block type name, as given.
+struct Recipe {
+    name: String,
+    kind: String,
+    params: Vec<(String, Value)>,
+    /// The values its parameters that follow the stream were built with (in the order the
+    /// block declares them); `None` while it waits for its stream's rate, not yet in the
+    /// runtime graph.
+    built_with: Option<Vec<Option<Value>>>,
+}
+
+/// An edge as `connect` was given it, waiting for a node to be built.
+struct WaitingEdge {
+    from: String,
+    to: String,
+    capacity: Option<usize>,
+}
+
+impl Built {
+    /// Whether node `name` waits for its stream's rate.
+    fn waits(&self, name: &str) -> bool {
+        self.recipes
+            .iter()
+            .any(|r| r.name == name && r.built_with.is_none())
+    }
+
+    /// The node (and port, when named) of an end that names a node waiting for its rate.
+    fn waiting_end(&self, text: &str) -> Option<(String, Option<String>)> {
+        if self.waits(text) {
+            return Some((text.to_string(), None));
+        }
+        match text.rsplit_once('.') {
+            Some((n, p)) if !p.is_empty() && self.waits(n) => {
+                Some((n.to_string(), Some(p.to_string())))
+            }
+            _ => None,
+        }
+    }
+
+    /// The nodes added by type name with the rates followed through the edges (and `extra`)
+    /// filled in, and the mistakes found doing so.
+    fn follow(&self, extra: Option<&CodeEdge>) -> (Vec<CodeNode>, Vec<(String, NodeMistake)>) {
+        let mut nodes: Vec<CodeNode> = self
+            .recipes
+            .iter()
+            .map(|r| CodeNode {
+                name: r.name.clone(),
+                kind: r.kind.clone(),
+                params: Params::from_values(r.params.clone()),
+            })
+            .collect();
+        let mut edges = self.rate_edges.clone();
+        edges.extend(extra.cloned());
+        let (_, mistakes) = follow_rates(registry(), &mut nodes, &edges);
+        (nodes, mistakes)
+    }
+
+    /// Builds every node whose parameters that follow the stream now have other values than
+    /// it was built with (one that waited for its rate is added, one built before is
+    /// replaced), then makes the waiting edges whose nodes are all built. With `finally`
+    /// (the graph is about to run) a node that still cannot be built is an error; before,
+    /// one that waits for its rate goes on waiting.
+    fn settle(&mut self, nodes: Vec<CodeNode>, finally: bool) -> PyResult<()> {
+        for (recipe, node) in self.recipes.iter_mut().zip(nodes) {
+            let now = stream_values(&recipe.kind, &node.params);
+            if recipe.built_with.as_ref() == Some(&now) {
+                continue;
+            }
+            let built = match build_node(registry(), &recipe.name, &recipe.kind, node.params) {
+                Ok(built) => built,
+                Err(m) if !finally && m[0].kind == MistakeKind::RateUnknown => continue,
+                Err(m) => return Err(node_error(&recipe.name, &m)),
+            };
+            let placed = match self.graph.node_id(&recipe.name) {
+                Some(id) => self.graph.replace_boxed(id, built),
+                None => self.graph.add_boxed(&recipe.name, built).map(drop),
+            };
+            placed.map_err(|e| errors::runtime(&e, ""))?;
+            recipe.built_with = Some(now);
+        }
+        let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|e| {
+                self.waiting_end(&e.from).is_none() && self.waiting_end(&e.to).is_none()
+            });
+        self.waiting = waiting;
+        for edge in ready {
+            join(self, &edge.from, &edge.to, edge.capacity)?;
+        }
+        Ok(())
+    }
+
+    /// The error of a node that waits for its stream's rate: why it cannot be built yet.
+    fn waiting_error(&self, name: &str) -> PyErr {
+        let (nodes, _) = self.follow(None);
+        let kind = self
+            .recipes
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| &r.kind);
+        match (kind, nodes.into_iter().find(|n| n.name == name)) {
+            (Some(kind), Some(node)) => match build_node(registry(), name, kind, node.params) {
+                Err(m) => node_error(name, &m),
+                Ok(_) => raise::<GraphError>(
+                    format!("node '{name}' is built once its stream's rate is followed: connect its input first"),
+                    Some(name),
+                    None,
+                    None,
+                ),
+            },
+            _ => raise::<GraphError>(format!("no node named '{name}'"), Some(name), None, None),
+        }
+    }
+}
+
+/// The values of the parameters of block type `kind` that follow the stream, in `params`
+/// (given or filled in), in the order the block declares them.
+fn stream_values(kind: &str, params: &Params) -> Vec<Option<Value>> {
+    registry()
+        .find(kind)
+        .map(|b| {
+            b.params
+                .iter()
+                .filter(|d| d.follows_stream)
+                .map(|d| params.value(&d.name).cloned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Connects the ends `from` and `to` (texts as `end_text` gives them), both built.
+fn join(built: &mut Built, from: &str, to: &str, capacity: Option<usize>) -> PyResult<()> {
+    let (from, a, ap) = end_of(built, from, true)?;
+    let (to, b, bp) = end_of(built, to, false)?;
+    let label = format!("edge {a}.{ap} -> {b}.{bp}: ");
+    built
+        .graph
+        .connect_with(from, &ap, to, &bp, capacity)
+        .map_err(|e| errors::runtime(&e, &label))
+}
+
+/// The first of the mistakes found following rates as the exception of its kind, the others
+/// in its message.
+fn rate_error(mistakes: &[(String, NodeMistake)]) -> PyErr {
+    let (node, _) = &mistakes[0];
+    let all: Vec<NodeMistake> = mistakes.iter().map(|(_, m)| m.clone()).collect();
+    node_error(node, &all)
 }
 
 /// A node handle as `Graph.add` returns it: its name, usable wherever a node is named.
@@ -63,8 +236,11 @@ impl NodeRef {
 ///
 /// Load one with `Graph.from_file(path, set={"node.param": value})` or `Graph.from_str(text)`,
 /// or build one: `g = Graph()`, `lp = g.add("fir", name="lp", design="lowpass", ...)`,
-/// `g.connect(src, lp)` or `g.connect("src.out", "lp.in")`. Run it with `g.run()` (blocking;
-/// Ctrl-C stops it gracefully) or `g.start()` (returns a `Handle`). A graph runs once.
+/// `g.connect(src, lp)` or `g.connect("src.out", "lp.in")`. Rates follow the stream as in a
+/// graph file: a parameter that follows it (a filter's `sample_rate`) and is left out takes
+/// the rate of the source before it, through every rate change. Run it with `g.run()`
+/// (blocking; Ctrl-C stops it gracefully) or `g.start()` (returns a `Handle`). A graph runs
+/// once.
 #[pyclass(module = "sluice", name = "Graph")]
 pub struct Graph {
     inner: Mutex<Option<Built>>,
@@ -80,6 +256,9 @@ impl Graph {
                 taps: BTreeMap::new(),
                 py_errors: PyErrors::default(),
                 origin,
+                recipes: Vec::new(),
+                rate_edges: Vec::new(),
+                waiting: Vec::new(),
             })),
         }
     }
@@ -95,9 +274,20 @@ impl Graph {
         f(built)
     }
 
-    /// Takes the graph out to run it.
+    /// Takes the graph out to run it, once rates are followed through it as a graph file's
+    /// are: a rate mistake raises (`ParameterError` for a given rate that disagrees with the
+    /// stream's, `GraphError` for a node whose inputs run at different rates), every node whose
+    /// parameters that follow the stream were filled in is built again with them, and a node
+    /// that still waits for its rate raises its build's `ParameterError`.
     pub fn take(&self) -> PyResult<Built> {
-        self.lock().take().ok_or_else(already_ran)
+        let mut guard = self.lock();
+        let built = guard.as_mut().ok_or_else(already_ran)?;
+        let (nodes, mistakes) = built.follow(None);
+        if !mistakes.is_empty() {
+            return Err(rate_error(&mistakes));
+        }
+        built.settle(nodes, true)?;
+        guard.take().ok_or_else(already_ran)
     }
 
     fn load(text: &str, origin: &str, set: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
@@ -150,25 +340,29 @@ fn fresh_name(names: &[String], base: &str) -> String {
         .unwrap_or_else(|| base.to_string())
 }
 
-/// One end of an edge: `node.port`, or a node (with one port on that side).
-fn end_of(
-    built: &Built,
-    obj: &Bound<'_, PyAny>,
-    output: bool,
-) -> PyResult<(NodeId, String, String)> {
-    let text: String = match obj.cast::<NodeRef>() {
-        Ok(r) => r.get().name.clone(),
+/// The text of one end of an edge: a node's name, or `node.port`.
+fn end_text(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    match obj.cast::<NodeRef>() {
+        Ok(r) => Ok(r.get().name.clone()),
         Err(_) => obj.extract().map_err(|_| {
             pyo3::exceptions::PyTypeError::new_err(
                 "connect: an end is a node (as add() returns it), a node name, or \"node.port\"",
             )
-        })?,
-    };
-    let (node, port) = match built.graph.node_id(&text) {
-        Some(_) => (text.as_str(), None),
+        }),
+    }
+}
+
+/// One end of an edge: `node.port`, or a node (with one port on that side). A node that waits
+/// for its stream's rate has no ports yet: that is its error.
+fn end_of(built: &Built, text: &str, output: bool) -> PyResult<(NodeId, String, String)> {
+    if let Some((node, _)) = built.waiting_end(text) {
+        return Err(built.waiting_error(&node));
+    }
+    let (node, port) = match built.graph.node_id(text) {
+        Some(_) => (text, None),
         None => match text.rsplit_once('.') {
             Some((n, p)) if !n.is_empty() && !p.is_empty() => (n, Some(p)),
-            _ => (text.as_str(), None),
+            _ => (text, None),
         },
     };
     let id = built.graph.node_id(node).ok_or_else(|| {
@@ -240,7 +434,10 @@ impl Graph {
     /// Adds a node and returns it (a `NodeRef`). `block` is a block type's name (parameters as
     /// keywords: `g.add("fir", name="lp", design="lowpass", num_taps=63, cutoff=0.1)`), a
     /// `sluice.Block` instance, an `ArraySource` or an `ArraySink`. The name defaults to the
-    /// type's (made unique). Raises `UnknownBlockError` or `ParameterError`.
+    /// type's (made unique). Raises `UnknownBlockError` or `ParameterError`. A block type that
+    /// cannot be built without its stream's rate (a `rotator`, a filter designed in Hz, with
+    /// no `sample_rate`) is built by the `connect` that brings the rate; its other parameters
+    /// are checked here all the same.
     #[pyo3(signature = (block, name=None, **params))]
     fn add(
         &self,
@@ -259,7 +456,7 @@ impl Graph {
                 block.get_type().name()?.to_string().to_lowercase()
             };
             let name = name.unwrap_or_else(|| fresh_name(&built.names, &base));
-            if built.graph.node_id(&name).is_some() {
+            if built.names.contains(&name) {
                 return Err(raise::<GraphError>(
                     format!("node '{name}': a node of that name is already added; names must be unique"),
                     Some(&name),
@@ -277,8 +474,28 @@ impl Graph {
                         values.push((k, value));
                     }
                 }
-                build_node(registry(), &name, &base, Params::from_values(values))
-                    .map_err(|mistakes| node_error(&name, &mistakes))?
+                let given = Params::from_values(values.clone());
+                let mut recipe = Recipe {
+                    name: name.clone(),
+                    kind: base.clone(),
+                    built_with: Some(stream_values(&base, &given)),
+                    params: values,
+                };
+                match build_node(registry(), &name, &base, given) {
+                    Ok(node) => {
+                        built.recipes.push(recipe);
+                        node
+                    }
+                    // Built by the connect that brings its rate (or refused when the graph
+                    // runs): every other mistake was found by the declaration's checks.
+                    Err(m) if m[0].kind == MistakeKind::RateUnknown => {
+                        recipe.built_with = None;
+                        built.recipes.push(recipe);
+                        built.names.push(name.clone());
+                        return Ok(NodeRef { name });
+                    }
+                    Err(m) => return Err(node_error(&name, &m)),
+                }
             } else if has_params {
                 return Err(raise::<ParameterError>(
                     format!("node '{name}': parameters are given to a block type by name; a {base} takes none here"),
@@ -313,7 +530,11 @@ impl Graph {
 
     /// Connects an output to an input: each end is `"node.port"`, or a node (a `NodeRef` or a
     /// name) whose only output (input) is meant. `capacity` sets the queue's size in items.
-    /// Raises `PortError`, `ItemTypeError` or `EdgeError`, in the graph loader's words.
+    /// Rates are followed through the graph so far, as a graph file's are: the parameters that
+    /// follow the stream (a filter's `sample_rate`) take the stream's rate where they were left
+    /// out, and a node that waited for it is built. Raises `PortError`, `ItemTypeError` or
+    /// `EdgeError`, and `ParameterError` for a given rate that disagrees with the stream's or
+    /// `GraphError` for inputs at different rates, in the graph loader's words.
     #[pyo3(signature = (source, destination, capacity=None))]
     fn connect(
         &self,
@@ -321,22 +542,43 @@ impl Graph {
         destination: &Bound<'_, PyAny>,
         capacity: Option<usize>,
     ) -> PyResult<()> {
+        let (from, to) = (end_text(source)?, end_text(destination)?);
         self.with(|built| {
-            let (from, a, ap) = end_of(built, source, true)?;
-            let (to, b, bp) = end_of(built, destination, false)?;
-            let label = format!("edge {a}.{ap} -> {b}.{bp}: ");
+            // Each end's node, and port where it is known (a node that waits for its rate has
+            // no ports yet).
+            let end = |text: &str, output: bool| match built.waiting_end(text) {
+                Some(end) => Ok(end),
+                None => end_of(built, text, output).map(|(_, n, p)| (n, Some(p))),
+            };
+            let ((a, ap), (b, bp)) = (end(&from, true)?, end(&to, false)?);
+            let show = |n: &str, p: &Option<String>| match p {
+                Some(p) => format!("{n}.{p}"),
+                None => n.to_string(),
+            };
             if capacity == Some(0) {
                 return Err(raise::<EdgeError>(
-                    format!("{label}capacity must be at least 1 item, not 0"),
+                    format!(
+                        "edge {} -> {}: capacity must be at least 1 item, not 0",
+                        show(&a, &ap),
+                        show(&b, &bp)
+                    ),
                     None,
                     None,
                     None,
                 ));
             }
-            built
-                .graph
-                .connect_with(from, &ap, to, &bp, capacity)
-                .map_err(|e| errors::runtime(&e, &label))
+            let edge: CodeEdge = (a.clone(), ap, b.clone());
+            let (nodes, mistakes) = built.follow(Some(&edge));
+            if !mistakes.is_empty() {
+                return Err(rate_error(&mistakes));
+            }
+            if built.waits(&a) || built.waits(&b) {
+                built.waiting.push(WaitingEdge { from, to, capacity });
+            } else {
+                join(built, &from, &to, capacity)?;
+            }
+            built.rate_edges.push(edge);
+            built.settle(nodes, false)
         })
     }
 
@@ -398,7 +640,9 @@ impl Graph {
     /// Runs the graph to its end and returns its statistics (one dict per node). Ctrl-C
     /// stops it gracefully (sources end, sinks finish their files) and then raises
     /// KeyboardInterrupt. A node's failure raises `NodeError` naming it (for a Python block,
-    /// with its traceback, and the exception as `__cause__`).
+    /// with its traceback, and the exception as `__cause__`). Rates are followed through the
+    /// whole graph first (see `connect`): a node still waiting for its stream's rate raises
+    /// `ParameterError`.
     #[pyo3(signature = (scheduler=None))]
     fn run(&self, py: Python<'_>, scheduler: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let handle = start(self.take()?, scheduler)?;
@@ -421,7 +665,7 @@ impl Graph {
         start(self.take()?, scheduler)
     }
 
-    /// Checks the graph (unconnected ports, cycles, queues) without running it; the graph can
+    /// Checks the graph (rates, unconnected ports, cycles, queues) without running it; the graph can
     /// still run afterwards only if it was built again, so this consumes it.
     fn check(&self) -> PyResult<()> {
         let built = self.take()?;
@@ -444,7 +688,7 @@ impl Graph {
 
 /// The dtype, vector length and `node.port` text of an output.
 fn output_type(built: &Built, port: &Bound<'_, PyAny>) -> PyResult<(Dtype, usize, String)> {
-    let (id, node, name) = end_of(built, port, true)?;
+    let (id, node, name) = end_of(built, &end_text(port)?, true)?;
     let ports = built.graph.ports(id).expect("the id was just found");
     let spec = ports
         .output_index(&name)
@@ -485,8 +729,9 @@ fn node_error(name: &str, mistakes: &[sluice_graph::NodeMistake]) -> PyErr {
     let first = &mistakes[0];
     match first.kind {
         MistakeKind::UnknownBlock => raise::<UnknownBlockError>(message, Some(name), None, None),
-        MistakeKind::UnknownParam | MistakeKind::BadParam => {
+        MistakeKind::UnknownParam | MistakeKind::BadParam | MistakeKind::RateUnknown => {
             raise::<ParameterError>(message, Some(name), None, first.param.as_deref())
         }
+        MistakeKind::InputRates => raise::<GraphError>(message, Some(name), None, None),
     }
 }

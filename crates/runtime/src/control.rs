@@ -391,6 +391,15 @@ impl Board {
             });
         ControlPort(mailbox)
     }
+
+    /// The run-time parameters of node `name` are now `controls` (its node was replaced before
+    /// the graph ran); its mailbox stays.
+    pub(crate) fn set_controls(&self, name: &str, controls: Vec<ControlSpec>) {
+        let mut nodes = self.nodes.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = nodes.iter_mut().find(|e| e.name == name) {
+            entry.controls = controls;
+        }
+    }
 }
 
 /// Changes run-time parameters of a graph's nodes, from any thread, while the graph runs.

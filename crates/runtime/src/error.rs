@@ -116,6 +116,15 @@ pub enum RuntimeError {
     /// A node id that this graph did not hand out.
     #[error("no node with id {0}")]
     NoSuchNode(usize),
+    /// A node put in place of another ([`Graph::replace_boxed`](crate::Graph::replace_boxed))
+    /// whose ports differ from the one it replaces.
+    #[error("node '{node}': cannot be replaced by a node of other ports: {difference}")]
+    PortsChanged {
+        /// The node's name.
+        node: String,
+        /// How the ports differ, in words.
+        difference: String,
+    },
     /// A port name the node does not declare.
     #[error("node '{node}' has no {kind} port '{port}' (it has: {available})")]
     NoSuchPort {

@@ -36,6 +36,33 @@ pub(crate) struct Edge {
     capacity: Option<usize>,
 }
 
+/// How the ports `new` differ from `old` in what an edge was checked against (names, item
+/// types, vector lengths, message kinds), in words; `None` when they do not.
+fn ports_differ(old: &Ports, new: &Ports) -> Option<String> {
+    let side = |kind: &str, old: &[crate::PortSpec], new: &[crate::PortSpec]| {
+        let show = |list: &[crate::PortSpec]| {
+            let all: Vec<String> = list
+                .iter()
+                .map(|p| match (&p.message, p.vlen) {
+                    (Some(m), _) => format!("{}: {:?} messages", p.name, m.kind),
+                    (None, 1) => format!("{}: {}", p.name, p.item.name()),
+                    (None, n) => format!("{}: {}[{n}]", p.name, p.item.name()),
+                })
+                .collect();
+            format!("({})", all.join(", "))
+        };
+        let same = old.len() == new.len()
+            && old.iter().zip(new).all(|(a, b)| {
+                a.name == b.name
+                    && a.item == b.item
+                    && a.vlen == b.vlen
+                    && a.message.as_ref().map(|m| m.kind) == b.message.as_ref().map(|m| m.kind)
+            });
+        (!same).then(|| format!("{kind}s {} became {}", show(old), show(new)))
+    };
+    side("input", &old.inputs, &new.inputs).or_else(|| side("output", &old.outputs, &new.outputs))
+}
+
 /// A process network under construction. Add nodes, connect their ports, then run it.
 pub struct Graph {
     pub(crate) nodes: Vec<NodeEntry>,
@@ -98,6 +125,35 @@ impl Graph {
             control,
         });
         Ok(NodeId(self.nodes.len() - 1))
+    }
+
+    /// Puts `node` in place of node `id` before the graph runs, keeping its name, its edges and
+    /// its mailbox: for a node built again once more is known about it (a graph built in code
+    /// learns its stream rates only when it is complete). Refused when `node`'s ports differ
+    /// from the old node's in names, item types, vector lengths or message kinds, since the
+    /// edges were checked against those; its queue sizes (windows) may differ.
+    pub fn replace_boxed(
+        &mut self,
+        id: NodeId,
+        mut node: Box<dyn Node>,
+    ) -> Result<(), RuntimeError> {
+        let handle = self.control_handle();
+        let entry = self
+            .nodes
+            .get_mut(id.0)
+            .ok_or(RuntimeError::NoSuchNode(id.0))?;
+        let ports = node.ports();
+        if let Some(difference) = ports_differ(&entry.ports, &ports) {
+            return Err(RuntimeError::PortsChanged {
+                node: entry.name.clone(),
+                difference,
+            });
+        }
+        node.attach_control(handle);
+        self.board.set_controls(&entry.name, node.controls());
+        entry.node = node;
+        entry.ports = ports;
+        Ok(())
     }
 
     /// The node called `name`.
@@ -472,4 +528,75 @@ pub(crate) struct BuiltNode {
     pub progress: Option<std::sync::Arc<crate::progress::NodeProgress>>,
     /// The node's mailbox of run-time parameter changes (closed when this is dropped).
     pub control: ControlPort,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NodeError, Work, WorkIo};
+
+    /// A node of the given ports that ends at once, with a run-time parameter named `knob`.
+    struct Shape(Ports, &'static str);
+
+    impl Node for Shape {
+        fn ports(&self) -> Ports {
+            self.0.clone()
+        }
+        fn work(&mut self, _io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+            Ok(Work::Done)
+        }
+        fn controls(&self) -> Vec<crate::ControlSpec> {
+            vec![crate::ControlSpec {
+                name: self.1,
+                expects: "a number",
+                help: "a parameter the test looks for",
+            }]
+        }
+    }
+
+    #[test]
+    fn a_node_is_replaced_by_one_of_the_same_ports_keeping_its_edges() {
+        let mut graph = Graph::new();
+        let a = graph
+            .add("a", Shape(Ports::new().output::<f32>("out"), "gain"))
+            .unwrap();
+        let b = graph
+            .add("b", Shape(Ports::new().input::<f32>("in"), "gain"))
+            .unwrap();
+        graph.connect(a, "out", b, "in").unwrap();
+        graph
+            .replace_boxed(
+                a,
+                Box::new(Shape(Ports::new().output::<f32>("out"), "rate")),
+            )
+            .unwrap();
+        assert_eq!(graph.node_id("a"), Some(a));
+        // The new node's run-time parameters are the ones the board knows.
+        let controls = graph.control_handle().controls();
+        let of_a = &controls.iter().find(|(n, _)| n == "a").unwrap().1;
+        assert_eq!(of_a.iter().map(|c| c.name).collect::<Vec<_>>(), ["rate"]);
+        graph.check().expect("the edge still joins a to b");
+    }
+
+    #[test]
+    fn a_node_of_other_ports_is_refused_naming_the_node_and_the_ports() {
+        let mut graph = Graph::new();
+        let a = graph
+            .add("a", Shape(Ports::new().output::<f32>("out"), "gain"))
+            .unwrap();
+        let e = graph
+            .replace_boxed(
+                a,
+                Box::new(Shape(Ports::new().output::<i16>("out"), "gain")),
+            )
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "node 'a': cannot be replaced by a node of other ports: outputs (out: f32) became (out: i16)"
+        );
+        let e = graph
+            .replace_boxed(NodeId(7), Box::new(Shape(Ports::new(), "gain")))
+            .unwrap_err();
+        assert!(matches!(e, RuntimeError::NoSuchNode(7)), "{e}");
+    }
 }

@@ -48,7 +48,7 @@ use hosts::{check_placement, HostDoc};
 pub use hosts::{HostDecl, StandbyMode};
 pub use node::{build_node, MistakeKind, NodeMistake};
 use rates::Checked;
-pub use rates::KnownRate;
+pub use rates::{follow_rates, CodeEdge, CodeNode, KnownRate};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -458,7 +458,7 @@ pub fn load_with(
         .map(|e| (e.from.node.clone(), e.to.node.clone()))
         .collect();
     let (rates, mistakes) = rates::follow(&mut checked, &pairs, &node_lines);
-    for (span, node, message) in mistakes {
+    for (span, node, message, _) in mistakes {
         errors.add(Some(span), Some(&node), message);
     }
     for Checked {
@@ -478,11 +478,7 @@ pub fn load_with(
                 }
             }
             Err(mut e) => {
-                if e.message == "is required"
-                    && block.find_param(&e.param).is_some_and(|d| d.follows_stream)
-                {
-                    e.message = "is required here: the stream's rate is not known before the graph runs (no node upstream declares it), so give it".into();
-                }
+                node::without_rate(block, &mut e);
                 node_error(&mut errors, &name, span, &params, e)
             }
         }

@@ -16,6 +16,12 @@ pub enum MistakeKind {
     UnknownParam,
     /// A parameter of the wrong kind, out of range, missing, or refused by the block.
     BadParam,
+    /// A block refused to be built, and it declares a parameter that follows the stream's rate
+    /// which was left out and which no rate followed through the graph has filled in: the
+    /// block is built once the rate is known (a graph built in code, before its edges exist).
+    RateUnknown,
+    /// A node whose inputs run at different rates.
+    InputRates,
 }
 
 /// One mistake of a node, in the loader's words (`node 'lp': parameter 'cutoff' must be …`).
@@ -109,7 +115,30 @@ pub fn build_node(
     if !mistakes.is_empty() {
         return Err(mistakes.iter().map(|e| mistake(name, e)).collect());
     }
+    let waits_for_rate = waits_for_rate(block, &params);
+    block.instantiate(&mut params).map_err(|mut e| {
+        let mut m = mistake(name, without_rate(block, &mut e));
+        if waits_for_rate {
+            m.kind = MistakeKind::RateUnknown;
+        }
+        vec![m]
+    })
+}
+
+/// Whether `block` declares a parameter that follows the stream which `params` neither give
+/// nor had filled in from a rate followed through the graph.
+fn waits_for_rate(block: &BlockType, params: &Params) -> bool {
     block
-        .instantiate(&mut params)
-        .map_err(|e| vec![mistake(name, &e)])
+        .params
+        .iter()
+        .any(|d| d.follows_stream && params.value(&d.name).is_none())
+}
+
+/// A block's "is required" for a parameter that follows the stream says why it must be given
+/// here: no rate reached the node before the graph runs.
+pub(super) fn without_rate<'e>(block: &BlockType, e: &'e mut ParamError) -> &'e ParamError {
+    if e.message == "is required" && block.find_param(&e.param).is_some_and(|d| d.follows_stream) {
+        e.message = "is required here: the stream's rate is not known before the graph runs (no node upstream declares it), so give it".into();
+    }
+    e
 }

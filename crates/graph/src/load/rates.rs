@@ -5,8 +5,10 @@
 //! file leaves it out; a rate the file gives that disagrees is a mistake naming both nodes and
 //! both rates, as are the inputs of one node running at different rates.
 
+use super::node::{MistakeKind, NodeMistake};
 use crate::decl::rate::{describe, same_rate, Rate};
 use crate::params::Params;
+use crate::registry::Registry;
 use crate::{BlockType, ParamKind};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -30,8 +32,78 @@ pub struct KnownRate {
     pub origin: String,
 }
 
-/// A mistake: where, which node, what.
-pub(super) type Mistake = (Range<usize>, String, String);
+/// A mistake: where, which node, what, and the parameter it concerns (if one).
+pub(super) type Mistake = (Range<usize>, String, String, Option<String>);
+
+/// A node of a graph built in code rather than read from a file, for [`follow_rates`].
+#[derive(Debug, Clone)]
+pub struct CodeNode {
+    /// Its name.
+    pub name: String,
+    /// Its block type's name.
+    pub kind: String,
+    /// Its parameters as given; [`follow_rates`] fills in those that follow the stream.
+    pub params: Params,
+}
+
+/// An edge of a graph built in code: from node, its output port (when named; a node with one
+/// output may be named alone), to node.
+pub type CodeEdge = (String, Option<String>, String);
+
+/// Follows rates through a graph built in code exactly as loading a graph file does: each
+/// node's output rate where it is known before the graph runs, and the parameters that follow
+/// the stream filled into `nodes` where they were left out. The mistakes are those a file
+/// would have (a given rate that disagrees with the stream's, inputs at different rates), in
+/// the same words. Nodes of a type the registry lacks (and so nodes added as objects rather
+/// than by type name, which `nodes` leaves out) have no declared rate: rates stop there, as
+/// for any node whose rate is known only when it runs. Edges from message ports carry no rate.
+/// Each mistake comes with the name of the node it concerns.
+pub fn follow_rates(
+    registry: &Registry,
+    nodes: &mut [CodeNode],
+    edges: &[CodeEdge],
+) -> (BTreeMap<String, KnownRate>, Vec<(String, NodeMistake)>) {
+    let mut checked: Vec<Checked> = nodes
+        .iter()
+        .filter_map(|n| {
+            Some(Checked {
+                name: n.name.clone(),
+                block: registry.find(&n.kind)?,
+                params: n.params.clone(),
+                span: 0..0,
+            })
+        })
+        .collect();
+    let pairs: Vec<(String, String)> = edges
+        .iter()
+        .filter(|(from, port, _)| !super::checks::sends_messages(&checked, from, port.as_deref()))
+        .map(|(from, _, to)| (from.clone(), to.clone()))
+        .collect();
+    let (rates, mistakes) = follow(&mut checked, &pairs, &BTreeMap::new());
+    for c in checked {
+        if let Some(node) = nodes.iter_mut().find(|n| n.name == c.name) {
+            node.params = c.params;
+        }
+    }
+    let mistakes = mistakes
+        .into_iter()
+        .map(|(_, node, message, param)| {
+            let kind = match param {
+                Some(_) => MistakeKind::BadParam,
+                None => MistakeKind::InputRates,
+            };
+            (
+                node,
+                NodeMistake {
+                    kind,
+                    param,
+                    message,
+                },
+            )
+        })
+        .collect();
+    (rates, mistakes)
+}
 
 /// Follows rates through the graph: each node's output rate where it can be known. `edges`
 /// are (from node, to node) pairs. Gives stream rates to the parameters that follow them.
@@ -114,6 +186,7 @@ fn decide(
                     describe(r.hz),
                     from(other, r),
                 ),
+                None,
             ));
         }
     }
@@ -139,6 +212,7 @@ fn decide(
                     describe(stream.hz),
                     at(&stream.origin)
                 ),
+                Some(decl.name.to_string()),
             )),
             (Some(hz), None) => given_rate = Some(hz),
             (None, Some(stream)) => match decl.kind {
@@ -150,6 +224,7 @@ fn decide(
                         "node '{}': parameter '{}' must be a whole number, and the stream's rate is {} Hz (set by {}): give it",
                         node.name, decl.name, stream.hz, at(&stream.origin)
                     ),
+                    Some(decl.name.to_string()),
                 )),
                 ParamKind::Integer => node
                     .params

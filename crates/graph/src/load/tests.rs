@@ -500,3 +500,63 @@ fn a_node_built_in_code_has_the_files_checks_and_words() {
     assert_eq!(misspelt[1].kind, MistakeKind::BadParam);
     assert_eq!(misspelt[1].param.as_deref(), Some("items"));
 }
+
+#[test]
+fn a_graph_built_in_code_follows_rates_as_its_file_does() {
+    let node = |name: &str, kind: &str, values: &[(&str, Value)]| CodeNode {
+        name: name.into(),
+        kind: kind.into(),
+        params: Params::from_values(values.iter().map(|(k, v)| (k.to_string(), v.clone()))),
+    };
+    // The nodes of RATES, with "obj" standing for a node added as an object (no declared
+    // rate, so not among the nodes): rates stop there.
+    let mut nodes = vec![
+        node(
+            "src",
+            "count",
+            &[("items", 1000.into()), ("rate", 480000.into())],
+        ),
+        node("dec", "tap", &[("decimation", 10.into())]),
+        node("tune", "tap", &[("expect", 48000.into())]),
+        node("after", "tap", &[("expect", 48000.into())]),
+        node("sink", "drain", &[]),
+    ];
+    let edge = |a: &str, port: Option<&str>, b: &str| (a.into(), port.map(String::from), b.into());
+    let edges = vec![
+        edge("src", Some("out"), "dec"),
+        edge("dec", None, "tune"),
+        edge("tune", None, "obj"),
+        edge("obj", None, "after"),
+        edge("after", None, "sink"),
+    ];
+    // Before rates are followed, "tune" cannot be built: it waits for its stream's rate.
+    let waiting = build_node(&registry(), "tune", "tap", nodes[2].params.clone())
+        .err()
+        .unwrap();
+    assert_eq!(waiting[0].kind, MistakeKind::RateUnknown);
+    let (rates, mistakes) = follow_rates(&registry(), &mut nodes, &edges);
+    assert!(mistakes.is_empty(), "{mistakes:?}");
+    let rate = |n: &str| rates.get(n).map(|r| (r.hz, r.origin.clone()));
+    assert_eq!(rate("dec"), Some((48_000.0, "dec".into())));
+    assert_eq!(rate("tune"), Some((48_000.0, "dec".into())));
+    assert_eq!(rate("after"), None);
+    assert_eq!(
+        nodes[2].params.value("sample_rate"),
+        Some(&Value::Float(48_000.0))
+    );
+    assert_eq!(nodes[3].params.value("sample_rate"), None);
+    assert!(build_node(&registry(), "tune", "tap", nodes[2].params.clone()).is_ok());
+
+    // A given rate that disagrees: the file's words, without the file's lines.
+    nodes[2].params = Params::from_values([("sample_rate".to_string(), 44100.into())]);
+    let (_, mistakes) = follow_rates(&registry(), &mut nodes, &edges);
+    assert_eq!(mistakes.len(), 1);
+    let (node, mistake) = &mistakes[0];
+    assert_eq!(node, "tune");
+    assert_eq!(mistake.kind, MistakeKind::BadParam);
+    assert_eq!(mistake.param.as_deref(), Some("sample_rate"));
+    assert_eq!(
+        mistake.message,
+        "node 'tune': parameter 'sample_rate' = 44.1 kHz disagrees with the stream's rate, 48 kHz (set by 'dec'): leave it out to follow the stream"
+    );
+}

@@ -69,10 +69,13 @@ class Graph:
         """Loads a graph from a graph file's text; `origin` names it in errors."""
     def add(self, block: Union[str, Any], name: Optional[str] = None, **params: Any) -> NodeRef:
         """Adds a block type by name (parameters as keywords), a `sluice.Block`, an
-        `ArraySource` or an `ArraySink`."""
+        `ArraySource` or an `ArraySink`. A block type's parameters that follow the stream (a
+        filter's `sample_rate`) take its rate as in a graph file; one that cannot be built
+        without it is built by the `connect` that brings it."""
     def connect(self, source: End, destination: End, capacity: Optional[int] = None) -> None:
         """Connects `"node.port"` (or a node's only output) to `"node.port"` (or a node's
-        only input)."""
+        only input), following rates through the graph so far: a given rate that disagrees
+        with the stream's raises `ParameterError`, inputs at different rates `GraphError`."""
     def collect(self, port: End) -> ArraySink:
         """Adds an `ArraySink` fed by output `port` and returns it."""
     def tap(self, port: End, max_items: int = 65536) -> None:
@@ -83,7 +86,7 @@ class Graph:
     def start(self, scheduler: Union[None, str, int] = None, read: Optional[Sequence[End]] = None) -> Handle:
         """Starts in the background; `read` taps outputs for `Handle.read`."""
     def check(self) -> None:
-        """Checks the graph without running it (consumes it)."""
+        """Checks the graph (rates included) without running it (consumes it)."""
     @property
     def nodes(self) -> List[str]:
         """The nodes' names."""

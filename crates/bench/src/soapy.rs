@@ -167,10 +167,7 @@ fn run_device(
     let sink = g.add("sink", sink)?;
     g.connect(src, "out0", sink, "in")?;
     let (w0, c0) = (Instant::now(), process_cpu_time());
-    let report = g.run(&RunOptions::default())?;
-    if std::env::var_os("SLUICE_BENCH_SCHEDULING").is_some() {
-        eprintln!("scheduling: {}", report.scheduling);
-    }
+    g.run(&RunOptions::default())?;
     Ok((
         w0.elapsed().as_secs_f64(),
         (process_cpu_time() - c0).as_secs_f64(),

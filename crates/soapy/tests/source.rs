@@ -342,3 +342,101 @@ fn every_setting_reaches_the_device() {
         assert_eq!(dev.gain(Rx, ch), 20.0);
     }
 }
+
+/// A sink that is away for `nap` before its first read (as a graph stalled by a slow disk
+/// would be), then keeps every item and tag.
+struct LateSink {
+    nap: std::time::Duration,
+    napped: bool,
+    items: std::sync::Arc<std::sync::Mutex<(Vec<Complex32>, Vec<Tag>)>>,
+}
+
+impl sluice_runtime::Node for LateSink {
+    fn ports(&self) -> sluice_runtime::Ports {
+        sluice_runtime::Ports::new().input::<Complex32>("in")
+    }
+
+    fn work(
+        &mut self,
+        io: &mut sluice_runtime::WorkIo<'_>,
+    ) -> Result<sluice_runtime::Work, sluice_runtime::NodeError> {
+        if !self.napped {
+            std::thread::sleep(self.nap);
+            self.napped = true;
+        }
+        let input = io.inputs.get::<Complex32>(0)?;
+        let read = input.items_read();
+        let Some(x) = input.window(1)? else {
+            return Ok(sluice_runtime::Work::NeedInput { port: 0, items: 1 });
+        };
+        if x.is_empty() {
+            return Ok(sluice_runtime::Work::Done);
+        }
+        let n = x.len();
+        let mut kept = self.items.lock().unwrap();
+        kept.0.extend_from_slice(x);
+        input.take_tags(read + n as u64, &mut kept.1);
+        input.consume(n);
+        Ok(sluice_runtime::Work::Progress)
+    }
+}
+
+#[test]
+fn a_paced_device_whose_reader_falls_behind_its_fifo_loses_the_oldest_samples_tagged() {
+    // 250 kS/s with a FIFO of 2,000 samples (8 ms); the graph holds 4,096 items and its sink
+    // is away for 200 ms at the start: far behind, whatever the machine's load, so the device
+    // must drop samples, and each drop is a gap tag with the count its indices show.
+    support::module();
+    let rate = 250e3;
+    let args = support::unique("driver=sluice_test,pace=1,rt_buffer=2000");
+    let kept = std::sync::Arc::new(std::sync::Mutex::new((Vec::new(), Vec::new())));
+    let mut g = Graph::new();
+    let src = g
+        .add(
+            "rx",
+            SoapySource::new(RadioSettings::new(&args, rate), Some(60_000)).unwrap(),
+        )
+        .unwrap();
+    let sink = g
+        .add(
+            "late",
+            LateSink {
+                nap: std::time::Duration::from_millis(200),
+                napped: false,
+                items: kept.clone(),
+            },
+        )
+        .unwrap();
+    g.connect_with(src, "out0", sink, "in", Some(4096)).unwrap();
+    let report = g.run(&RunOptions::default()).unwrap();
+    let (items, tags) = &*kept.lock().unwrap();
+    assert_eq!(items.len(), 60_000);
+    let gaps: Vec<(u64, u64)> = tags
+        .iter()
+        .filter(|t| &*t.key == "gap")
+        .map(|t| match t.value {
+            TagValue::U64(lost) => (t.index, lost),
+            ref other => panic!("a gap of {other:?}"),
+        })
+        .collect();
+    assert!(!gaps.is_empty(), "no gap after a 200 ms stall");
+    // The counter signal gives each item's device index: every jump is a tagged gap of its
+    // size, and nothing else jumps.
+    let mut lost_total = 0;
+    for i in 1..items.len() {
+        let jump = (items[i].re - items[i - 1].re) as u64 - 1;
+        let tagged = gaps
+            .iter()
+            .find(|&&(at, _)| at == i as u64)
+            .map_or(0, |g| g.1);
+        assert_eq!(jump, tagged, "item {i}");
+        lost_total += jump;
+    }
+    // At least the stall less the FIFO and the graph's queue was lost.
+    assert!(lost_total >= 50_000 - 2_000 - 8_192, "{lost_total} lost");
+    let warnings = &report.node("rx").unwrap().warnings;
+    assert!(
+        warnings.iter().any(|w| w.contains("overflow")),
+        "{warnings:?}"
+    );
+}

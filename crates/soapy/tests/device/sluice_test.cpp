@@ -344,13 +344,15 @@ public:
             double have = elapsed * rate[0] - (double)next;
             if (rt_buffer > 0 && have > (double)rt_buffer)
             {
-                // The FIFO overflowed while the reader was away: what it could not hold is lost.
-                next += (uint64_t)(have - (double)rt_buffer);
+                // The FIFO overflowed while the reader was away: what it could not hold is lost,
+                // and it restarts half full (resuming exactly full would overflow again at once).
+                next += (uint64_t)(have - (double)rt_buffer / 2);
                 return SOAPY_SDR_OVERFLOW;
             }
             // As a radio's USB or network packets do, a read returns once a packet's worth
             // (the MTU, or what was asked if less) has arrived, not sample by sample.
-            double packet = (double)std::min<size_t>(n, getStreamMTU(stream));
+            size_t most = rt_buffer > 0 ? std::max<size_t>(rt_buffer / 2, 1) : n;
+            double packet = (double)std::min({n, getStreamMTU(stream), most});
             if (have < packet)
             {
                 double wait = (packet - have) / rate[0];

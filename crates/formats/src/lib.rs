@@ -6,8 +6,8 @@
 //!
 //! Architecture invariant: this crate knows no runtime, queue, graph or block; of sluice it
 //! depends only on `sluice-kernels` (for the sample formats and the DSP error type) and
-//! `sluice-os` (for the system calls). The blocks
-//! that stream these files live in `sluice-blocks`.
+//! `sluice-os` (for the system calls). The blocks that stream these files live in
+//! `sluice-blocks`.
 #![forbid(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]

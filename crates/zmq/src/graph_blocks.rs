@@ -1,9 +1,11 @@
-//! The six gr-zeromq blocks as graph-file block types; [`register`] adds them to a
-//! [`Registry`]. Parameters are gr-zeromq's: `address` (`tcp://host:port`, `tcp://*:port` to
-//! bind every interface), `bind`, `item`, `pass_tags`, `timeout` (ms), `hwm`, and `key` /
-//! `drop_on_hwm` for PUB/SUB.
+//! gr-zeromq's six stream blocks and four message blocks as graph-file block types;
+//! [`register`] adds them to a [`Registry`]. Parameters are gr-zeromq's: `address`
+//! (`tcp://host:port`, `tcp://*:port` to bind every interface), `bind`, `item`, `pass_tags`,
+//! `timeout` (ms), `hwm`, and `key` / `drop_on_hwm` for PUB/SUB; the message blocks take
+//! `address`, `timeout` and `bind`, as GNU Radio's do. The other parameters are the limits
+//! that keep a hostile peer from costing more than its own connection.
 
-use crate::{SocketType, ZmqOptions, ZmqSink, ZmqSource};
+use crate::{SocketType, ZmqMsgSink, ZmqMsgSource, ZmqOptions, ZmqSink, ZmqSource};
 use num_complex::Complex32;
 use sluice_graph::{
     BlockType, Family, ItemDecl, Param, ParamDecl, ParamError, Params, PortDecl, Registry,
@@ -178,6 +180,80 @@ fn req_params() -> Vec<ParamDecl> {
     ]
 }
 
+/// The largest serialized message a message source takes by default (16 MiB): a message is
+/// kept whole in memory before it is decoded, unlike a stream source's items.
+const MAX_MESSAGE: u64 = 16 << 20;
+
+fn param_max_message() -> ParamDecl {
+    Param::integer(
+        "max_frame",
+        "the longest serialized message in bytes; a peer that sends a longer one is disconnected",
+    )
+    .default(MAX_MESSAGE as i64)
+}
+
+fn msg_sink_params(kind: SocketType) -> Vec<ParamDecl> {
+    let mut v = vec![
+        param_address(),
+        param_timeout(),
+        param_bind(true),
+        param_handshake_ivl(),
+        param_max_peers(),
+        param_frame_timeout(),
+    ];
+    v.push(if kind == SocketType::Pub {
+        param_max_subscriptions()
+    } else {
+        param_hwm_bytes()
+    });
+    v
+}
+
+fn msg_source_params() -> Vec<ParamDecl> {
+    vec![
+        param_address(),
+        param_timeout(),
+        param_bind(false),
+        param_max_message(),
+        param_handshake_ivl(),
+        param_max_peers(),
+        param_frame_timeout(),
+    ]
+}
+
+/// The options of a message block: gr-zeromq's `address`, `timeout`, `bind`, and the limits.
+fn msg_options(p: &mut Params, kind: SocketType, sink: bool) -> Result<ZmqOptions, ParamError> {
+    let address = p.str("address")?;
+    let mut o = ZmqOptions::new(&address, p.bool_or("bind", sink)?);
+    let ms = p.f64_or("timeout", 100.0)?;
+    o.timeout = Duration::try_from_secs_f64(ms / 1000.0)
+        .map_err(|_| ParamError::new("timeout", format!("must be milliseconds ≥ 0, not {ms}")))?;
+    o.handshake_ivl = millis(p, "handshake_ivl", o.handshake_ivl)?;
+    o.frame_timeout = millis(p, "frame_timeout", o.frame_timeout)?;
+    o.max_peers = count(p, "max_peers", o.max_peers)?;
+    match kind {
+        SocketType::Push => o.hwm_bytes = count(p, "hwm_bytes", o.hwm_bytes)?,
+        SocketType::Pub => {
+            o.max_subscriptions = count(p, "max_subscriptions", o.max_subscriptions)?
+        }
+        _ => {}
+    }
+    if !sink {
+        o.max_frame = p.u64_or("max_frame", MAX_MESSAGE)?;
+    }
+    Ok(o)
+}
+
+fn build_msg(p: &mut Params, kind: SocketType, sink: bool) -> Result<Box<dyn Node>, ParamError> {
+    let opts = msg_options(p, kind, sink)?;
+    let err = |e: crate::ZmqError| ParamError::new("address", e.to_string());
+    Ok(if sink {
+        Box::new(ZmqMsgSink::new(kind, opts).map_err(err)?)
+    } else {
+        Box::new(ZmqMsgSource::new(kind, opts).map_err(err)?)
+    })
+}
+
 fn options(p: &mut Params, kind: SocketType, sink: bool) -> Result<ZmqOptions, ParamError> {
     let address = p.str("address")?;
     let mut o = ZmqOptions::new(&address, p.bool_or("bind", sink)?);
@@ -268,7 +344,8 @@ fn with_item(p: &mut Params, kind: SocketType, sink: bool) -> Result<Box<dyn Nod
 }
 
 /// Adds `zmq_push_sink`, `zmq_pull_source`, `zmq_pub_sink`, `zmq_sub_source`,
-/// `zmq_rep_sink` and `zmq_req_source` to `registry`.
+/// `zmq_rep_sink`, `zmq_req_source`, `zmq_pub_msg_sink`, `zmq_sub_msg_source`,
+/// `zmq_push_msg_sink` and `zmq_pull_msg_source` to `registry`.
 pub fn register(registry: &mut Registry) {
     let types = [
         BlockType::new("zmq_push_sink", Family::Network, "gr-zeromq push_sink: sends its stream as ZeroMQ PUSH messages (one frame per message, tag header when pass_tags), straight from the input queue.")
@@ -307,6 +384,30 @@ pub fn register(registry: &mut Registry) {
             .params(req_params())
             .example(r#"item = "c32", address = "tcp://127.0.0.1:5557""#)
             .build(|p| with_item(p, SocketType::Req, false)),
+        BlockType::new("zmq_pub_msg_sink", Family::Network, "gr-zeromq pub_msg_sink: publishes each message of its input to every subscriber as one frame of its PMT serialization (a full subscriber misses it, counted).")
+            .gnuradio(&["pub_msg_sink"])
+            .port(PortDecl::message_input("in", "message"))
+            .params(msg_sink_params(SocketType::Pub))
+            .example(r#"address = "tcp://*:5560""#)
+            .build(|p| build_msg(p, SocketType::Pub, true)),
+        BlockType::new("zmq_sub_msg_source", Family::Network, "gr-zeromq sub_msg_source: subscribes to everything a publisher sends and decodes each frame as a PMT message; frames that are not PMTs are dropped and reported with their peer.")
+            .gnuradio(&["sub_msg_source"])
+            .port(PortDecl::message_output("out", "message"))
+            .params(msg_source_params())
+            .example(r#"address = "tcp://127.0.0.1:5560""#)
+            .build(|p| build_msg(p, SocketType::Sub, false)),
+        BlockType::new("zmq_push_msg_sink", Family::Network, "gr-zeromq push_msg_sink: sends each message of its input to the next puller as one frame of its PMT serialization, waiting while no puller has room.")
+            .gnuradio(&["push_msg_sink"])
+            .port(PortDecl::message_input("in", "message"))
+            .params(msg_sink_params(SocketType::Push))
+            .example(r#"address = "tcp://*:5561""#)
+            .build(|p| build_msg(p, SocketType::Push, true)),
+        BlockType::new("zmq_pull_msg_source", Family::Network, "gr-zeromq pull_msg_source: receives frames from pushers and decodes each as a PMT message; frames that are not PMTs are dropped and reported with their peer.")
+            .gnuradio(&["pull_msg_source"])
+            .port(PortDecl::message_output("out", "message"))
+            .params(msg_source_params())
+            .example(r#"address = "tcp://127.0.0.1:5561""#)
+            .build(|p| build_msg(p, SocketType::Pull, false)),
     ];
     for t in types {
         registry.add(t).expect("the zmq blocks are registered once");

@@ -10,6 +10,11 @@
 //!   `zmq_pull_source`, `zmq_pub_sink`, `zmq_sub_source`, `zmq_rep_sink`, `zmq_req_source`)
 //!   with its options ([`ZmqOptions`]) and its tag header ([`tag_header`]), registered for
 //!   graph files by [`graph_blocks::register`].
+//! * [`ZmqMsgSink`] and [`ZmqMsgSource`]: gr-zeromq's message blocks (`zmq_pub_msg_sink`,
+//!   `zmq_push_msg_sink`, `zmq_sub_msg_source`, `zmq_pull_msg_source`): each message is one
+//!   frame of its PMT serialization ([`sluice_pmt`]), taken from or sent on a message port; a
+//!   frame over `max_frame` closes its peer's connection, one that is not a PMT value is
+//!   dropped and reported with its peer.
 //!
 //! Not implemented: the CURVE and PLAIN mechanisms and ZAP (sluice links run on trusted
 //! networks, as gr-zeromq's do by default), ipc:// and inproc:// transports, ROUTER/DEALER/XPUB/
@@ -22,6 +27,7 @@ pub mod decoder;
 mod error;
 pub mod fuzz;
 pub mod graph_blocks;
+mod msg;
 mod options;
 mod sink;
 mod socket;
@@ -31,6 +37,7 @@ pub mod zmtp;
 
 pub use decoder::{Decoder, Event};
 pub use error::ZmqError;
+pub use msg::{ZmqMsgSink, ZmqMsgSource};
 pub use options::ZmqOptions;
 pub use sink::ZmqSink;
 pub use socket::{Frame, Sent, Socket, SocketOptions, READ_AHEAD, SMALL_FRAME, SMALL_MESSAGE};

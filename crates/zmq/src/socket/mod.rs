@@ -361,6 +361,23 @@ impl Socket {
         Ok(None)
     }
 
+    /// The peer the current frame comes from (its address), while its body is being taken
+    /// or more frames of its message follow: what a caller names when the message it got
+    /// cannot be used.
+    pub fn frame_peer(&self) -> Option<&str> {
+        self.current
+            .or(self.sticky)
+            .and_then(|i| self.peers.get(i))
+            .map(|p| p.name.as_str())
+    }
+
+    /// Whether sent bytes still wait in some peer's buffer (a batch of small messages, or a
+    /// message the kernel did not take whole): a sender with nothing more to send polls until
+    /// this is false, so that its last messages are not held back until the next one.
+    pub fn has_unsent(&self) -> bool {
+        self.peers.iter().any(|p| !p.out.is_empty())
+    }
+
     /// Body bytes of the current frame not yet taken.
     pub fn remaining(&self) -> u64 {
         self.current

@@ -1,4 +1,4 @@
-//! gr-zeromq's six stream blocks and four message blocks as graph-file block types;
+//! gr-zeromq's six stream blocks and six message blocks as graph-file block types;
 //! [`register`] adds them to a [`Registry`]. Parameters are gr-zeromq's: `address`
 //! (`tcp://host:port`, `tcp://*:port` to bind every interface), `bind`, `item`, `pass_tags`,
 //! `timeout` (ms), `hwm`, and `key` / `drop_on_hwm` for PUB/SUB; the message blocks take
@@ -232,7 +232,7 @@ fn msg_options(p: &mut Params, kind: SocketType, sink: bool) -> Result<ZmqOption
     o.frame_timeout = millis(p, "frame_timeout", o.frame_timeout)?;
     o.max_peers = count(p, "max_peers", o.max_peers)?;
     match kind {
-        SocketType::Push => o.hwm_bytes = count(p, "hwm_bytes", o.hwm_bytes)?,
+        SocketType::Push | SocketType::Rep => o.hwm_bytes = count(p, "hwm_bytes", o.hwm_bytes)?,
         SocketType::Pub => {
             o.max_subscriptions = count(p, "max_subscriptions", o.max_subscriptions)?
         }
@@ -345,7 +345,8 @@ fn with_item(p: &mut Params, kind: SocketType, sink: bool) -> Result<Box<dyn Nod
 
 /// Adds `zmq_push_sink`, `zmq_pull_source`, `zmq_pub_sink`, `zmq_sub_source`,
 /// `zmq_rep_sink`, `zmq_req_source`, `zmq_pub_msg_sink`, `zmq_sub_msg_source`,
-/// `zmq_push_msg_sink` and `zmq_pull_msg_source` to `registry`.
+/// `zmq_push_msg_sink`, `zmq_pull_msg_source`, `zmq_rep_msg_sink` and `zmq_req_msg_source` to
+/// `registry`.
 pub fn register(registry: &mut Registry) {
     let types = [
         BlockType::new("zmq_push_sink", Family::Network, "gr-zeromq push_sink: sends its stream as ZeroMQ PUSH messages (one frame per message, tag header when pass_tags), straight from the input queue.")
@@ -408,6 +409,18 @@ pub fn register(registry: &mut Registry) {
             .params(msg_source_params())
             .example(r#"address = "tcp://127.0.0.1:5561""#)
             .build(|p| build_msg(p, SocketType::Pull, false)),
+        BlockType::new("zmq_rep_msg_sink", Family::Network, "gr-zeromq rep_msg_sink: answers each request with the next message of its input, as one frame of its PMT serialization.")
+            .gnuradio(&["rep_msg_sink"])
+            .port(PortDecl::message_input("in", "message"))
+            .params(msg_sink_params(SocketType::Rep))
+            .example(r#"address = "tcp://*:5562""#)
+            .build(|p| build_msg(p, SocketType::Rep, true)),
+        BlockType::new("zmq_req_msg_source", Family::Network, "gr-zeromq req_msg_source: asks a replier for one message at a time, whenever its output has room, and decodes each answer as a PMT message; answers that are not PMTs are dropped and reported with their peer.")
+            .gnuradio(&["req_msg_source"])
+            .port(PortDecl::message_output("out", "message"))
+            .params(msg_source_params())
+            .example(r#"address = "tcp://127.0.0.1:5562""#)
+            .build(|p| build_msg(p, SocketType::Req, false)),
     ];
     for t in types {
         registry.add(t).expect("the zmq blocks are registered once");

@@ -11,10 +11,10 @@
 //!   with its options ([`ZmqOptions`]) and its tag header ([`tag_header`]), registered for
 //!   graph files by [`graph_blocks::register`].
 //! * [`ZmqMsgSink`] and [`ZmqMsgSource`]: gr-zeromq's message blocks (`zmq_pub_msg_sink`,
-//!   `zmq_push_msg_sink`, `zmq_sub_msg_source`, `zmq_pull_msg_source`): each message is one
-//!   frame of its PMT serialization ([`sluice_pmt`]), taken from or sent on a message port; a
-//!   frame over `max_frame` closes its peer's connection, one that is not a PMT value is
-//!   dropped and reported with its peer.
+//!   `zmq_push_msg_sink`, `zmq_rep_msg_sink`, `zmq_sub_msg_source`, `zmq_pull_msg_source`,
+//!   `zmq_req_msg_source`): each message is one frame of its PMT serialization
+//!   ([`sluice_pmt`]), taken from or sent on a message port; a frame over `max_frame` closes
+//!   its peer's connection, one that is not a PMT value is dropped and reported with its peer.
 //!
 //! Not implemented: the CURVE and PLAIN mechanisms and ZAP (sluice links run on trusted
 //! networks, as gr-zeromq's do by default), ipc:// and inproc:// transports, ROUTER/DEALER/XPUB/

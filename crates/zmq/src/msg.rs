@@ -1,8 +1,13 @@
-//! `zmq_pub_msg_sink`, `zmq_push_msg_sink`, `zmq_sub_msg_source`, `zmq_pull_msg_source`:
-//! gr-zeromq's message blocks. Each message travels as one ZeroMQ frame holding its PMT
-//! serialization (GNU Radio's `pmt::serialize_str`, which [`sluice_pmt`] writes byte for
-//! byte), so these blocks talk to GNU Radio's `pub_msg_sink`, `sub_msg_source`,
-//! `push_msg_sink` and `pull_msg_source` and to any libzmq peer that sends such frames.
+//! `zmq_pub_msg_sink`, `zmq_push_msg_sink`, `zmq_rep_msg_sink`, `zmq_sub_msg_source`,
+//! `zmq_pull_msg_source`, `zmq_req_msg_source`: gr-zeromq's message blocks. Each message
+//! travels as one ZeroMQ frame holding its PMT serialization (GNU Radio's
+//! `pmt::serialize_str`, which [`sluice_pmt`] writes byte for byte), so these blocks talk to
+//! GNU Radio's blocks of the same names and to any libzmq peer that sends such frames.
+//!
+//! REQ/REP is gr-zeromq's: the REQ source asks for one message at a time (a 4-byte request
+//! holding the integer 1, as GNU Radio sends it) and asks again once the reply came and its
+//! output had room; the REP sink answers each request with its next message, and reads a
+//! request only when it has a message to answer with, as GNU Radio's does.
 //!
 //! A source never trusts its peers: a frame longer than `max_frame` closes that peer's
 //! connection before any of it is kept (the socket refuses it from its header), the bytes of a
@@ -33,8 +38,8 @@ const BATCH: usize = 256;
 /// Bytes of an undecodable frame shown in its warning.
 const SHOWN: usize = 16;
 
-/// A gr-zeromq-compatible message sink over a PUB or PUSH socket: every message of its input
-/// `in` leaves as one frame of its PMT serialization.
+/// A gr-zeromq-compatible message sink over a PUB, PUSH or REP socket: every message of its
+/// input `in` leaves as one frame of its PMT serialization.
 #[derive(Debug)]
 pub struct ZmqMsgSink {
     socket: Socket,
@@ -43,6 +48,14 @@ pub struct ZmqMsgSink {
     ports: Ports,
     /// The serialization of a message the socket has not taken yet.
     pending: Option<Vec<u8>>,
+    /// REP: a request came whole and waits for its answer.
+    requested: bool,
+    /// REP: a frame of a request is being taken; whether it is the request's last.
+    in_request: Option<bool>,
+    /// REP: answers not sent because their requester left (the message went to the next).
+    orphaned: u64,
+    /// Messages never sent: the graph stopped while no peer would take them.
+    unsent: u64,
     messages: u64,
     /// Messages that have no PMT serialization (nested too deep, a symbol too long).
     unencodable: u64,
@@ -50,12 +63,12 @@ pub struct ZmqMsgSink {
 }
 
 impl ZmqMsgSink {
-    /// A sink on a socket of `kind` (PUB or PUSH) with `opts` (`address`, `bind`, `timeout`
-    /// and the socket's limits; the stream options are not used).
+    /// A sink on a socket of `kind` (PUB, PUSH or REP) with `opts` (`address`, `bind`,
+    /// `timeout` and the socket's limits; the stream options are not used).
     pub fn new(kind: SocketType, opts: ZmqOptions) -> Result<Self, ZmqError> {
-        if !matches!(kind, SocketType::Pub | SocketType::Push) {
+        if !matches!(kind, SocketType::Pub | SocketType::Push | SocketType::Rep) {
             return Err(ZmqError::Config(format!(
-                "a message sink needs a PUB or PUSH socket, not {}",
+                "a message sink needs a PUB, PUSH or REP socket, not {}",
                 kind.name()
             )));
         }
@@ -68,6 +81,10 @@ impl ZmqMsgSink {
             inp,
             ports,
             pending: None,
+            requested: false,
+            in_request: None,
+            orphaned: 0,
+            unsent: 0,
             messages: 0,
             unencodable: 0,
             last_unencodable: None,
@@ -77,6 +94,35 @@ impl ZmqMsgSink {
     /// The bound address, for a sink that binds (its port when it asked for port 0).
     pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
         self.socket.local_addr()
+    }
+
+    /// REP: whether a request waits for its answer, taking what has come of the next one.
+    /// Its body is not looked at: each request is answered with one message, whatever count
+    /// it holds (GNU Radio's REQ always asks for 1). Never waits.
+    fn request(&mut self) -> Result<bool, ZmqError> {
+        while !self.requested {
+            if self.in_request.is_none() {
+                let Some(frame) = self.socket.next_frame()? else {
+                    return Ok(false);
+                };
+                self.in_request = Some(!frame.more);
+            }
+            while self.socket.remaining() > 0 {
+                match self.socket.skip(self.socket.remaining()) {
+                    Ok(0) => return Ok(false),
+                    Ok(_) => {}
+                    Err(e) if e.is_peer() => {
+                        // The requester left mid-request: nobody to answer.
+                        self.in_request = None;
+                        return Ok(false);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            // A request of several frames is answered once, after its last.
+            self.requested = self.in_request.take() == Some(true);
+        }
+        Ok(true)
     }
 }
 
@@ -89,15 +135,33 @@ impl Node for ZmqMsgSink {
         let stop = io.stop_requested();
         let input = io.inputs.message(self.inp.index())?;
         for _ in 0..BATCH {
+            if self.pending.is_some() && self.socket.kind() == SocketType::Rep && !self.request()? {
+                if stop {
+                    self.unsent += 1;
+                    return Ok(Work::Done);
+                }
+                self.socket.wait(self.opts.slice(), false);
+                return Ok(Work::Progress);
+            }
             if let Some(bytes) = &self.pending {
                 match self.socket.send(&[&[bytes]])? {
                     Sent::Done => {
                         self.pending = None;
+                        self.requested = false;
                         self.messages += 1;
+                    }
+                    Sent::NoPeer if self.socket.kind() == SocketType::Rep => {
+                        // The requester left before its answer went out: the message answers
+                        // the next request (libzmq would drop it).
+                        self.requested = false;
+                        self.orphaned += 1;
                     }
                     // A PUSH with no peer holds its message, as libzmq's does; once the graph
                     // is asked to stop, nobody will come for it.
-                    Sent::NoPeer if stop => return Ok(Work::Done),
+                    Sent::NoPeer if stop => {
+                        self.unsent += 1;
+                        return Ok(Work::Done);
+                    }
                     Sent::Pending | Sent::NoPeer => {
                         self.socket.wait(self.opts.slice(), true);
                         return Ok(Work::Progress);
@@ -154,14 +218,26 @@ impl Node for ZmqMsgSink {
                 self.messages
             ));
         }
+        if self.orphaned > 0 {
+            w.push(format!(
+                "{} answers were not sent because their requester left (their messages answered the next request)",
+                self.orphaned
+            ));
+        }
+        if self.unsent > 0 {
+            w.push(format!(
+                "the graph stopped while no peer would take the next message ({} sent)",
+                self.messages
+            ));
+        }
         w.extend(crate::sink::refusals(&self.socket));
         w
     }
 }
 
 /// A gr-zeromq-compatible message source over a SUB (subscribed to everything, as GNU
-/// Radio's is) or PULL socket: each frame that arrives is decoded as one PMT value and sent on
-/// its output `out`.
+/// Radio's is), PULL or REQ socket: each frame that arrives is decoded as one PMT value and
+/// sent on its output `out`.
 #[derive(Debug)]
 pub struct ZmqMsgSource {
     socket: Socket,
@@ -174,6 +250,8 @@ pub struct ZmqMsgSource {
     from: Option<String>,
     /// A decoded message the output had no room for.
     held: Option<Message>,
+    /// REQ: a request is out and its answer has not come whole.
+    asked: bool,
     messages: u64,
     undecodable: u64,
     last_undecodable: Option<String>,
@@ -191,12 +269,12 @@ enum Step {
 }
 
 impl ZmqMsgSource {
-    /// A source on a socket of `kind` (SUB or PULL) with `opts` (`address`, `bind`, `timeout`,
-    /// `max_frame` and the socket's limits; the stream options are not used).
+    /// A source on a socket of `kind` (SUB, PULL or REQ) with `opts` (`address`, `bind`,
+    /// `timeout`, `max_frame` and the socket's limits; the stream options are not used).
     pub fn new(kind: SocketType, opts: ZmqOptions) -> Result<Self, ZmqError> {
-        if !matches!(kind, SocketType::Sub | SocketType::Pull) {
+        if !matches!(kind, SocketType::Sub | SocketType::Pull | SocketType::Req) {
             return Err(ZmqError::Config(format!(
-                "a message source needs a SUB or PULL socket, not {}",
+                "a message source needs a SUB, PULL or REQ socket, not {}",
                 kind.name()
             )));
         }
@@ -216,6 +294,7 @@ impl ZmqMsgSource {
             body: Vec::new(),
             from: None,
             held: None,
+            asked: false,
             messages: 0,
             undecodable: 0,
             last_undecodable: None,
@@ -231,9 +310,19 @@ impl ZmqMsgSource {
     /// Takes what has come of the next frame; a whole one is decoded and sent.
     fn step(&mut self, io: &mut WorkIo<'_>) -> Result<Step, NodeError> {
         if self.from.is_none() {
-            let Some(_) = self.socket.next_frame()? else {
+            if self.socket.kind() == SocketType::Req && !self.asked {
+                // gr-zeromq's request: a host-order int holding 1 (one message).
+                match self.socket.send(&[&[&1i32.to_le_bytes()]])? {
+                    Sent::Done => self.asked = true,
+                    Sent::Pending | Sent::NoPeer => return Ok(Step::Idle),
+                }
+            }
+            let Some(frame) = self.socket.next_frame()? else {
                 return Ok(Step::Idle);
             };
+            if !frame.more {
+                self.asked = false;
+            }
             // The socket refused a frame over max_frame from its header; this one is within.
             self.from = Some(self.socket.frame_peer().unwrap_or("-").to_string());
             self.body.clear();
@@ -252,8 +341,10 @@ impl ZmqMsgSource {
                     }
                 }
                 Err(e) if e.is_peer() => {
-                    // The peer left or stalled mid-frame: what came of it is dropped.
+                    // The peer left or stalled mid-frame: what came of it is dropped (and a
+                    // REQ asks again).
                     self.lost += 1;
+                    self.asked = false;
                     self.from = None;
                     self.body.clear();
                     return Ok(Step::Moved);

@@ -1,14 +1,14 @@
 //! gr-zeromq's message blocks against a real GNU Radio 3.10 (Debian's `gnuradio`, Python
-//! API), both directions, over PUB/SUB and PUSH/PULL, with messages of several PMT types
+//! API), both directions, over PUB/SUB, PUSH/PULL and REQ/REP, with messages of several PMT types
 //! compared value for value; and hostile peers sending a source a frame over its limit and
 //! bytes that are not a PMT.
 //!
-//! * GNU Radio → sluice: a Python block publishes the messages through `zeromq.pub_msg_sink`
-//!   or `zeromq.push_msg_sink` (connecting) → sluice `ZmqMsgSource` (binding) →
-//!   `message_debug`, which keeps them.
+//! * GNU Radio → sluice: a Python block sends the messages through `zeromq.pub_msg_sink`,
+//!   `zeromq.push_msg_sink` or `zeromq.rep_msg_sink` (connecting) → sluice `ZmqMsgSource`
+//!   (binding) → `message_debug`, which keeps them.
 //! * sluice → GNU Radio: a sluice node sends them → `ZmqMsgSink` (binding) →
-//!   `zeromq.sub_msg_source` or `zeromq.pull_msg_source` (connecting) → `blocks.message_debug`,
-//!   whose stored messages the script prints serialized, in hex.
+//!   `zeromq.sub_msg_source`, `zeromq.pull_msg_source` or `zeromq.req_msg_source` (connecting)
+//!   → `blocks.message_debug`, whose stored messages the script prints serialized, in hex.
 //!
 //! A subscriber misses what is published before its subscription arrives, so each sender
 //! first repeats a `sync` symbol until the receiver has seen one; receivers leave those out.
@@ -105,7 +105,7 @@ class Src(gr.basic_block):
 kind, url = sys.argv[1], sys.argv[2]
 tb = gr.top_block()
 src = Src()
-make = zeromq.pub_msg_sink if kind == "pub" else zeromq.push_msg_sink
+make = {"pub": zeromq.pub_msg_sink, "push": zeromq.push_msg_sink, "rep": zeromq.rep_msg_sink}[kind]
 snk = make(url, 100, False)
 tb.msg_connect(src, "out", snk, "in")
 tb.start()
@@ -132,7 +132,7 @@ tb.wait()
 const PY_RECEIVE: &str = r#"
 kind, url = sys.argv[1], sys.argv[2]
 tb = gr.top_block()
-make = zeromq.sub_msg_source if kind == "sub" else zeromq.pull_msg_source
+make = {"sub": zeromq.sub_msg_source, "pull": zeromq.pull_msg_source, "req": zeromq.req_msg_source}[kind]
 src = make(url, 100, False)
 dbg = blocks.message_debug()
 tb.msg_connect(src, "out", dbg, "store")
@@ -248,6 +248,11 @@ fn gnuradio_push_msg_sink_to_sluice_pull_msg_source() {
     gnuradio_to_sluice(SocketType::Pull, "push");
 }
 
+#[test]
+fn gnuradio_rep_msg_sink_to_sluice_req_msg_source() {
+    gnuradio_to_sluice(SocketType::Req, "rep");
+}
+
 /// Sends `sync` every 20 ms until `go`, then the test's messages, then ends.
 struct Announcer {
     go: Arc<AtomicBool>,
@@ -348,6 +353,11 @@ fn sluice_push_msg_sink_to_gnuradio_pull_msg_source() {
 #[test]
 fn sluice_pub_msg_sink_to_gnuradio_sub_msg_source() {
     sluice_to_gnuradio(SocketType::Pub, "sub");
+}
+
+#[test]
+fn sluice_rep_msg_sink_to_gnuradio_req_msg_source() {
+    sluice_to_gnuradio(SocketType::Rep, "req");
 }
 
 /// A raw PUSH peer of `url`: its handshake sent.

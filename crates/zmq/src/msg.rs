@@ -175,7 +175,7 @@ impl Node for ZmqMsgSink {
                         Ok(()) => self.pending = Some(bytes),
                         Err(e) => {
                             self.unencodable += 1;
-                            self.last_unencodable = Some(e.to_string());
+                            self.last_unencodable = Some(e.to_string().escape_debug().to_string());
                         }
                     }
                 }

@@ -188,7 +188,10 @@ fn accept(
             Ok(uid) if uid == me || uid == 0 => {}
             Ok(uid) => {
                 eprintln!("sluice: control socket: refused a client of uid {uid} (only uid {me} or root may control this graph)");
-                let _ = writeln!(stream, "error: uid {uid} may not control this graph");
+                // One write: a client reading once gets the whole line (`writeln!` on an
+                // unbuffered stream writes each piece of the format on its own).
+                let line = format!("error: uid {uid} may not control this graph\n");
+                let _ = stream.write_all(line.as_bytes());
                 continue;
             }
             Err(e) => {
@@ -198,7 +201,8 @@ fn accept(
         }
         if clients.fetch_add(1, Ordering::AcqRel) >= MAX_CLIENTS {
             clients.fetch_sub(1, Ordering::AcqRel);
-            let _ = writeln!(stream, "error: {MAX_CLIENTS} clients are connected already");
+            let line = format!("error: {MAX_CLIENTS} clients are connected already\n");
+            let _ = stream.write_all(line.as_bytes());
             continue;
         }
         let (control, stop, stopped_here, count) = (

@@ -9,6 +9,7 @@ mod cluster_run_cmd;
 mod convolve;
 mod ctl_cmd;
 mod devices_cmd;
+mod graph_changes;
 mod key_cmd;
 mod live_cmd;
 mod probe_cmd;

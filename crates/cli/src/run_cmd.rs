@@ -149,18 +149,25 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     // Ctrl-C or SIGTERM stops the graph gracefully: sources end, sinks finish their files.
     let stop = StopHandle::new();
+    // Live changes (new branches, replaced nodes) come through the control socket.
+    let live = sluice_runtime::LiveGraph::new();
+    let changes = std::sync::Arc::new(crate::graph_changes::GraphChanges::new(
+        live.clone(),
+        crate::registry(),
+    ));
     let socket = match &args.control {
-        Some(path) => Some(ControlSocket::bind(
+        Some(path) => Some(ControlSocket::bind_with(
             path,
             graph.control_handle(),
             stop.clone(),
+            (!args.stepped).then(|| changes.clone() as std::sync::Arc<_>),
         )?),
         None => None,
     };
     eprintln!("sluice: running {origin}");
     if let Some(path) = &args.control {
         eprintln!(
-            "sluice: control socket {} (sluice ctl {} set NODE.PARAM=VALUE, or stop)",
+            "sluice: control socket {} (sluice ctl {} --help: set, list, attach, detach, replace, stop)",
             path.display(),
             path.display()
         );
@@ -201,11 +208,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             monitor: Some(monitor),
             spared_by_stop: Vec::new(),
         };
-        graph.run(&opts)
+        graph.run_live(&opts, &live)
     };
     // The socket goes first: nobody can send to a graph that has ended.
     let stopped_by_socket = socket.as_ref().is_some_and(ControlSocket::stopped_here);
     drop(socket);
+    changes.finish();
     let report = result.map_err(located)?;
     for w in &report.warnings {
         eprintln!("sluice: warning: {w}");

@@ -172,3 +172,144 @@ fn a_control_path_that_is_not_a_socket_is_refused_and_left_alone() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Waits (bounded) for the control socket of a starting run.
+fn wait_for(socket: &Path) {
+    for _ in 0..1000 {
+        if socket.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("no control socket appeared");
+}
+
+/// The reply of a `sluice ctl` command that must succeed.
+fn ok(args: &[&str]) -> String {
+    let out = sluice(args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    );
+    assert!(out.status.success(), "{args:?}: {stdout} {stderr}");
+    stdout
+}
+
+/// The error of a `sluice ctl` command that must fail.
+fn refused(args: &[&str]) -> String {
+    let out = sluice(args);
+    assert_eq!(out.status.code(), Some(1), "{args:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).trim().to_string()
+}
+
+fn floats(path: &Path) -> Vec<f32> {
+    std::fs::read(path)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+#[test]
+fn ctl_attaches_and_detaches_a_branch_and_replaces_a_node_at_an_item() {
+    let dir = TempDir::new("live");
+    let g = graph(&dir.0);
+    let socket = dir.0.join("ctl.sock");
+    let sock = socket.to_str().unwrap();
+    let branch_out = dir.0.join("branch.f32");
+    let branch = dir.0.join("branch.toml");
+    std::fs::write(
+        &branch,
+        format!(
+            "[[node]]\nname = \"keep\"\ntype = \"file_sink\"\nparams = {{ item = \"f32\", path = \"{}\" }}\n\n\
+             [[feed]]\nfrom = \"pace.out\"\nto = \"keep.in\"\n",
+            branch_out.display()
+        ),
+    )
+    .unwrap();
+    let bad_branch = dir.0.join("bad.toml");
+    std::fs::write(
+        &bad_branch,
+        "[[node]]\nname = \"keep\"\ntype = \"null_sink\"\nparams = { item = \"c32\" }\n\n\
+         [[feed]]\nfrom = \"pace.out\"\nto = \"keep.in\"\n",
+    )
+    .unwrap();
+    let mut run = Running(Some(
+        Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["run", g.to_str().unwrap(), "--control", sock])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    wait_for(&socket);
+
+    // A branch that writes what the throttle passes on, attached and drained.
+    let reply = ok(&["ctl", sock, "attach", "copy", branch.to_str().unwrap()]);
+    assert!(
+        reply.starts_with("ok attached copy: pace.out -> keep.in from item "),
+        "{reply}"
+    );
+    assert_eq!(ok(&["ctl", sock, "branches"]), "ok copy");
+    std::thread::sleep(Duration::from_millis(100));
+    let reply = ok(&["ctl", sock, "detach", "copy"]);
+    let items: usize = reply
+        .strip_prefix("ok detached copy (drain): ")
+        .and_then(|r| r.strip_suffix(" items in"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected reply: {reply}"));
+    let copied = floats(&branch_out);
+    assert_eq!(copied.len(), items);
+    assert!(items > 0 && copied.iter().all(|&x| x == 1.0));
+    assert_eq!(ok(&["ctl", sock, "branches"]), "ok none");
+
+    // Mistakes are named.
+    let e = refused(&["ctl", sock, "attach", "odd", bad_branch.to_str().unwrap()]);
+    assert!(
+        e.contains("pace.out carries f32 but the branch's keep.in takes c32"),
+        "{e}"
+    );
+    let e = refused(&["ctl", sock, "detach", "ghost"]);
+    assert_eq!(
+        e,
+        "sluice: error: no branch 'ghost' is attached (attached: none)"
+    );
+    let e = refused(&["ctl", sock, "replace", "gain", "--at", "0", "fir_filter"]);
+    assert!(e.contains("sluice: error:"), "{e}");
+
+    // The gain replaced by a gain of 2 from a little ahead of where it is now.
+    let now: u64 = ok(&["ctl", sock, "set", "gain.gain=1"])
+        .strip_prefix("ok gain.gain=1 at item ")
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    let at = (now + 4800).to_string();
+    let reply = ok(&[
+        "ctl",
+        sock,
+        "replace",
+        "gain",
+        "--at",
+        &at,
+        "multiply_const",
+        "item=f32",
+        "gain=2",
+    ]);
+    assert_eq!(
+        reply,
+        format!("ok replaced gain from input item {at} (output item {at})")
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    ok(&["ctl", sock, "stop"]);
+    let out = run.0.take().unwrap().wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let samples = floats(&dir.0.join("out.f32"));
+    let at: usize = at.parse().unwrap();
+    assert!(samples.len() > at);
+    assert!(samples[..at].iter().all(|&x| x == 1.0));
+    assert!(samples[at..].iter().all(|&x| x == 2.0));
+}

@@ -107,9 +107,9 @@ pub use decl::port::{Count, Direction, ItemDecl, PortDecl, ResolvedPort, Vlen};
 pub use decl::rate::Rate;
 pub use decl::{Block, BlockType, BuildFn, Family, MemoryFn, Text};
 pub use load::{
-    build_node, follow_rates, load_file, load_str, load_with, read, same_file, CodeEdge, CodeNode,
-    GraphFileError, GraphSource, HostDecl, KnownRate, LoadedGraph, MistakeKind, NodeMistake,
-    Override, StandbyMode,
+    build_node, follow_rates, load_branch, load_file, load_str, load_with, read, same_file,
+    BranchFile, CodeEdge, CodeNode, Feed, GraphFileError, GraphSource, HostDecl, KnownRate,
+    LoadedGraph, MistakeKind, NodeMistake, Override, StandbyMode,
 };
 pub use params::{ParamError, Params};
 pub use registry::{DuplicateBlock, Registry};

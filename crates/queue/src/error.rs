@@ -54,6 +54,19 @@ pub enum QueueError {
         /// What was wrong.
         message: String,
     },
+    /// A reader was asked to start at an item the ring no longer holds (every reader has
+    /// consumed it, so the writer may have overwritten it) or does not hold yet.
+    #[error(
+        "item {asked} is not in the queue: it holds items {oldest} to {newest} (exclusive) now"
+    )]
+    NotInRing {
+        /// The absolute item index asked for.
+        asked: u64,
+        /// The oldest item still held (the slowest reader's position).
+        oldest: u64,
+        /// The next item the writer will publish.
+        newest: u64,
+    },
     /// The process at the other end of a shared-memory ring went away (dropped its end without
     /// ending the stream, or exited).
     #[error("shared-memory peer {peer} went away at item {offset} without ending the stream")]

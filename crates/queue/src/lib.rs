@@ -55,7 +55,8 @@ mod tag;
 pub use contract::{RingReader, RingWriter, Wait};
 pub use error::QueueError;
 pub use lossy::{LossyReader, TapPoint, TapRead};
-pub use queue::{channel, Flavor, MemoryGuard, QueueOptions, Reader, Writer};
+pub use queue::{channel, Flavor, MemoryGuard, QueueOptions, Reader, ReaderPoint, Writer};
+pub use shared::ReadLimit;
 #[cfg(not(loom))]
 pub use shm::{ShmReader, ShmWriter};
 pub use tag::{Tag, TagValue, Uniform};

@@ -4,7 +4,7 @@
 use crate::flavors::copying::{CopyingReader, CopyingWriter, Storage};
 use crate::flavors::mirrored::{MirroredReader, MirroredWriter};
 use crate::mirror::{round_capacity, MapOptions, MirrorMap};
-use crate::shared::{ReaderCore, Shared, WriterCore};
+use crate::shared::{ReadLimit, ReaderCore, Shared, WriterCore};
 use crate::sync::Arc;
 use crate::{Item, QueueError, RingReader, RingWriter, Tag, Wait};
 
@@ -140,6 +140,72 @@ impl std::fmt::Debug for MemoryGuard {
     }
 }
 
+/// A handle to a running queue that attaches lossless readers from any thread: a new branch of
+/// a running graph reads through one. Unlike a [`TapPoint`](crate::TapPoint)'s lossy readers,
+/// the writer waits for these as for any reader. Cheap to clone.
+pub struct ReaderPoint<T>(PointFlavor<T>);
+
+enum PointFlavor<T> {
+    Mirrored(Arc<Shared>, Arc<MirrorMap>),
+    Copying(Arc<Shared>, Arc<Storage<T>>),
+}
+
+impl<T> Clone for ReaderPoint<T> {
+    fn clone(&self) -> Self {
+        ReaderPoint(match &self.0 {
+            PointFlavor::Mirrored(s, m) => PointFlavor::Mirrored(Arc::clone(s), Arc::clone(m)),
+            PointFlavor::Copying(s, m) => PointFlavor::Copying(Arc::clone(s), Arc::clone(m)),
+        })
+    }
+}
+
+impl<T> std::fmt::Debug for ReaderPoint<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ReaderPoint({})", self.shared().name())
+    }
+}
+
+impl<T> ReaderPoint<T> {
+    fn shared(&self) -> &Arc<Shared> {
+        match &self.0 {
+            PointFlavor::Mirrored(s, _) | PointFlavor::Copying(s, _) => s,
+        }
+    }
+}
+
+impl<T: Item> ReaderPoint<T> {
+    /// Attaches a reader at the items published from now on (`at` = `None`) or at absolute
+    /// item index `at`. An index is refused with [`QueueError::NotInRing`] unless another
+    /// reader still holds it in the ring (not yet consumed) and the writer has published it.
+    /// The reader receives the tags of its items that are still pending at the slowest reader.
+    pub fn attach(&self, at: Option<u64>) -> Result<Reader<T>, QueueError> {
+        let core = ReaderCore::attach_at(Arc::clone(self.shared()), at)?;
+        Ok(Reader(match &self.0 {
+            PointFlavor::Mirrored(_, map) => {
+                ReaderFlavor::Mirrored(MirroredReader::new(core, Arc::clone(map)))
+            }
+            PointFlavor::Copying(_, storage) => {
+                ReaderFlavor::Copying(CopyingReader::new(core, Arc::clone(storage)))
+            }
+        }))
+    }
+
+    /// Absolute index of the next item the writer will publish.
+    pub fn items_written(&self) -> u64 {
+        self.shared().written_items()
+    }
+
+    /// Readers attached now (lossless ones; taps are not counted).
+    pub fn reader_count(&self) -> usize {
+        self.shared().reader_count()
+    }
+
+    /// Whether the writer has ended the stream.
+    pub fn is_finished(&self) -> bool {
+        self.shared().is_finished()
+    }
+}
+
 /// The writing end of a queue. Dropping it ends the stream.
 #[derive(Debug)]
 pub struct Writer<T>(WriterFlavor<T>);
@@ -195,6 +261,16 @@ impl<T: Item> Writer<T> {
     /// Absolute index of the next item to be committed (items committed so far).
     pub fn items_written(&self) -> u64 {
         self.core().position() - self.core().shared.origin()
+    }
+
+    /// A handle that attaches lossless readers to this queue from any thread while the writer
+    /// runs (see [`ReaderPoint`]).
+    pub fn reader_point(&self) -> ReaderPoint<T> {
+        let shared = Arc::clone(&self.core().shared);
+        match &self.0 {
+            WriterFlavor::Mirrored(w) => ReaderPoint(PointFlavor::Mirrored(shared, w.map())),
+            WriterFlavor::Copying(w) => ReaderPoint(PointFlavor::Copying(shared, w.storage())),
+        }
     }
 
     /// Number of readers attached now.
@@ -295,6 +371,26 @@ impl<T: Item> Reader<T> {
     /// The queue's name (see [`QueueOptions::name`]).
     pub fn name(&self) -> &str {
         self.core().shared.name()
+    }
+
+    /// A handle that attaches more readers to this reader's queue from any thread (see
+    /// [`ReaderPoint`]).
+    pub fn reader_point(&self) -> ReaderPoint<T> {
+        ReaderPoint(match &self.0 {
+            ReaderFlavor::Mirrored(r) => PointFlavor::Mirrored(Arc::clone(&r.core.shared), r.map()),
+            ReaderFlavor::Copying(r) => {
+                PointFlavor::Copying(Arc::clone(&r.core.shared), r.storage())
+            }
+        })
+    }
+
+    /// A handle that limits how far this reader sees, from any thread (see [`ReadLimit`]).
+    /// Indices are absolute item indices, as [`Reader::items_read`] counts.
+    pub fn limit(&mut self) -> Arc<ReadLimit> {
+        match &mut self.0 {
+            ReaderFlavor::Mirrored(r) => r.core.limit(),
+            ReaderFlavor::Copying(r) => r.core.limit(),
+        }
     }
 
     /// A second reader at this reader's position (it sees everything this one has not consumed,

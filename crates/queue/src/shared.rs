@@ -415,6 +415,59 @@ pub(crate) struct ReaderCore {
     /// Length of the run handed out by the last window.
     window: usize,
     attached: bool,
+    /// Where this reader's stream stops short of the writer's, when someone set one.
+    limit: Option<Arc<ReadLimit>>,
+}
+
+/// A position, set from any thread, beyond which one reader sees nothing: a *hold* (the items
+/// there are "not yet" readable) or an *end* (the stream ends there for this reader). The
+/// runtime uses it to detach a branch after what it has read so far (an end) and to stop a node
+/// at the item where its replacement takes over (a hold). See [`crate::Reader::limit`].
+#[derive(Debug)]
+pub struct ReadLimit {
+    shared: Arc<Shared>,
+    /// Absolute counter (origin included); `u64::MAX` when there is no limit.
+    at: AtomicU64,
+    ends: AtomicBool,
+}
+
+impl ReadLimit {
+    /// The reader sees no item at or after absolute index `index`, and waits there as for a
+    /// writer that has not written yet (until [`ReadLimit::lift`]).
+    pub fn hold_at(&self, index: u64) {
+        self.set(index, false);
+    }
+
+    /// The reader's stream ends at absolute index `index`: it reads the items before it, then
+    /// an empty window, as at the end of a stream. An index the reader has already passed ends
+    /// it where it is.
+    pub fn end_at(&self, index: u64) {
+        self.set(index, true);
+    }
+
+    /// Removes the limit: the reader sees everything the writer has published.
+    pub fn lift(&self) {
+        self.at.store(u64::MAX, Ordering::Release);
+        self.shared.data.notify();
+    }
+
+    /// Absolute index of the next item the writer will publish (the "now" of the stream).
+    pub fn items_written(&self) -> u64 {
+        self.shared.written_items()
+    }
+
+    fn set(&self, index: u64, ends: bool) {
+        self.ends.store(ends, Ordering::Release);
+        let at = index.saturating_add(self.shared.origin);
+        self.at.store(at, Ordering::Release);
+        self.shared.data.notify();
+    }
+
+    /// The limit (absolute counter) and whether it is an end; `None` when there is none.
+    fn get(&self) -> Option<(u64, bool)> {
+        let at = self.at.load(Ordering::Acquire);
+        (at != u64::MAX).then(|| (at, self.ends.load(Ordering::Acquire)))
+    }
 }
 
 impl ReaderCore {
@@ -434,7 +487,107 @@ impl ReaderCore {
             pos,
             window: 0,
             attached: true,
+            limit: None,
         })
+    }
+
+    /// A reader attached from any thread while the writer runs: at the published position
+    /// (`at` = `None`, it sees every item published later) or at absolute item index `at`,
+    /// which must still be held by the ring for another reader (no item there may have been
+    /// overwritten). It receives the tags pending for its items at the slowest reader.
+    pub(crate) fn attach_at(shared: Arc<Shared>, at: Option<u64>) -> Result<Self, QueueError> {
+        // "Now" moves while we register: if the readers overtook the position we took, take
+        // the new one. Each retry means the stream moved on, so a few always suffice.
+        const RETRIES_FOR_NOW: usize = 1000;
+        let mut tries = 0;
+        loop {
+            match ReaderCore::attach_once(Arc::clone(&shared), at) {
+                Err(QueueError::NotInRing { .. }) if at.is_none() && tries < RETRIES_FOR_NOW => {
+                    tries += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn attach_once(shared: Arc<Shared>, at: Option<u64>) -> Result<Self, QueueError> {
+        let _registry = lock(&shared.registry);
+        let origin = shared.origin;
+        let written = shared.written.load(Ordering::Acquire);
+        let pos = at.map_or(written, |i| i.saturating_add(origin));
+        // What the ring holds by the time we answer (readers and writer move meanwhile).
+        let not_in_ring = |oldest: u64| {
+            let newest = shared.written.load(Ordering::Acquire).max(oldest);
+            QueueError::NotInRing {
+                asked: pos - origin,
+                oldest: oldest - origin,
+                newest: newest - origin,
+            }
+        };
+        if pos > written {
+            return Err(not_in_ring(shared.min_reader().unwrap_or(written)));
+        }
+        // Tags go into inboxes before their items are published and leave them only when read,
+        // so the slowest reader still holds every tag at or after a position it has not passed.
+        let slowest = shared
+            .slots
+            .iter()
+            .filter(|s| s.state.load(Ordering::Acquire) == SLOT_ACTIVE)
+            .min_by_key(|s| s.pos.load(Ordering::Acquire));
+        let tags: Vec<Tag> = slowest.map_or_else(Vec::new, |s| {
+            let first = pos - origin;
+            s.tags
+                .snapshot()
+                .into_iter()
+                .filter(|t| t.index >= first)
+                .collect()
+        });
+        let core = ReaderCore::attach_locked(Arc::clone(&shared), pos, tags)?;
+        // Now registered, the writer waits for us. Were the items from `pos` on intact until
+        // then? They were if another reader is still at or before `pos`: positions only rise,
+        // so it was there before we registered, and the writer never passes a reader by more
+        // than the ring (the argument of the module docs for clones). With no reader left,
+        // nothing is written any more.
+        let oldest = shared
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|&(i, s)| i != core.slot && s.state.load(Ordering::Acquire) == SLOT_ACTIVE)
+            .map(|(_, s)| s.pos.load(Ordering::Acquire))
+            .min();
+        match oldest {
+            Some(o) if o <= pos => Ok(core),
+            None if pos == written => Ok(core),
+            other => Err(not_in_ring(other.unwrap_or(written))),
+        }
+    }
+
+    /// This reader's limit handle (created on first use): see [`ReadLimit`].
+    pub(crate) fn limit(&mut self) -> Arc<ReadLimit> {
+        let shared = &self.shared;
+        Arc::clone(self.limit.get_or_insert_with(|| {
+            Arc::new(ReadLimit {
+                shared: Arc::clone(shared),
+                at: AtomicU64::new(u64::MAX),
+                ends: AtomicBool::new(false),
+            })
+        }))
+    }
+
+    /// What this reader may see now: the end of its readable items (absolute counter, never
+    /// below its position) and whether its stream has ended there.
+    fn visible(&self) -> (u64, bool) {
+        // Read `finished` before `written`: the writer sets it after its last commit.
+        let finished = self.shared.is_finished();
+        let written = self.shared.written.load(Ordering::Acquire);
+        match self.limit.as_ref().and_then(|l| l.get()) {
+            None => (written, finished),
+            Some((at, ends)) => {
+                let end = written.min(at).max(self.pos);
+                let ended = if at <= written { ends } else { finished };
+                (end, ended)
+            }
+        }
     }
 
     pub(crate) fn position(&self) -> u64 {
@@ -479,19 +632,23 @@ impl ReaderCore {
         }
         // A request for 0 means "any": an empty window must only ever mean end of stream.
         let need = n.max(1) as u64;
-        if self.end - self.pos < need {
-            self.end = self.shared.written.load(Ordering::Acquire);
-            if self.end - self.pos < need && !self.shared.is_finished() {
+        // A limited reader looks again every time: its limit may have moved below `end`.
+        if self.end - self.pos < need || self.limit.is_some() {
+            let (end, ended) = self.visible();
+            self.end = end;
+            if self.end - self.pos < need && !ended {
                 let deadline = match wait {
                     Wait::Never => return Ok(None),
                     Wait::Until(d) => Some(d),
                     Wait::Forever => None,
                 };
-                let shared = &self.shared;
                 let pos = self.pos;
-                // Woken by the publish that reaches this count (or by finish).
-                let ready = shared.data.wait_until(
-                    || shared.is_finished() || shared.written.load(Ordering::Acquire) - pos >= need,
+                // Woken by the publish that reaches this count, by finish, or by a new limit.
+                let ready = self.shared.data.wait_until(
+                    || {
+                        let (end, ended) = self.visible();
+                        ended || end - pos >= need
+                    },
                     deadline,
                     pos + need,
                 );
@@ -499,10 +656,9 @@ impl ReaderCore {
                     return Ok(None);
                 }
             }
-            // Read `finished` before `written`: the writer sets it after its last commit.
-            let finished = self.shared.is_finished();
-            self.end = self.shared.written.load(Ordering::Acquire);
-            if self.end - self.pos < need && !finished {
+            let (end, ended) = self.visible();
+            self.end = end;
+            if self.end - self.pos < need && !ended {
                 return Ok(None);
             }
         }

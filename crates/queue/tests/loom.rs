@@ -128,6 +128,37 @@ fn a_clone_registering_during_the_writers_scan_is_not_overrun() {
     });
 }
 
+/// A reader attached from another thread at an index behind the writer (a running graph's new
+/// branch, `ReaderPoint::attach`) either gets items that are all intact or is refused: the
+/// writer, racing to overwrite them once the only other reader has consumed them, never
+/// overruns it.
+#[test]
+fn a_reader_attached_at_an_index_is_never_overrun() {
+    loom::model(|| {
+        let (mut w, mut a) = channel::<u8>(1, &opts()).unwrap();
+        let cap = w.capacity();
+        w.reserve(cap).unwrap().fill(1);
+        w.commit(cap);
+        let point = w.reader_point();
+        let late = thread::spawn(move || match point.attach(Some(0)) {
+            Ok(mut b) => {
+                let window = b.window(cap).unwrap();
+                assert_eq!(window.len(), cap);
+                assert!(window.iter().all(|&v| v == 1), "the new reader was overrun");
+            }
+            Err(e) => assert!(matches!(e, QueueError::NotInRing { asked: 0, .. }), "{e}"),
+        });
+        let n = a.window(cap).unwrap().len();
+        a.consume(n);
+        if let Some(space) = w.try_reserve(1).unwrap() {
+            space.fill(2);
+            let n = space.len();
+            w.commit(n);
+        }
+        late.join().unwrap();
+    });
+}
+
 /// A tag published while a reader is cloned reaches the clone exactly once.
 #[test]
 fn a_tag_published_during_a_clone_reaches_it_once() {

@@ -427,6 +427,11 @@ impl ControlHandle {
         }
     }
 
+    /// Puts `controls` in place of node `name`'s (a node replaced while the graph runs).
+    pub(crate) fn set_controls(&self, name: &str, controls: Vec<ControlSpec>) {
+        self.board.set_controls(name, controls);
+    }
+
     /// The same handle, waiting at most `timeout` for each change to be applied.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;

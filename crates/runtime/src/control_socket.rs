@@ -13,6 +13,10 @@
 //! `N` is the item offset at which the change took effect: the node's first output item made
 //! with the new value, where a `set:PARAM` tag now sits.
 //!
+//! A front end may serve more commands on the same socket ([`MoreCommands`]): the command
+//! line adds the live graph changes of [`crate::live`] (`attach`, `detach`, `replace`,
+//! `branches`), which need its graph-file loader.
+//!
 //! **Who may use it.** The socket is made mode 0600 whatever the umask, and each client's user
 //! is checked with `SO_PEERCRED` (the kernel's word): the graph's own user or root, no one
 //! else. A line is at most [`MAX_LINE`] bytes (a longer one ends that client) and at most
@@ -30,6 +34,20 @@ use std::thread::JoinHandle;
 
 /// The most clients served at once; more are told so and closed.
 pub const MAX_CLIENTS: usize = 16;
+
+/// Commands beyond `set`, `list` and `stop` that a front end serves through the socket, for
+/// clients that passed the same credential check.
+pub trait MoreCommands: Send + Sync {
+    /// How to use them, for the reply to an unknown command: `attach NAME FILE [at N], …`.
+    fn usage(&self) -> String;
+    /// The reply line to the command `verb` followed by `rest` (trimmed), or `None` when
+    /// `verb` is not one of these. The reply is shown to the client as it is: escape what came
+    /// from the client.
+    fn reply(&self, verb: &str, rest: &str) -> Option<String>;
+}
+
+/// The extra commands a socket serves, if any.
+pub(crate) type More = Option<Arc<dyn MoreCommands>>;
 
 /// Why a control socket could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +108,16 @@ impl ControlSocket {
         control: ControlHandle,
         stop: StopHandle,
     ) -> Result<Self, ControlSocketError> {
+        ControlSocket::bind_with(path, control, stop, None)
+    }
+
+    /// [`ControlSocket::bind`], serving `more` commands too.
+    pub fn bind_with(
+        path: &Path,
+        control: ControlHandle,
+        stop: StopHandle,
+        more: Option<Arc<dyn MoreCommands>>,
+    ) -> Result<Self, ControlSocketError> {
         let bind_error = |source| ControlSocketError::Bind {
             path: path.to_path_buf(),
             source,
@@ -120,7 +148,7 @@ impl ControlSocket {
             let (done, stopped_here) = (Arc::clone(&done), Arc::clone(&stopped_here));
             std::thread::Builder::new()
                 .name("sluice-control".into())
-                .spawn(move || accept(listener, control, stop, done, stopped_here))
+                .spawn(move || accept(listener, control, stop, more, done, stopped_here))
                 .map_err(ControlSocketError::Thread)?
         };
         Ok(ControlSocket {
@@ -169,6 +197,7 @@ fn accept(
     listener: UnixListener,
     control: ControlHandle,
     stop: StopHandle,
+    more: More,
     done: Arc<AtomicBool>,
     stopped_here: Arc<AtomicBool>,
 ) {
@@ -205,9 +234,10 @@ fn accept(
             let _ = stream.write_all(line.as_bytes());
             continue;
         }
-        let (control, stop, stopped_here, count) = (
+        let (control, stop, more, stopped_here, count) = (
             control.clone(),
             stop.clone(),
+            more.clone(),
             Arc::clone(&stopped_here),
             Arc::clone(&clients),
         );
@@ -215,7 +245,7 @@ fn accept(
         let spawned = std::thread::Builder::new()
             .name("sluice-control-client".into())
             .spawn(move || {
-                serve(stream, &control, &stop, &stopped_here);
+                serve(stream, &control, &stop, &more, &stopped_here);
                 count.fetch_sub(1, Ordering::AcqRel);
             });
         if spawned.is_err() {
@@ -237,12 +267,20 @@ fn serve(
     stream: UnixStream,
     control: &ControlHandle,
     stop: &StopHandle,
+    more: &More,
     stopped_here: &AtomicBool,
 ) {
     let Ok(writer) = stream.try_clone() else {
         return;
     };
-    serve_lines(BufReader::new(stream), writer, control, stop, stopped_here);
+    serve_lines(
+        BufReader::new(stream),
+        writer,
+        control,
+        stop,
+        more,
+        stopped_here,
+    );
 }
 
 /// Answers the command lines read from `input` on `output`, one reply line each, until the
@@ -252,6 +290,7 @@ pub(crate) fn serve_lines(
     mut output: impl Write,
     control: &ControlHandle,
     stop: &StopHandle,
+    more: &More,
     stopped_here: &AtomicBool,
 ) {
     let mut line = Vec::new();
@@ -271,7 +310,7 @@ pub(crate) fn serve_lines(
         }
         let reply = match std::str::from_utf8(&line) {
             Ok(text) if text.trim().is_empty() => continue,
-            Ok(text) => reply(text.trim(), control, stop, stopped_here),
+            Ok(text) => reply(text.trim(), control, stop, more, stopped_here),
             Err(_) => "error: a command line is not UTF-8 text".to_string(),
         };
         if writeln!(output, "{reply}").is_err() {
@@ -282,7 +321,8 @@ pub(crate) fn serve_lines(
 
 /// `text` with its control characters escaped (`\u{1b}`, `\t`, ...): what a client sent is
 /// shown back on its terminal, where it must not act as a terminal command.
-fn shown(text: &str) -> String {
+/// `text` with its control characters escaped, for a reply that quotes what a client sent.
+pub fn shown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() {
@@ -299,8 +339,13 @@ fn reply(
     line: &str,
     control: &ControlHandle,
     stop: &StopHandle,
+    more: &More,
     stopped_here: &AtomicBool,
 ) -> String {
+    let (verb, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    if let Some(reply) = more.as_ref().and_then(|m| m.reply(verb, rest.trim())) {
+        return reply;
+    }
     match line.split_once(char::is_whitespace) {
         Some(("set", assignment)) => set(control, assignment.trim()),
         None if line == "stop" => {
@@ -316,8 +361,10 @@ fn reply(
             format!("ok {}", params.join(" "))
         }
         _ => format!(
-            "error: unknown command '{}' (use: set NODE.PARAM=VALUE, list, stop)",
-            shown(line)
+            "error: unknown command '{}' (use: set NODE.PARAM=VALUE, list, stop{})",
+            shown(line),
+            more.as_ref()
+                .map_or(String::new(), |m| format!(", {}", m.usage()))
         ),
     }
 }

@@ -116,6 +116,9 @@ pub enum RuntimeError {
     /// A node id that this graph did not hand out.
     #[error("no node with id {0}")]
     NoSuchNode(usize),
+    /// A node named that the graph does not have.
+    #[error("no node called '{0}'")]
+    NoSuchNodeName(String),
     /// A node put in place of another ([`Graph::replace_boxed`](crate::Graph::replace_boxed))
     /// whose ports differ from the one it replaces.
     #[error("node '{node}': cannot be replaced by a node of other ports: {difference}")]

@@ -39,7 +39,7 @@ pub fn control_lines(data: &[u8]) {
     let control = graph.control_handle().with_timeout(Duration::ZERO);
     let (stop, stopped_here) = (StopHandle::new(), AtomicBool::new(false));
     let mut out = Vec::new();
-    serve_lines(data, &mut out, &control, &stop, &stopped_here);
+    serve_lines(data, &mut out, &control, &stop, &None, &stopped_here);
     let text = std::str::from_utf8(&out).expect("replies are UTF-8");
     let lines = data.split(|&b| b == b'\n').count();
     let replies = text.lines().count();

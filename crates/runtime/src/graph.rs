@@ -38,7 +38,7 @@ pub(crate) struct Edge {
 
 /// How the ports `new` differ from `old` in what an edge was checked against (names, item
 /// types, vector lengths, message kinds), in words; `None` when they do not.
-fn ports_differ(old: &Ports, new: &Ports) -> Option<String> {
+pub(crate) fn ports_differ(old: &Ports, new: &Ports) -> Option<String> {
     let side = |kind: &str, old: &[crate::PortSpec], new: &[crate::PortSpec]| {
         let show = |list: &[crate::PortSpec]| {
             let all: Vec<String> = list
@@ -402,6 +402,66 @@ impl Graph {
 
     /// Creates every queue and hands each node its ends.
     fn build(self) -> Result<Vec<BuiltNode>, RuntimeError> {
+        self.build_with(Vec::new())
+    }
+
+    /// The node and input port called `node`.`port`, as an index pair, or why there is none.
+    pub(crate) fn input_port(
+        &self,
+        node: &str,
+        port: &str,
+    ) -> Result<(usize, usize), RuntimeError> {
+        let ni = self
+            .node_id(node)
+            .ok_or_else(|| RuntimeError::NoSuchNodeName(node.to_string()))?
+            .0;
+        let entry = &self.nodes[ni];
+        let pi = entry
+            .ports
+            .input_index(port)
+            .ok_or_else(|| RuntimeError::NoSuchPort {
+                node: entry.name.clone(),
+                kind: "input",
+                port: port.to_string(),
+                available: port_list(entry.ports.inputs.iter().map(|p| p.name.as_str())),
+            })?;
+        if self.edges.iter().any(|e| e.to == (ni, pi)) {
+            return Err(RuntimeError::InputTaken {
+                node: entry.name.clone(),
+                port: port.to_string(),
+            });
+        }
+        Ok((ni, pi))
+    }
+
+    /// The queue options and default queue size the graph was given, for a branch added to it
+    /// while it runs.
+    pub(crate) fn queue_settings(&self) -> (QueueOptions, usize) {
+        (self.queue_options.clone(), self.default_queue_bytes)
+    }
+
+    /// Runs the graph as [`Graph::run`] does, able to change while it runs through `live` (see
+    /// [`crate::live`]).
+    pub fn run_live(
+        self,
+        opts: &RunOptions,
+        live: &crate::live::LiveGraph,
+    ) -> Result<RunReport, RuntimeError> {
+        let control = self.control_handle();
+        let settings = self.queue_settings();
+        let mut built = self.build()?;
+        live.begin(&mut built, control, settings);
+        let report = run::threaded::run(built, opts);
+        live.end();
+        report
+    }
+
+    /// [`Graph::build`] with some inputs fed from outside the graph (a branch added to a
+    /// running graph reads the running graph's queues).
+    pub(crate) fn build_with(
+        self,
+        external: Vec<((usize, usize), Box<dyn ErasedInput>)>,
+    ) -> Result<Vec<BuiltNode>, RuntimeError> {
         if let Some(cycle) = self.find_cycle() {
             let names: Vec<&str> = cycle.iter().map(|&i| self.nodes[i].name.as_str()).collect();
             return Err(RuntimeError::Cycle {
@@ -413,6 +473,9 @@ impl Graph {
             .iter()
             .map(|n| n.ports.inputs.iter().map(|_| None).collect())
             .collect();
+        for ((ni, pi), input) in external {
+            inputs[ni][pi] = Some(input);
+        }
         self.check_queue_memory()?;
         let mut outputs: Vec<Vec<Box<dyn ErasedOutput>>> = Vec::with_capacity(self.nodes.len());
         for (ni, node) in self.nodes.iter().enumerate() {
@@ -472,6 +535,7 @@ impl Graph {
                     port: spec.name.clone(),
                 })?);
             }
+            let read_before = connected.iter().map(|i| i.items_read()).sum();
             built.push(BuiltNode {
                 input_peers: Vec::new(),
                 output_peers: vec![Vec::new(); entry.ports.outputs.len()],
@@ -485,6 +549,8 @@ impl Graph {
                 started: false,
                 stopped: false,
                 progress: None,
+                swap: crate::live::Swapper::default(),
+                read_before,
             });
         }
         for e in &self.edges {
@@ -528,6 +594,10 @@ pub(crate) struct BuiltNode {
     pub progress: Option<std::sync::Arc<crate::progress::NodeProgress>>,
     /// The node's mailbox of run-time parameter changes (closed when this is dropped).
     pub control: ControlPort,
+    /// Where a replacement of the node arrives while the graph runs, and its progress.
+    pub swap: crate::live::Swapper,
+    /// Where its inputs stood when it was built (not 0 for a branch of a running graph).
+    pub read_before: u64,
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 use crate::port::{InPort, OutPort};
 use crate::run::StopView;
 use crate::NodeError;
-use sluice_queue::{Item, QueueError, Reader, RingReader, RingWriter, Tag, TagValue, Wait, Writer};
+use sluice_queue::{
+    Item, QueueError, ReadLimit, Reader, RingReader, RingWriter, Tag, TagValue, Wait, Writer,
+};
 use std::any::Any;
 use std::ops::Range;
 use std::slice::GetDisjointMutError;
@@ -160,6 +162,23 @@ pub(crate) trait ErasedInput: AnyPort {
     fn end_messages(&mut self) -> Vec<(String, u64)> {
         Vec::new()
     }
+    /// Consumes whatever is there now (a replacement's discarded warm-up output); how much.
+    fn skip_available(&mut self) -> Result<u64, QueueError>;
+    /// This input as a stream input; `None` for a message input.
+    fn as_stream(&mut self) -> Option<&mut dyn StreamInput> {
+        None
+    }
+}
+
+/// What replacing a running node needs of a stream input, whatever its item type.
+pub(crate) trait StreamInput {
+    /// The reader's limit handle (see `sluice_queue::ReadLimit`).
+    fn limit(&mut self) -> Arc<ReadLimit>;
+    /// A new reader of the same queue at absolute item `at` (see
+    /// `sluice_queue::ReaderPoint::attach`).
+    fn attach_at(&self, at: u64) -> Result<Box<dyn ErasedInput>, QueueError>;
+    /// Consumes the next `n` items, which must be readable now.
+    fn skip(&mut self, n: u64) -> Result<(), QueueError>;
 }
 
 impl<T: Item> AnyPort for Input<T> {
@@ -193,6 +212,43 @@ impl<T: Item> ErasedInput for Input<T> {
     fn capacity(&self) -> usize {
         self.reader.capacity()
     }
+    fn skip_available(&mut self) -> Result<u64, QueueError> {
+        let n = match self.reader.window_with(1, Wait::Never)? {
+            Some(window) => window.len(),
+            None => 0,
+        };
+        self.reader.consume(n);
+        Ok(n as u64)
+    }
+    fn as_stream(&mut self) -> Option<&mut dyn StreamInput> {
+        Some(self)
+    }
+}
+
+impl<T: Item> StreamInput for Input<T> {
+    fn limit(&mut self) -> Arc<ReadLimit> {
+        self.reader.limit()
+    }
+    fn attach_at(&self, at: u64) -> Result<Box<dyn ErasedInput>, QueueError> {
+        Ok(Box::new(Input::new(
+            self.reader.reader_point().attach(Some(at))?,
+            Arc::clone(&self.queue),
+        )))
+    }
+    fn skip(&mut self, n: u64) -> Result<(), QueueError> {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        match self.reader.window_with(n, Wait::Never)? {
+            Some(window) if window.len() >= n => {
+                self.reader.consume(n);
+                Ok(())
+            }
+            _ => Err(QueueError::NotInRing {
+                asked: self.reader.items_read() + n as u64,
+                oldest: self.reader.items_read(),
+                newest: self.reader.items_written(),
+            }),
+        }
+    }
 }
 
 /// A type-erased output, as the scheduler holds it.
@@ -215,6 +271,11 @@ pub(crate) trait ErasedOutput: AnyPort {
     /// A handle that attaches taps (lossy readers) to this output's queue from any thread;
     /// `None` for an output that has no queue of items (a message output).
     fn tap_point(&self) -> Option<std::sync::Arc<dyn crate::tap::ErasedPoint>> {
+        None
+    }
+    /// A handle that attaches lossless readers to this output's queue from any thread; `None`
+    /// for a message output.
+    fn reader_point(&self) -> Option<Arc<dyn crate::live::ErasedReaderPoint>> {
         None
     }
 }
@@ -246,6 +307,12 @@ impl<T: Item> ErasedOutput for Output<T> {
     }
     fn tap_point(&self) -> Option<std::sync::Arc<dyn crate::tap::ErasedPoint>> {
         Some(std::sync::Arc::new(self.writer.tap_point()))
+    }
+    fn reader_point(&self) -> Option<Arc<dyn crate::live::ErasedReaderPoint>> {
+        Some(Arc::new((
+            self.writer.reader_point(),
+            Arc::clone(&self.queue),
+        )))
     }
     fn publish(&mut self) {
         self.writer.publish();

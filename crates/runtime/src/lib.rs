@@ -108,6 +108,7 @@ mod error;
 pub mod fuzz;
 mod graph;
 mod io;
+pub mod live;
 pub mod message;
 pub mod metadata;
 mod node;
@@ -124,6 +125,7 @@ pub use control_socket::{ControlSocket, ControlSocketError};
 pub use error::{NodeError, RuntimeError};
 pub use graph::{Graph, NodeId, DEFAULT_QUEUE_BYTES};
 pub use io::{Input, Inputs, Output, Outputs, WorkIo};
+pub use live::{Branch, Detach, LiveError, LiveGraph, Replacement};
 pub use message::{
     Inbox, Message, MessageIn, MessageInput, MessageKind, MessageOut, MessageOutput, OnFull, Pdu,
     Recv, Sent,

@@ -105,6 +105,16 @@ pub trait Node: Send {
         let _ = handle;
     }
 
+    /// Input items before an offset that this node must read to make, from that offset on,
+    /// the output it would have made had it run all along (an FIR filter: its taps − 1). A node
+    /// put in place of another while the graph runs ([`crate::live`]) is warmed up on them, its
+    /// output from them discarded. The node must make outputs only for input it has seen, so
+    /// that, given these items alone, it makes their outputs and then asks for more. 0 (the
+    /// default) for nodes without memory of past input.
+    fn history(&self) -> u64 {
+        0
+    }
+
     /// Called once when the node ends, whatever ended it (its stream ended, the graph was asked
     /// to stop, another node failed), on the thread that ran it, if [`Node::init`] ran: release
     /// devices, close sockets. A sink finishes its output in `work` at end of stream; after a

@@ -114,6 +114,12 @@ impl<I: Item, T: FirTaps<I, Output = I> + Send> Node for FirFilter<I, T> {
             decimation: self.decimation as u64,
         }
     }
+
+    /// The delay line (taps − 1), rounded up to whole decimation steps so that a replacement
+    /// at a multiple of the decimation keeps the output's phase.
+    fn history(&self) -> u64 {
+        (self.startup_outputs * self.decimation) as u64
+    }
 }
 
 #[cfg(test)]

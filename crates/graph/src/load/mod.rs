@@ -66,6 +66,50 @@ struct FileDoc {
     connect: Vec<Spanned<String>>,
     #[serde(default)]
     hosts: BTreeMap<String, Spanned<HostDoc>>,
+    /// A branch file's inputs fed by the running graph it is attached to.
+    #[serde(default)]
+    feed: Vec<Spanned<FeedDoc>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FeedDoc {
+    from: Spanned<String>,
+    to: Spanned<String>,
+}
+
+/// One input of a branch fed by an output of the running graph it is attached to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Feed {
+    /// The running graph's output, `node.port`.
+    pub from: String,
+    /// The branch's input, `node.port`.
+    pub to: String,
+}
+
+/// A branch file: a graph whose `[[feed]]` tables connect some of its inputs to outputs of a
+/// running graph (see `sluice_runtime::live`).
+pub struct BranchFile {
+    /// The branch, its fed inputs left open.
+    pub graph: Graph,
+    /// Which inputs the running graph feeds, and from where.
+    pub feeds: Vec<Feed>,
+}
+
+/// Loads a branch file: a graph file with `[[feed]]` tables
+/// (`from = "NODE.PORT"` of the running graph, `to = "NODE.PORT"` of this file) in place of
+/// edges into the inputs the running graph feeds. Checked as a graph file is, the fed inputs
+/// counting as connected; whether each feed's item types agree is checked when it is attached.
+pub fn load_branch(
+    text: &str,
+    origin: &str,
+    registry: &Registry,
+) -> Result<BranchFile, GraphFileError> {
+    let (loaded, feeds) = load_any(text, origin, registry, &[], true)?;
+    Ok(BranchFile {
+        graph: loaded.graph,
+        feeds,
+    })
 }
 
 #[derive(Deserialize)]
@@ -299,6 +343,17 @@ pub fn load_with(
     registry: &Registry,
     overrides: &[Override],
 ) -> Result<LoadedGraph, GraphFileError> {
+    load_any(text, origin, registry, overrides, false).map(|(loaded, _)| loaded)
+}
+
+/// A graph file, or with `branch` a branch file (whose `[[feed]]` tables are returned).
+fn load_any(
+    text: &str,
+    origin: &str,
+    registry: &Registry,
+    overrides: &[Override],
+    branch: bool,
+) -> Result<(LoadedGraph, Vec<Feed>), GraphFileError> {
     let mut errors = Errors {
         text,
         origin,
@@ -335,6 +390,14 @@ pub fn load_with(
             );
             return Err(errors.finish());
         }
+    }
+    if let (false, Some(feed)) = (branch, doc.feed.first()) {
+        errors.add(
+            Some(feed.span()),
+            None,
+            "a [[feed]] belongs in a branch file, attached to a running graph (`sluice ctl SOCKET attach NAME FILE`); a graph file connects its nodes with [[edge]]".to_string(),
+        );
+        return Err(errors.finish());
     }
     let mut graph = Graph::new();
     if let Some(opts) = &doc.options {
@@ -498,6 +561,35 @@ pub fn load_with(
             }
         }
     }
+    let mut feeds = Vec::with_capacity(doc.feed.len());
+    for feed in &doc.feed {
+        let feed = feed.get_ref();
+        let (to, from) = (feed.to.get_ref(), feed.from.get_ref());
+        match fed_input(&graph, to) {
+            Ok((node, port)) => {
+                // For the check of unconnected ports: the running graph feeds it.
+                edges.push((String::new(), String::new(), node, port));
+                feeds.push(Feed {
+                    from: from.clone(),
+                    to: to.clone(),
+                });
+            }
+            Err(message) => errors.add(Some(feed.to.span()), None, message),
+        }
+        if from
+            .rsplit_once('.')
+            .is_none_or(|(n, p)| n.is_empty() || p.is_empty())
+        {
+            errors.add(
+                Some(feed.from.span()),
+                None,
+                format!(
+                    "feed from '{}': name an output of the running graph as NODE.PORT",
+                    escape(from)
+                ),
+            );
+        }
+    }
     if errors.list.is_empty() {
         let waiting = checks::waiting_edges(&graph, &edges);
         if let Err((node, line, msg)) = check_cycles(&node_lines, &waiting) {
@@ -510,7 +602,8 @@ pub fn load_with(
     if !errors.list.is_empty() {
         return Err(errors.finish());
     }
-    Ok(LoadedGraph {
+    edges.retain(|(from, ..)| !from.is_empty());
+    let loaded = LoadedGraph {
         graph,
         source: GraphSource {
             origin: origin.to_string(),
@@ -522,7 +615,54 @@ pub fn load_with(
             node_memory,
             rates,
         },
-    })
+    };
+    Ok((loaded, feeds))
+}
+
+/// The stream input `node.port` of `graph` that a feed names, or why it names none.
+fn fed_input(graph: &Graph, to: &str) -> Result<(String, String), String> {
+    let Some((node, port)) = to
+        .rsplit_once('.')
+        .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+    else {
+        return Err(format!(
+            "feed to '{}': name an input of this file as NODE.PORT",
+            escape(to)
+        ));
+    };
+    let Some(id) = graph.node_id(node) else {
+        return Err(format!(
+            "feed to '{}': this file declares no node '{}'",
+            escape(to),
+            escape(node)
+        ));
+    };
+    let ports = graph.ports(id).expect("a node of the graph has ports");
+    match ports.inputs.iter().find(|p| p.name == port) {
+        Some(p) if p.message.is_none() => Ok((node.to_string(), port.to_string())),
+        Some(_) => Err(format!(
+            "feed to '{}': a message input cannot be fed by a stream",
+            escape(to)
+        )),
+        None => {
+            let names: Vec<&str> = ports.inputs.iter().map(|p| p.name.as_str()).collect();
+            Err(format!(
+                "feed to '{}': node '{node}' has no input '{}' (inputs: {})",
+                escape(to),
+                escape(port),
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ))
+        }
+    }
+}
+
+/// `text` with control characters escaped, for messages.
+fn escape(text: &str) -> String {
+    text.chars().flat_map(char::escape_debug).collect()
 }
 
 /// The name of the `[[node]]` table that byte `at` of `text` lies in, for errors of the TOML

@@ -560,3 +560,71 @@ fn a_graph_built_in_code_follows_rates_as_its_file_does() {
         "node 'tune': parameter 'sample_rate' = 44.1 kHz disagrees with the stream's rate, 48 kHz (set by 'dec'): leave it out to follow the stream"
     );
 }
+
+const BRANCH: &str = r#"
+[[node]]
+name = "pass"
+type = "tap"
+
+[[node]]
+name = "sink"
+type = "drain"
+
+[[edge]]
+from = "pass.out"
+to = "sink.in"
+
+[[feed]]
+from = "main.out"
+to = "pass.in"
+"#;
+
+#[test]
+fn a_branch_file_names_its_feeds_and_its_fed_inputs_count_as_connected() {
+    let branch = load_branch(BRANCH, "b.toml", &registry()).unwrap();
+    assert_eq!(
+        branch.feeds,
+        [Feed {
+            from: "main.out".into(),
+            to: "pass.in".into()
+        }]
+    );
+    assert!(branch.graph.node_id("pass").is_some());
+}
+
+#[test]
+fn feeds_are_refused_in_a_graph_file_and_checked_in_a_branch_file() {
+    let e = error_of(&format!(
+        "{GOOD}\n[[feed]]\nfrom = \"a.out\"\nto = \"sink.in\"\n"
+    ));
+    assert!(
+        e.starts_with("g.toml:15:1: a [[feed]] belongs in a branch file"),
+        "{e}"
+    );
+    let load = |text: &str| match load_branch(text, "b.toml", &registry()) {
+        Ok(_) => panic!("loaded"),
+        Err(e) => e.to_string(),
+    };
+    let e = load(&BRANCH.replace("to = \"pass.in\"", "to = \"pass.nope\""));
+    assert!(
+        e.contains(
+            "b.toml:16:6: feed to 'pass.nope': node 'pass' has no input 'nope' (inputs: in)"
+        ),
+        "{e}"
+    );
+    let e = load(&BRANCH.replace("to = \"pass.in\"", "to = \"ghost.in\""));
+    assert!(
+        e.contains("feed to 'ghost.in': this file declares no node 'ghost'"),
+        "{e}"
+    );
+    let e = load(&BRANCH.replace("from = \"main.out\"", "from = \"main\""));
+    assert!(
+        e.contains(
+            "b.toml:15:8: feed from 'main': name an output of the running graph as NODE.PORT"
+        ),
+        "{e}"
+    );
+    // Without its feed, the input is unconnected, as in any graph file.
+    let e = load(&BRANCH.replace("[[feed]]\nfrom = \"main.out\"\nto = \"pass.in\"\n", ""));
+    assert!(e.contains("input port 'in' is not connected"), "{e}");
+}

@@ -116,6 +116,11 @@ impl<T: Item> CopyingWriter<T> {
         )
     }
 
+    /// The array, for readers attached from other threads.
+    pub(crate) fn storage(&self) -> Arc<Storage<T>> {
+        Arc::clone(&self.storage)
+    }
+
     pub(crate) fn attach_reader(&self) -> Result<CopyingReader<T>, QueueError> {
         Ok(CopyingReader::new(
             self.core.attach_reader()?,
@@ -132,6 +137,11 @@ impl<T: Item> CopyingReader<T> {
             storage,
             scratch,
         }
+    }
+
+    /// The array, for readers attached from other threads.
+    pub(crate) fn storage(&self) -> Arc<Storage<T>> {
+        Arc::clone(&self.storage)
     }
 
     pub(crate) fn duplicate(&self) -> Result<Self, QueueError> {

@@ -60,6 +60,11 @@ impl<T: Item> MirroredWriter<T> {
         )
     }
 
+    /// The mapping, for readers attached from other threads.
+    pub(crate) fn map(&self) -> Arc<MirrorMap> {
+        Arc::clone(&self.map)
+    }
+
     pub(crate) fn attach_reader(&self) -> Result<MirroredReader<T>, QueueError> {
         Ok(MirroredReader::new(
             self.core.attach_reader()?,
@@ -75,6 +80,11 @@ impl<T: Item> MirroredReader<T> {
             map,
             _items: PhantomData,
         }
+    }
+
+    /// The mapping, for readers attached from other threads.
+    pub(crate) fn map(&self) -> Arc<MirrorMap> {
+        Arc::clone(&self.map)
     }
 
     pub(crate) fn duplicate(&self) -> Result<Self, QueueError> {

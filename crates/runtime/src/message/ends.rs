@@ -392,6 +392,13 @@ impl ErasedInput for MessageInput {
     fn capacity(&self) -> usize {
         self.inbox.messages.max(1)
     }
+    fn skip_available(&mut self) -> Result<u64, QueueError> {
+        let mut skipped = 0;
+        while let Ok(Recv::Message(_)) = self.recv() {
+            skipped += 1;
+        }
+        Ok(skipped)
+    }
     fn end_messages(&mut self) -> Vec<(String, u64)> {
         let mut state = self.mailbox.lock();
         state.closed = true;

@@ -137,6 +137,9 @@ impl BuiltNode {
         if self.control.0.has_mail() {
             self.apply_controls()?;
         }
+        if self.swap.requested() {
+            self.swap_begin();
+        }
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             let mut io = WorkIo::new(
                 &mut self.inputs,
@@ -152,13 +155,23 @@ impl BuiltNode {
             output.publish();
         }
         if let Some(progress) = &self.progress {
-            let read = self.inputs.iter().map(|i| i.items_read()).sum();
+            let read = self.items_in();
             let written = self.outputs.iter().map(|o| o.items_written()).sum();
             progress.record(read, written);
         }
         match outcome {
+            // A replacement under way switches once the old node has reached its offset.
+            Ok(Ok(work)) if self.swap.under_way() => match self.swap_check(work)? {
+                true => Ok(Work::Progress),
+                false => Ok(work),
+            },
             Ok(Ok(work)) => Ok(work),
-            Ok(Err(e)) if is_normal_end(&e) => Ok(Work::Done),
+            Ok(Err(e)) if is_normal_end(&e) => {
+                if self.swap.under_way() {
+                    self.swap_check(Work::Done)?;
+                }
+                Ok(Work::Done)
+            }
             Ok(Err(source)) => Err(RuntimeError::NodeFailed {
                 node: self.name.clone(),
                 source,
@@ -227,9 +240,9 @@ impl BuiltNode {
         }
     }
 
-    /// Whether changes of run-time parameters wait for this node.
+    /// Whether changes of run-time parameters, or a replacement, wait for this node.
     pub(crate) fn has_mail(&self) -> bool {
-        self.control.0.has_mail()
+        self.control.0.has_mail() || self.swap.requested()
     }
 
     /// Whether the need that `work` returned can be met right now, without waiting. Only this
@@ -281,6 +294,13 @@ impl BuiltNode {
             other => other,
         };
         self.need_met(batched)
+    }
+
+    /// Items the node has read in this run: its inputs' positions, less where they started (a
+    /// branch of a running graph starts reading mid-stream).
+    pub(crate) fn items_in(&self) -> u64 {
+        let read: u64 = self.inputs.iter().map(|i| i.items_read()).sum();
+        read.saturating_sub(self.read_before)
     }
 
     /// A position that changes whenever the node moves any item.
@@ -460,7 +480,7 @@ impl BuiltNode {
                 .warnings
                 .push(format!("{n} messages dropped on {connection}"));
         }
-        stats.items_in = self.inputs.iter().map(|i| i.items_read()).sum();
+        stats.items_in = self.items_in();
         stats.items_out = self.outputs.iter().map(|o| o.items_written()).sum();
         self.outputs.clear();
         self.inputs.clear();

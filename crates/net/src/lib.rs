@@ -40,6 +40,7 @@ pub mod escape;
 pub mod fence;
 pub mod fuzz;
 pub mod graph_blocks;
+pub mod message;
 mod options;
 pub mod probe;
 pub mod secure;

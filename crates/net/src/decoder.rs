@@ -62,6 +62,14 @@ pub enum Event {
     },
     /// An ACK: every item below this offset is received.
     Ack(u64),
+    /// An ACK with the messages flag (only to a sender that carries messages): every item
+    /// below `acked` and every message numbered below `messages` is received.
+    AckMessages {
+        /// Every item below this offset is received.
+        acked: u64,
+        /// Every message numbered below this is received.
+        messages: u64,
+    },
     /// A CREDIT: the sender may send items below this offset.
     Credit(u64),
     /// A HEARTBEAT.
@@ -424,7 +432,7 @@ impl Decoder {
         }
         let allowed_flags = match kind {
             Kind::Hello => FLAG_CRC | FLAG_VLEN | FLAG_FENCE | FLAG_MSG,
-            Kind::Welcome => FLAG_MSG,
+            Kind::Welcome | Kind::Ack => FLAG_MSG,
             Kind::Data => FLAG_CRC,
             _ => 0,
         };
@@ -469,6 +477,14 @@ impl Decoder {
                 ));
             }
             Kind::Welcome if flags & FLAG_MSG != 0 => Some(WELCOME_LEN + 8),
+            Kind::Ack if flags & FLAG_MSG != 0 => {
+                if self.messages.is_none() {
+                    return Err(
+                        self.protocol("ACK", "acknowledges messages, but this sender sends none")
+                    );
+                }
+                Some(16)
+            }
             _ => kind.fixed_body(),
         };
         match fixed {
@@ -514,6 +530,10 @@ impl Decoder {
                 self.greeted = true;
                 Event::Welcome(w)
             }
+            Kind::Ack if flags & FLAG_MSG != 0 => Event::AckMessages {
+                acked: u64_at(0),
+                messages: u64_at(8),
+            },
             Kind::Ack => Event::Ack(u64_at(0)),
             Kind::Credit => Event::Credit(u64_at(0)),
             Kind::End => {

@@ -17,8 +17,9 @@
 //! the DATA it resumes. A message at offset `o` is therefore re-sent iff the receiver does not
 //! have it, which is iff its resume offset is ≤ `o` and it had not yet taken the messages
 //! bound to its resume offset: nothing is lost or duplicated. The sender keeps each message
-//! ([`Outbox`]) until the receiver acknowledges an item beyond its offset (that item came after
-//! it), or the stream's END is acknowledged.
+//! ([`Outbox`]) until the receiver acknowledges it (its ACKs carry, with the flag, the number
+//! of the first message it lacks) or an item beyond its offset (that item came after it), or
+//! the stream's END.
 //!
 //! **Bad input.** A MESSAGE frame longer than [`MAX_CONTROL`], shorter than its fixed part,
 //! at another offset or sequence number than expected, or whose PMT does not decode (or
@@ -168,6 +169,14 @@ impl Outbox {
     /// `all`, every message (the stream's END was acknowledged).
     pub fn release(&mut self, acked: u64, all: bool) {
         while self.kept.front().is_some_and(|m| all || m.offset < acked) {
+            let m = self.kept.pop_front().expect("checked");
+            self.bytes -= m.frame.len();
+        }
+    }
+
+    /// Forgets the messages numbered below `messages` (the receiver acknowledged them).
+    pub fn release_seq(&mut self, messages: u64) {
+        while self.kept.front().is_some_and(|m| m.seq < messages) {
             let m = self.kept.pop_front().expect("checked");
             self.bytes -= m.frame.len();
         }

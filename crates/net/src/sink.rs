@@ -474,7 +474,7 @@ impl<T: Item> TcpSink<T> {
                     s.max_items = w.max_items as usize / vlen as usize * vlen as usize;
                     s.welcomed = true;
                 }
-                Event::Ack(a) => {
+                Event::Ack(a) | Event::AckMessages { acked: a, .. } => {
                     // A receiver that took over may acknowledge less than its predecessor did,
                     // by up to the history it re-primes from.
                     let floor = self.acked.saturating_sub(self.history);
@@ -500,6 +500,20 @@ impl<T: Item> TcpSink<T> {
                     s.decoder.set_offset(self.acked);
                     // An item beyond a message's offset came after the message.
                     self.outbox.release(self.acked, false);
+                    if let Event::AckMessages { messages, .. } = event {
+                        let sent = s.pending.as_ref().map_or(s.msg_sent, |p| p.messages_to);
+                        if messages > sent {
+                            return Err(NetError::Protocol {
+                                peer,
+                                offset: self.acked,
+                                kind: "ACK",
+                                what: format!(
+                                    "acknowledges messages below number {messages}, but this sender sent those below {sent}"
+                                ),
+                            });
+                        }
+                        self.outbox.release_seq(messages);
+                    }
                     if let (Some(map), Some(fence)) = (self.opts.warm, &self.opts.fence) {
                         fence
                             .input_acknowledged()

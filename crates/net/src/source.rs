@@ -166,8 +166,10 @@ pub struct TcpSource<T> {
     takeovers: Vec<Takeover>,
     /// Fenced: when the listener was last looked at while a primary sent.
     last_accept: Instant,
-    /// The sequence number of the next message expected (= messages received).
+    /// The sequence number of the next message expected (= messages received), and the one
+    /// the last ACK said.
     next_message: u64,
+    msg_acked: u64,
     /// A message received and not yet taken by the message output's inbox.
     held: Option<TagValue>,
     /// Messages received after every receiver of the message output had ended.
@@ -236,6 +238,7 @@ impl<T: Item> TcpSource<T> {
             takeovers: Vec::new(),
             last_accept: Instant::now(),
             next_message: 0,
+            msg_acked: 0,
             held: None,
             msg_unread: 0,
             _items: PhantomData,
@@ -391,9 +394,19 @@ impl<T: Item> TcpSource<T> {
         let mut both = [0u8; 2 * (HEADER_LEN + 8)];
         both[..HEADER_LEN + 8].copy_from_slice(&wire::offset_frame(Kind::Ack, ack));
         both[HEADER_LEN + 8..].copy_from_slice(&wire::offset_frame(Kind::Credit, credit));
-        s.conn
-            .send_control(&both, CONTROL_WAIT)
-            .map_err(|e| io_err(&s.conn.peer, received, "send ACK", &e))?;
+        let messages = s.hello.as_ref().is_some_and(|h| h.messages);
+        let sent = if messages {
+            // The ACK that acknowledges messages too (the sender asked for them).
+            let mut frames = wire::ack_messages(ack, self.next_message).to_vec();
+            frames.extend_from_slice(&both[HEADER_LEN + 8..]);
+            s.conn.send_control(&frames, CONTROL_WAIT)
+        } else {
+            s.conn.send_control(&both, CONTROL_WAIT)
+        };
+        sent.map_err(|e| io_err(&s.conn.peer, received, "send ACK", &e))?;
+        if messages {
+            self.msg_acked = self.next_message;
+        }
         if !self.standbys.is_empty() {
             self.tell_standbys(&both[..HEADER_LEN + 8]);
         }
@@ -1024,11 +1037,14 @@ impl<T: Item> TcpSource<T> {
         let ack_every = (capacity / 4).max(1) as u64;
         let idle = !matches!(outcome, Step::Moved);
         // How far the sender's view lags: what it may release, and the room it may fill.
-        let behind = (self.ackable(received) - self.acked).max(
-            received
-                .saturating_add(capacity as u64)
-                .saturating_sub(self.credited),
-        );
+        // (Messages received since the last ACK count too: the sender keeps them till then.)
+        let behind = (self.ackable(received) - self.acked)
+            .max(
+                received
+                    .saturating_add(capacity as u64)
+                    .saturating_sub(self.credited),
+            )
+            .max(self.next_message - self.msg_acked);
         let welcomed = self.session.as_ref().is_some_and(|s| s.hello.is_some());
         let delayed = idle && self.last_ack.elapsed() >= ACK_DELAY;
         if welcomed && (self.ack_due || (behind > 0 && (delayed || behind >= ack_every))) {

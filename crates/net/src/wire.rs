@@ -40,9 +40,10 @@ pub const FLAG_VLEN: u16 = 2;
 pub const FLAG_FENCE: u16 = 4;
 
 /// HELLO flag: the sender carries messages beside the stream in MESSAGE frames (see
-/// [`crate::message`]). WELCOME flag: the receiver takes them, and a u64 `messages` (the
-/// sequence number of the first message it does not have) follows the WELCOME's body. A sender
-/// without messages sets no flag, so its bytes are what version 1 always sent.
+/// [`crate::message`]). WELCOME and ACK flag: a u64 `messages` (the sequence number of the
+/// first message the receiver does not have) follows the body; a WELCOME with it says the
+/// receiver takes messages. A sender without messages sets no flag, so its bytes are what
+/// version 1 always sent.
 pub const FLAG_MSG: u16 = 8;
 
 /// The most items per vector a HELLO may declare (as the graph blocks' `vlen` parameter).
@@ -282,6 +283,16 @@ pub fn offset_frame(kind: Kind, offset: u64) -> [u8; HEADER_LEN + 8] {
     let mut f = [0u8; HEADER_LEN + 8];
     f[..HEADER_LEN].copy_from_slice(&header(kind, 0, 8));
     f[HEADER_LEN..].copy_from_slice(&offset.to_le_bytes());
+    f
+}
+
+/// An ACK that also acknowledges messages ([`FLAG_MSG`]): every item below `acked` and every
+/// message numbered below `messages` is received.
+pub fn ack_messages(acked: u64, messages: u64) -> [u8; HEADER_LEN + 16] {
+    let mut f = [0u8; HEADER_LEN + 16];
+    f[..HEADER_LEN].copy_from_slice(&header(Kind::Ack, FLAG_MSG, 16));
+    f[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&acked.to_le_bytes());
+    f[HEADER_LEN + 8..].copy_from_slice(&messages.to_le_bytes());
     f
 }
 

@@ -592,3 +592,76 @@ fn a_message_too_long_for_a_frame_is_counted_not_sent() {
     ));
     assert!(message::frame(0, 0, &TagValue::Str("x".repeat(1000).into())).is_ok());
 }
+
+/// Sends `n` messages before any item, then `items` items.
+struct Chatter {
+    ports: Ports,
+    msg: MessageOut,
+    n: u64,
+    sent: u64,
+    items: u64,
+}
+
+impl Node for Chatter {
+    fn ports(&self) -> Ports {
+        self.ports.clone()
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        while self.sent < self.n {
+            let out = io.outputs.message(self.msg.index())?;
+            if let Sent::Full(_) = out.send(TagValue::U64(self.sent))? {
+                return Ok(self.msg.need());
+            }
+            self.sent += 1;
+        }
+        let out = io.outputs.get::<u64>(0)?;
+        let written = out.items_written();
+        if written == self.items {
+            return Ok(Work::Done);
+        }
+        let Some(space) = out.reserve(1)? else {
+            return Ok(Work::NeedOutput { port: 0, items: 1 });
+        };
+        let n = (space.len() as u64).min(self.items - written) as usize;
+        for (k, x) in space[..n].iter_mut().enumerate() {
+            *x = make(written + k as u64);
+        }
+        out.commit(n);
+        Ok(Work::Progress)
+    }
+}
+
+/// More messages than a sink keeps unacknowledged, while the stream stands still: the
+/// receiver's ACKs acknowledge messages too, so the sink's outbox empties and nothing waits
+/// for an item that never comes.
+#[test]
+fn many_messages_on_an_idle_stream_do_not_wait_for_items() {
+    let n = 3 * message::MAX_RETAINED as u64;
+    let (rx, addr, seen, got) = msg_receiver(TcpOptions::default());
+    let rx = spawn(rx);
+    let mut ports = Ports::new().output::<u64>("out");
+    let msg = ports.add_message_output("msg", MessageKind::Any);
+    let chatter = Chatter {
+        ports,
+        msg,
+        n,
+        sent: 0,
+        items: 100,
+    };
+    let sink = TcpSink::<u64>::new(
+        &format!("tcp://{addr}"),
+        with_messages(TcpOptions::default()),
+    )
+    .unwrap();
+    let mut g = Graph::new();
+    let a = g.add("chatter", chatter).unwrap();
+    let b = g.add("tx", sink).unwrap();
+    g.connect(a, "out", b, "in").unwrap();
+    g.connect(a, "msg", b, "msg").unwrap();
+    let tx = spawn(g);
+    tx.join().unwrap().unwrap();
+    rx.join().unwrap().unwrap();
+    assert_eq!(seen.lock().unwrap().items, 100);
+    let expected: Vec<Message> = (0..n).map(TagValue::U64).collect();
+    assert_eq!(*got.lock().unwrap(), expected);
+}

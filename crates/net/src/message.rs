@@ -1,6 +1,6 @@
 //! Messages beside the stream: the MESSAGE frame, and the sender's retention of messages.
 //!
-//! A sender that carries messages (HELLO flag [`FLAG_MSG`](crate::wire::FLAG_MSG)) sends each
+//! A sender that carries messages (HELLO flag [`FLAG_MSG`]) sends each
 //! message its `tcp_sink` takes as one MESSAGE frame, bound to a stream **offset**: the
 //! sink's stream position when the message arrived (the offset of the next item it had not
 //! seen). Its body is the offset (u64), the message's **sequence number** (u64, 0 for the
@@ -17,7 +17,7 @@
 //! the DATA it resumes. A message at offset `o` is therefore re-sent iff the receiver does not
 //! have it, which is iff its resume offset is ≤ `o` and it had not yet taken the messages
 //! bound to its resume offset: nothing is lost or duplicated. The sender keeps each message
-//! ([`Outbox`]) until the receiver acknowledges it (its ACKs carry, with the flag, the number
+//! (`Outbox`) until the receiver acknowledges it (its ACKs carry, with the flag, the number
 //! of the first message it lacks) or an item beyond its offset (that item came after it), or
 //! the stream's END.
 //!

@@ -10,16 +10,17 @@
 //! checked against its limits.
 
 use crate::wire::{
-    self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, FLAG_CRC, FLAG_FENCE, FLAG_VLEN,
-    HEADER_LEN, MAGIC, MAX_CONTROL, MAX_ITEM_NAME, MAX_VLEN, VERSION,
+    self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, FLAG_CRC, FLAG_FENCE, FLAG_MSG, FLAG_VLEN,
+    HEADER_LEN, MAGIC, MAX_CONTROL, MAX_ITEM_NAME, MAX_VLEN, VERSION, WELCOME_LEN,
 };
 use crate::NetError;
-use sluice_queue::Tag;
+use sluice_queue::{Tag, TagValue};
 
 /// Which end of a stream reads with this decoder: which frames it accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// The receiving end (reads HELLO, DATA, GAP, HEARTBEAT, END, ERROR).
+    /// The receiving end (reads HELLO, DATA, GAP, HEARTBEAT, END, ERROR, and MESSAGE when it
+    /// takes messages).
     Receiver,
     /// The sending end (reads WELCOME, ACK, CREDIT, HEARTBEAT, ERROR).
     Sender,
@@ -61,6 +62,14 @@ pub enum Event {
     },
     /// An ACK: every item below this offset is received.
     Ack(u64),
+    /// An ACK with the messages flag (only to a sender that carries messages): every item
+    /// below `acked` and every message numbered below `messages` is received.
+    AckMessages {
+        /// Every item below this offset is received.
+        acked: u64,
+        /// Every message numbered below this is received.
+        messages: u64,
+    },
     /// A CREDIT: the sender may send items below this offset.
     Credit(u64),
     /// A HEARTBEAT.
@@ -73,6 +82,16 @@ pub enum Event {
         from: u64,
         /// The first item after the gap.
         to: u64,
+    },
+    /// A MESSAGE bound to stream offset `offset` (the receiver has exactly the items below it),
+    /// the `seq`-th message of the stream.
+    Message {
+        /// The stream offset it is bound to.
+        offset: u64,
+        /// Its sequence number.
+        seq: u64,
+        /// The message.
+        message: TagValue,
     },
 }
 
@@ -117,6 +136,11 @@ pub struct Decoder {
     /// after the first DATA.
     gap_allowed: bool,
     offset: u64,
+    /// Receiver: the sequence number of the next MESSAGE it takes (`None`: it takes none).
+    /// Sender: `Some` when its HELLO asked to send messages (its WELCOME must say yes).
+    messages: Option<u64>,
+    /// Receiver: the peer's HELLO said it sends messages.
+    peer_messages: bool,
     frame_kind: &'static str,
     frame_got: u64,
     frame_len: u64,
@@ -151,6 +175,8 @@ impl Decoder {
             greeted: false,
             gap_allowed: false,
             offset,
+            messages: None,
+            peer_messages: false,
             frame_kind: "frame header",
             frame_got: 0,
             frame_len: HEADER_LEN as u64,
@@ -165,6 +191,20 @@ impl Decoder {
     pub fn with_vlen(mut self, vlen: u32) -> Self {
         self.expect_vlen = vlen.max(1);
         self
+    }
+
+    /// Messages beside the stream (see [`message`](crate::message)). A receiver takes MESSAGE
+    /// frames from a sender whose HELLO has [`FLAG_MSG`], numbered from `next` on (a HELLO with
+    /// the flag is refused by a receiver built without this); a sender (whose HELLO set the
+    /// flag) needs a WELCOME that says how many messages the receiver has.
+    pub fn with_messages(mut self, next: u64) -> Self {
+        self.messages = Some(next);
+        self
+    }
+
+    /// Receiver: the sequence number of the next message it expects (`None`: no messages).
+    pub fn next_message(&self) -> Option<u64> {
+        self.messages
     }
 
     /// The stream offset errors name: for a receiver, the first item it does not have (the
@@ -322,7 +362,7 @@ impl Decoder {
         let Some(kind) = Kind::from_byte(kind_byte) else {
             return Err(self.protocol(
                 "frame",
-                format!("unknown frame kind {kind_byte} (expected 1..=9)"),
+                format!("unknown frame kind {kind_byte} (expected 1..=10)"),
             ));
         };
         self.frame_kind = kind.name();
@@ -330,7 +370,13 @@ impl Decoder {
         let accepted = match self.role {
             Role::Receiver => matches!(
                 kind,
-                Kind::Hello | Kind::Data | Kind::Gap | Kind::Heartbeat | Kind::End | Kind::Error
+                Kind::Hello
+                    | Kind::Data
+                    | Kind::Gap
+                    | Kind::Heartbeat
+                    | Kind::End
+                    | Kind::Error
+                    | Kind::Message
             ),
             Role::Sender => matches!(
                 kind,
@@ -357,6 +403,24 @@ impl Decoder {
         if self.greeted && kind == first {
             return Err(self.protocol(kind.name(), "sent twice on one connection"));
         }
+        if kind == Kind::Message {
+            // A MESSAGE's faults cost the connection only (NetError::Message), not the stream.
+            if !self.peer_messages {
+                return Err(self.bad_message(
+                    "the sender's HELLO did not announce messages (flag 0x0008)".to_string(),
+                ));
+            }
+            if flags != 0 {
+                return Err(
+                    self.bad_message(format!("unknown flags {flags:#06x} (allowed: 0x0000)"))
+                );
+            }
+            if length as usize > MAX_CONTROL {
+                return Err(self.bad_message(format!(
+                    "{length} bytes long, above the limit of {MAX_CONTROL} bytes"
+                )));
+            }
+        }
         if length > self.max_frame {
             return Err(NetError::Oversized {
                 peer: self.peer.clone(),
@@ -367,7 +431,8 @@ impl Decoder {
             });
         }
         let allowed_flags = match kind {
-            Kind::Hello => FLAG_CRC | FLAG_VLEN | FLAG_FENCE,
+            Kind::Hello => FLAG_CRC | FLAG_VLEN | FLAG_FENCE | FLAG_MSG,
+            Kind::Welcome | Kind::Ack => FLAG_MSG,
             Kind::Data => FLAG_CRC,
             _ => 0,
         };
@@ -399,7 +464,30 @@ impl Decoder {
             );
             return Ok(None);
         }
-        match kind.fixed_body() {
+        let fixed = match kind {
+            Kind::Welcome if self.messages.is_some() != (flags & FLAG_MSG != 0) => {
+                let (asked, said) = if self.messages.is_some() {
+                    ("asked to send messages", "does not take them")
+                } else {
+                    ("sends no messages", "answers with the messages flag")
+                };
+                return Err(self.protocol(
+                    "WELCOME",
+                    format!("this sender {asked}, but the receiver {said}"),
+                ));
+            }
+            Kind::Welcome if flags & FLAG_MSG != 0 => Some(WELCOME_LEN + 8),
+            Kind::Ack if flags & FLAG_MSG != 0 => {
+                if self.messages.is_none() {
+                    return Err(
+                        self.protocol("ACK", "acknowledges messages, but this sender sends none")
+                    );
+                }
+                Some(16)
+            }
+            _ => kind.fixed_body(),
+        };
+        match fixed {
             Some(fixed) if fixed != length => {
                 return Err(self.protocol(kind.name(), format!("length {length}, expected {fixed}")))
             }
@@ -434,6 +522,7 @@ impl Decoder {
                     max_items: u32::from_le_bytes([body[16], body[17], body[18], body[19]]),
                     heartbeat_ms: u32::from_le_bytes([body[20], body[21], body[22], body[23]]),
                     history: u64_at(24),
+                    messages: (flags & FLAG_MSG != 0).then(|| u64_at(32)),
                 };
                 if w.max_items == 0 {
                     return Err(self.protocol("WELCOME", "largest frame of 0 items"));
@@ -441,6 +530,10 @@ impl Decoder {
                 self.greeted = true;
                 Event::Welcome(w)
             }
+            Kind::Ack if flags & FLAG_MSG != 0 => Event::AckMessages {
+                acked: u64_at(0),
+                messages: u64_at(8),
+            },
             Kind::Ack => Event::Ack(u64_at(0)),
             Kind::Credit => Event::Credit(u64_at(0)),
             Kind::End => {
@@ -488,6 +581,7 @@ impl Decoder {
                 Event::Gap { from, to }
             }
             Kind::Heartbeat => Event::Heartbeat,
+            Kind::Message => self.on_message()?,
             Kind::Error => {
                 return Err(NetError::Remote {
                     peer: self.peer.clone(),
@@ -499,6 +593,34 @@ impl Decoder {
         };
         self.next_frame();
         Ok(Some(event))
+    }
+
+    /// A [`NetError::Message`] at this offset: `what` is the decoder's words.
+    fn bad_message(&self, what: String) -> NetError {
+        NetError::Message {
+            peer: self.peer.clone(),
+            offset: self.offset,
+            what: crate::escape::text(&what),
+        }
+    }
+
+    fn on_message(&mut self) -> Result<Event, NetError> {
+        let (offset, seq, message) =
+            crate::message::parse(&self.buf[..self.want]).map_err(|e| self.bad_message(e))?;
+        let next = self.messages.unwrap_or(0);
+        if offset != self.offset || seq != next {
+            return Err(self.bad_message(format!(
+                "message {seq} bound to offset {offset}, expected message {next} at offset {} (the items received)",
+                self.offset
+            )));
+        }
+        self.messages = Some(next + 1);
+        self.gap_allowed = false;
+        Ok(Event::Message {
+            offset,
+            seq,
+            message,
+        })
     }
 
     fn parse_hello(&mut self, flags: u16) -> Result<Hello, NetError> {
@@ -617,7 +739,15 @@ impl Decoder {
             heartbeat_ms,
             metadata,
             fence,
+            messages: flags & FLAG_MSG != 0,
         };
+        if hello.messages && self.messages.is_none() && self.expect.is_some() {
+            return Err(self.protocol(
+                "HELLO",
+                "the sender carries messages (MESSAGE frames), but this receiver has no message output: give tcp_source messages = \"on\"",
+            ));
+        }
+        self.peer_messages = hello.messages;
         self.crc_on = hello.crc;
         self.item_size = Some(item_size);
         self.vlen = vlen;

@@ -122,6 +122,18 @@ pub enum NetError {
         /// What is wrong, and what was expected.
         what: String,
     },
+    /// A MESSAGE frame that is too long, malformed, or at another offset or sequence number
+    /// than expected (see [`message`](crate::message)). It costs the connection, not the
+    /// stream: the receiver drops the connection and waits for its sender to resume.
+    #[error("peer {peer}: bad MESSAGE frame at stream offset {offset}: {what}; dropping this connection")]
+    Message {
+        /// The peer's address.
+        peer: String,
+        /// The stream offset.
+        offset: u64,
+        /// What is wrong, and what was expected (escaped: nothing of the peer's bytes as sent).
+        what: String,
+    },
     /// The peer sent an ERROR frame.
     #[error("peer {peer} reported an error at stream offset {offset}: {message}")]
     Remote {
@@ -198,6 +210,7 @@ impl NetError {
                 | NetError::Silent { .. }
                 | NetError::Closed { .. }
                 | NetError::Io { .. }
+                | NetError::Message { .. }
         )
     }
 }

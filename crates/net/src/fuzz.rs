@@ -7,7 +7,7 @@ use crate::{Decoder, Event, Need, NetError, Role};
 /// The frame limit of the fuzzed receiver.
 pub const LIMIT: u32 = 1 << 20;
 
-/// The whole receive state machine (c32 items, a 1 MiB frame limit) fed `data` after its first
+/// The whole receive state machine (c32 items, a 1 MiB frame limit, taking messages) fed `data` after its first
 /// byte, in chunks of 1..=64 bytes that byte seeds (as reads of a socket might give), payload
 /// into a buffer of exactly the frame's size; the events until the first error. Panics if the
 /// decoder claims bytes beyond a frame or lets a frame above the limit through.
@@ -16,7 +16,7 @@ pub fn receive(data: &[u8]) -> Vec<Result<Event, NetError>> {
     let Some((&seed, mut rest)) = data.split_first() else {
         return seen;
     };
-    let mut d = Decoder::new(Role::Receiver, "fuzz", LIMIT, Some(("c32", 8)), 0);
+    let mut d = Decoder::new(Role::Receiver, "fuzz", LIMIT, Some(("c32", 8)), 0).with_messages(0);
     let mut dest: Vec<u8> = Vec::new();
     let mut state = u32::from(seed) | 1;
     loop {

@@ -53,6 +53,15 @@ fn param_vlen() -> ParamDecl {
     Param::integer("vlen", "items per vector: the stream carries vectors of this many items (e.g. one sample of each of vlen channels); both ends must agree").default(1)
 }
 
+fn param_messages() -> ParamDecl {
+    Param::choice(
+        "messages",
+        &["off", "on"],
+        "on: messages beside the stream (a message port `msg`), each bound to the stream position at which the sink took it, resumed by offset after a reconnect like the items (docs/messages.md); off: the wire of peers without messages",
+    )
+    .default("off")
+}
+
 fn param_key_file() -> ParamDecl {
     Param::text("key_file", "cluster key file (64 hex characters, mode 600, owned by the user): every connection runs the secure channel (Noise XXpsk3, the key as PSK; every byte encrypted and authenticated); peers without the key are refused and logged").derived("none")
 }
@@ -80,6 +89,7 @@ fn param_auth_timeout() -> ParamDecl {
 fn sink_params() -> Vec<ParamDecl> {
     [common(), vec![
         param_vlen(),
+        param_messages(),
         param_key_file(),
         param_identity_file(),
         param_peers_file(),
@@ -99,6 +109,7 @@ fn sink_params() -> Vec<ParamDecl> {
 fn source_params() -> Vec<ParamDecl> {
     [common(), vec![
         param_vlen(),
+        param_messages(),
         param_key_file(),
         param_identity_file(),
         param_peers_file(),
@@ -165,6 +176,16 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
         resume_timeout: seconds(p, "resume_timeout", d.resume_timeout.as_secs_f64())?,
         vlen: vlen(p)?,
         auth_timeout: seconds(p, "auth_timeout", d.auth_timeout.as_secs_f64())?,
+        messages: match p.opt_str("messages")?.as_deref() {
+            None | Some("off") => false,
+            Some("on") => true,
+            Some(other) => {
+                return Err(ParamError::new(
+                    "messages",
+                    format!("must be on or off, not '{other}'"),
+                ))
+            }
+        },
         ..d
     };
     if let Some(path) = p.opt_str("key_file")? {
@@ -314,12 +335,14 @@ pub fn register(registry: &mut Registry) {
         BlockType::new("tcp_sink", Family::Network, "Sends its stream over TCP (sluice-net wire, docs/net/wire.md) with tags, resuming by offset after a reconnect.")
             .gnuradio(&["tcp_server_sink"])
             .port(PortDecl::input("in", ItemDecl::item()).vlen(Vlen::param("vlen")))
+            .port(PortDecl::message_input("msg", "message").when("messages", "on"))
             .params(sink_params())
             .example(r#"item = "c32", url = "tcp://10.0.0.2:5000""#)
             .build(|p| with_item(p, true)),
         BlockType::new("tcp_source", Family::Network, "Receives a stream over TCP (sluice-net wire, docs/net/wire.md) straight into its output queue, with tags.")
             .gnuradio(&["tcp_source"])
             .port(PortDecl::output("out", ItemDecl::item()).vlen(Vlen::param("vlen")))
+            .port(PortDecl::message_output("msg", "message").when("messages", "on"))
             .params(source_params())
             .example(r#"item = "c32", url = "tcp-listen://127.0.0.1:5000""#)
             .build(|p| with_item(p, false)),

@@ -15,6 +15,9 @@
 //! so the input queue is the retention window. A receiver that reconnects says in its WELCOME
 //! which offset it has; the sender resends from there: nothing is lost or duplicated.
 //!
+//! **Messages.** With [`TcpOptions::messages`] a sink also carries the messages of a message
+//! input, each bound to a stream offset and resumed by offset like the items ([`message`]).
+//!
 //! **Bad input.** [`Decoder`] is the receive state machine, fed any chunking of the bytes
 //! (the fuzz target `net_receive` drives it); every error is a [`NetError`] naming the peer and
 //! the stream offset.
@@ -40,6 +43,7 @@ pub mod escape;
 pub mod fence;
 pub mod fuzz;
 pub mod graph_blocks;
+pub mod message;
 mod options;
 pub mod probe;
 pub mod secure;

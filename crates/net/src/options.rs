@@ -155,6 +155,12 @@ pub struct TcpOptions {
     /// fence's start is known and starts its stream there (instead of `start_offset`). Give it
     /// [`Acknowledge::External`] with the fence's input acknowledgement.
     pub warm_fence: Option<crate::Fence>,
+    /// Both: messages beside the stream (see [`message`](crate::message)). A sender gets a
+    /// message input `msg` (port 1) and binds each message to its stream position when the
+    /// message arrives; a receiver gets a message output `msg` (port 1). Off by default: the
+    /// wire is then exactly what peers without messages speak. Not with `fence`, `replica`,
+    /// `fenced` or `warm_fence` (a takeover's receiver starts without the messages).
+    pub messages: bool,
 }
 
 impl Default for TcpOptions {
@@ -185,6 +191,7 @@ impl Default for TcpOptions {
             fenced: false,
             warm: None,
             warm_fence: None,
+            messages: false,
         }
     }
 }

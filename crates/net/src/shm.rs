@@ -351,6 +351,7 @@ pub fn hand_over<T: Item>(
         heartbeat_ms: 0,
         metadata: Vec::new(),
         fence: None,
+        messages: false,
     })
     .map_err(|e| NetError::Config(format!("HELLO: {e}")))?;
     let fds = [ring.fd()];

@@ -18,14 +18,22 @@
 //! receiver's resume offset, even one it has not reached yet. A `replica` sink feeds one of
 //! such a pair: it gives its receiver up (with a warning) the moment the connection is lost,
 //! and consumes its input from then on, so that the other replica's stream never waits.
+//!
+//! With [`TcpOptions::messages`] the sink also has a message input: each message is bound to
+//! the stream position at which it arrives and kept in an [`Outbox`] until the receiver has
+//! it; it goes out as a MESSAGE frame between the DATA frames (see [`message`](crate::message)).
 
 use crate::conn::{io_err, Conn, Endpoint};
 use crate::decoder::{Decoder, Event, Need, Role};
+use crate::message::Outbox;
 use crate::options::{Backoff, RetentionFull, TcpOptions};
 use crate::wire::{self, Hello, Kind, CRC_LEN, DATA_HEAD_LEN, HEADER_LEN};
 use crate::NetError;
 use sluice_runtime::metadata;
-use sluice_runtime::{Input, Item, ItemType, Node, NodeError, Ports, Tag, TagPolicy, Work, WorkIo};
+use sluice_runtime::{
+    Inbox, Input, Item, ItemType, MessageKind, Node, NodeError, Ports, Recv as MessageRecv, Tag,
+    TagPolicy, Work, WorkIo,
+};
 use std::collections::VecDeque;
 use std::io::IoSlice;
 use std::marker::PhantomData;
@@ -53,6 +61,8 @@ struct FrameRef {
     /// Where its header, fixed part and tags end in [`Pending::heads`].
     head_end: usize,
     trailer: [u8; CRC_LEN],
+    /// Bytes of `trailer` sent (0 without CRC, and for a MESSAGE, whose frame is all head).
+    trailer_len: usize,
 }
 
 /// DATA frames built, and partly sent, in one batch: consecutive frames whose heads lie in
@@ -63,6 +73,8 @@ struct Pending {
     heads: Vec<u8>,
     written: usize,
     total: usize,
+    /// The sequence number of the first message after this batch's.
+    messages_to: u64,
 }
 
 #[derive(Debug)]
@@ -82,6 +94,8 @@ struct Session {
     waited: bool,
     /// A standby's connection (HELLO revision 0): it sends nothing.
     standby: bool,
+    /// The sequence number of the next message to send on this connection.
+    msg_sent: u64,
 }
 
 /// Sends a stream of `T` over TCP (see the crate docs and `docs/net/wire.md`).
@@ -122,8 +136,18 @@ pub struct TcpSink<T> {
     origin: u64,
     /// A warm partition's sender has learnt its origin: the offset its receiver stood at.
     warm_resume: Option<u64>,
+    /// Messages taken from the message input and not known to be received.
+    outbox: Outbox,
+    /// The message input has ended (or has no connection).
+    msg_ended: bool,
+    /// Messages that could not be sent (no PMT serialization, or too long), and the last why.
+    unsendable: u64,
+    last_unsendable: Option<String>,
     _items: PhantomData<T>,
 }
+
+/// The index of the message input of a sink with messages (after the stream input).
+const MSG_PORT: usize = 1;
 
 impl<T: Item> TcpSink<T> {
     /// A sink for `url` (`tcp://host:port` connects, `tcp-listen://host:port` listens).
@@ -132,6 +156,11 @@ impl<T: Item> TcpSink<T> {
         if opts.warm.is_some() && (opts.fence.is_none() || opts.vlen() > 1) {
             return Err(NetError::Config(
                 "a warm partition's sender (warm_decimation) needs a fence and a plain stream (vlen 1)".into(),
+            ));
+        }
+        if opts.messages && (opts.fence.is_some() || opts.replica) {
+            return Err(NetError::Config(
+                "messages beside the stream are not carried by a fenced or replica sink (a takeover's receiver would start without them)".into(),
             ));
         }
         let endpoint = Endpoint::parse(url)?;
@@ -157,6 +186,10 @@ impl<T: Item> TcpSink<T> {
             was_primary: false,
             origin: 0,
             warm_resume: None,
+            outbox: Outbox::default(),
+            msg_ended: false,
+            unsendable: 0,
+            last_unsendable: None,
             _items: PhantomData,
         })
     }
@@ -265,6 +298,7 @@ impl<T: Item> TcpSink<T> {
             heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
             metadata: self.metadata.clone(),
             fence,
+            messages: self.opts.messages,
         })
         .map_err(|e| NodeError::caused("encoding HELLO metadata", e))?;
         if let Err(e) = conn.send_control(&hello, CONTROL_WAIT) {
@@ -272,7 +306,10 @@ impl<T: Item> TcpSink<T> {
             self.lose(cause)?;
             return Ok(false);
         }
-        let decoder = Decoder::new(Role::Sender, &conn.peer, 1 << 16, None, self.acked);
+        let mut decoder = Decoder::new(Role::Sender, &conn.peer, 1 << 16, None, self.acked);
+        if self.opts.messages {
+            decoder = decoder.with_messages(0);
+        }
         self.session = Some(Session {
             conn,
             decoder,
@@ -286,6 +323,7 @@ impl<T: Item> TcpSink<T> {
             rx_checked: Instant::now(),
             waited: false,
             standby: fence == Some(0),
+            msg_sent: 0,
         });
         Ok(true)
     }
@@ -410,6 +448,17 @@ impl<T: Item> TcpSink<T> {
                     // Items below what the queue still holds were dropped while the peer was
                     // away: say so, and go on from the oldest item kept.
                     let from = w.resume.max(read);
+                    if let Some(m) = w.messages {
+                        self.outbox
+                            .check_resume(m, from)
+                            .map_err(|what| NetError::Protocol {
+                                peer: peer.clone(),
+                                offset: self.acked,
+                                kind: "WELCOME",
+                                what,
+                            })?;
+                        s.msg_sent = m;
+                    }
                     if from > w.resume {
                         s.conn
                             .send_control(&wire::gap(w.resume, from), CONTROL_WAIT)
@@ -425,7 +474,7 @@ impl<T: Item> TcpSink<T> {
                     s.max_items = w.max_items as usize / vlen as usize * vlen as usize;
                     s.welcomed = true;
                 }
-                Event::Ack(a) => {
+                Event::Ack(a) | Event::AckMessages { acked: a, .. } => {
                     // A receiver that took over may acknowledge less than its predecessor did,
                     // by up to the history it re-primes from.
                     let floor = self.acked.saturating_sub(self.history);
@@ -449,6 +498,22 @@ impl<T: Item> TcpSink<T> {
                     }
                     self.acked = self.acked.max(a);
                     s.decoder.set_offset(self.acked);
+                    // An item beyond a message's offset came after the message.
+                    self.outbox.release(self.acked, false);
+                    if let Event::AckMessages { messages, .. } = event {
+                        let sent = s.pending.as_ref().map_or(s.msg_sent, |p| p.messages_to);
+                        if messages > sent {
+                            return Err(NetError::Protocol {
+                                peer,
+                                offset: self.acked,
+                                kind: "ACK",
+                                what: format!(
+                                    "acknowledges messages below number {messages}, but this sender sent those below {sent}"
+                                ),
+                            });
+                        }
+                        self.outbox.release_seq(messages);
+                    }
                     if let (Some(map), Some(fence)) = (self.opts.warm, &self.opts.fence) {
                         fence
                             .input_acknowledged()
@@ -460,6 +525,38 @@ impl<T: Item> TcpSink<T> {
                 other => unreachable!("a sender's decoder gives no {other:?}"),
             }
         }
+    }
+
+    /// Takes the messages waiting at the message input (as many as the outbox has room for)
+    /// and binds them to the stream position: the end of the input as it stands after they
+    /// were taken, so that a message comes after every item its sender committed before it.
+    fn take_messages(&mut self, io: &mut WorkIo<'_>) -> Result<(), NodeError> {
+        let mut taken = Vec::new();
+        let room = self.outbox.room();
+        let messages = io.inputs.message(MSG_PORT)?;
+        while taken.len() < room {
+            match messages.recv()? {
+                MessageRecv::Message(m) => taken.push(m),
+                MessageRecv::Empty => break,
+                MessageRecv::Ended => {
+                    self.msg_ended = true;
+                    break;
+                }
+            }
+        }
+        if taken.is_empty() {
+            return Ok(());
+        }
+        let input = io.inputs.get::<T>(0)?;
+        let vlen = self.opts.vlen() as u64;
+        let at = (self.read_offset(input) + available(input)? as u64) / vlen * vlen;
+        for m in taken {
+            if let Err(why) = self.outbox.push(at, &m) {
+                self.unsendable += 1;
+                self.last_unsendable = Some(why.to_string());
+            }
+        }
+        Ok(())
     }
 
     /// Whether to read the peer's frames now: before its WELCOME, after a wait on the socket
@@ -534,6 +631,7 @@ impl<T: Item> TcpSink<T> {
         self.take_tags(input, read + avail as u64, &mut buf);
         input.consume(k);
         let kept_from = read + k as u64;
+        self.outbox.rebind(kept_from);
         while self.tags.front().is_some_and(|t| t.index < kept_from) {
             let tag = self.tags.pop_front().expect("checked");
             if metadata_key(&tag.key) {
@@ -593,6 +691,7 @@ impl<T: Item> TcpSink<T> {
             items,
             head_end: batch.heads.len(),
             trailer,
+            trailer_len,
         });
         Ok(())
     }
@@ -653,13 +752,7 @@ fn drain<T: Item>(input: &mut Input<T>) -> Result<Work, NodeError> {
 
 /// The slices of a batch still to send, after `written` bytes of it went out: each frame's
 /// head, payload (from `window`, whose first item is at offset `read`) and trailer.
-fn rest<'a>(
-    p: &'a Pending,
-    window: &'a [u8],
-    read: u64,
-    size: usize,
-    trailer_len: usize,
-) -> Vec<IoSlice<'a>> {
+fn rest<'a>(p: &'a Pending, window: &'a [u8], read: u64, size: usize) -> Vec<IoSlice<'a>> {
     let mut out = Vec::with_capacity(3 * p.frames.len());
     let mut written = p.written;
     let mut head_start = 0;
@@ -668,7 +761,7 @@ fn rest<'a>(
         let parts = [
             &p.heads[head_start..f.head_end],
             &window[from..from + f.items * size],
-            &f.trailer[..trailer_len],
+            &f.trailer[..f.trailer_len],
         ];
         head_start = f.head_end;
         for part in parts {
@@ -693,6 +786,9 @@ impl<T: Item> Node for TcpSink<T> {
             self.opts.vlen(),
             (retention / 2).max(self.opts.frame_items(size)),
         );
+        if self.opts.messages {
+            ports.add_message_input("msg", MessageKind::Any, Inbox::DEFAULT);
+        }
         ports
     }
 
@@ -706,6 +802,9 @@ impl<T: Item> Node for TcpSink<T> {
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let stopping = io.stop_requested();
+        if self.opts.messages && !self.msg_ended {
+            self.take_messages(io)?;
+        }
         let input = io.inputs.get::<T>(0)?;
         if self.abandoned.is_some() {
             return drain(input);
@@ -795,26 +894,49 @@ impl<T: Item> Node for TcpSink<T> {
                 // Whole vectors only (a vector's items are committed together upstream; the
                 // credit counts whole vectors from a receiver of the same vlen).
                 let limit = end.min(s.credit) / vlen * vlen;
-                if s.sent >= limit {
+                let (mut at, max_items, mut seq) = (s.sent, s.max_items, s.msg_sent);
+                let message_due =
+                    |seq: u64, at: u64| self.outbox.get(seq).filter(|m| m.offset <= at).is_some();
+                if s.sent >= limit && !message_due(seq, at) {
                     break;
                 }
                 // As many frames as are ready, up to a batch: one system call for them all.
-                let (mut at, max_items) = (s.sent, s.max_items);
+                // A message goes between the items below its offset and the items from it on.
                 let mut batch = Pending::default();
-                while at < limit && batch.frames.len() < BATCH_FRAMES && batch.total < BATCH_BYTES {
-                    let items = ((limit - at) as usize).min(frame_items).min(max_items);
+                while batch.frames.len() < BATCH_FRAMES && batch.total < BATCH_BYTES {
+                    if let Some(m) = self.outbox.get(seq).filter(|m| m.offset <= at) {
+                        batch.heads.extend_from_slice(&m.frame);
+                        batch.total += m.frame.len();
+                        batch.frames.push(FrameRef {
+                            offset: at,
+                            items: 0,
+                            head_end: batch.heads.len(),
+                            trailer: [0; CRC_LEN],
+                            trailer_len: 0,
+                        });
+                        seq += 1;
+                        continue;
+                    }
+                    if at >= limit {
+                        break;
+                    }
+                    let mut items = ((limit - at) as usize).min(frame_items).min(max_items);
+                    if let Some(m) = self.outbox.get(seq) {
+                        // (Offsets are whole vectors: the frame stays whole vectors.)
+                        items = items.min((m.offset - at) as usize);
+                    }
                     let from = (at - read) as usize;
                     let payload: &[u8] = bytemuck::cast_slice(&window[from..from + items]);
                     self.frame(&mut batch, at, payload, items)?;
                     at += items as u64;
                 }
+                batch.messages_to = seq;
                 self.session.as_mut().expect("checked above").pending = Some(batch);
             }
             let s = self.session.as_mut().expect("checked above");
             let p = s.pending.as_mut().expect("set above");
-            let trailer_len = if self.opts.crc { CRC_LEN } else { 0 };
             let bytes: &[u8] = bytemuck::cast_slice(window);
-            let iov = rest(p, bytes, read, size, trailer_len);
+            let iov = rest(p, bytes, read, size);
             match s.conn.send_vectored(&iov) {
                 Ok(k) => {
                     drop(iov);
@@ -822,6 +944,7 @@ impl<T: Item> Node for TcpSink<T> {
                     if p.written == p.total {
                         let last = p.frames.last().expect("a batch has a frame");
                         s.sent = last.offset + last.items as u64;
+                        s.msg_sent = p.messages_to;
                         s.pending = None;
                         moved = true;
                     } else {
@@ -847,9 +970,15 @@ impl<T: Item> Node for TcpSink<T> {
         let avail = available(input)?;
         let s = self.session.as_mut().expect("connected above");
         let whole = (read + avail as u64) / vlen * vlen;
-        let all_sent = s.welcomed && s.pending.is_none() && s.sent == whole;
-        // End of stream: the window is shorter than asked for.
+        let all_sent = s.welcomed
+            && s.pending.is_none()
+            && s.sent == whole
+            && s.msg_sent == self.outbox.next_seq();
+        // Messages may still come: poll for them (the scheduler wakes a node for one input).
+        let polling = self.opts.messages && !self.msg_ended;
+        // End of stream: the window is shorter than asked for (and no message can follow).
         let ended = all_sent
+            && !polling
             && avail < input.capacity()
             && input.window(avail + 1)?.is_some_and(|w| w.len() == avail);
         if ended {
@@ -875,11 +1004,11 @@ impl<T: Item> Node for TcpSink<T> {
                 self.end_sent = Some(end);
                 return Ok(Work::Progress);
             }
-        } else if all_sent && avail == 0 {
+        } else if all_sent && avail == 0 && !polling {
             // Nothing to send and nothing to wait for: wait for input. The keeper thread sends
             // heartbeats meanwhile.
             return Ok(Work::NeedInput { port: 0, items: 1 });
-        } else if all_sent && avail < input.capacity() / 2 {
+        } else if all_sent && avail < input.capacity() / 2 && !polling {
             // Everything is sent and only acknowledgements are outstanding, with room to spare
             // in the retention window: wait for new input (waiting on the socket instead would
             // hold new items back until an ACK came). The ACKs are read at the next call, as
@@ -934,6 +1063,13 @@ impl<T: Item> Node for TcpSink<T> {
                     self.origin
                 ));
             }
+        }
+        if self.unsendable > 0 {
+            warnings.push(format!(
+                "{} messages were not sent; the last because {}",
+                self.unsendable,
+                self.last_unsendable.as_deref().unwrap_or("?")
+            ));
         }
         if self.dropped == 0 {
             return warnings;

@@ -17,6 +17,11 @@
 //! received; a primary's displaces the current primary if its lease revision is at least as
 //! new, and is refused if it is older, so a primary that lost its lease never writes again.
 //! The promoted standby resumes at the receiver's offset like any reconnecting sender.
+//!
+//! With [`TcpOptions::messages`] the source also has a message output: the MESSAGE frames of
+//! the stream (see [`message`](crate::message)) are sent on it in order, each once the items
+//! below its offset are committed; a full inbox holds the receive loop back, as a full output
+//! queue does. Its WELCOME tells a reconnecting sender the first message it lacks.
 
 use crate::conn::{io_err, Conn, Endpoint, Recv};
 use crate::decoder::{Decoder, Event, Need, Role};
@@ -25,7 +30,8 @@ use crate::secure::Link;
 use crate::wire::{self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, HEADER_LEN};
 use crate::NetError;
 use sluice_runtime::{
-    metadata, Item, ItemType, Node, NodeError, Output, Ports, Tag, TagValue, Work, WorkIo,
+    metadata, Item, ItemType, MessageKind, Node, NodeError, Output, Ports, Sent, Tag, TagValue,
+    Work, WorkIo,
 };
 use std::io::IoSliceMut;
 use std::marker::PhantomData;
@@ -160,14 +166,27 @@ pub struct TcpSource<T> {
     takeovers: Vec<Takeover>,
     /// Fenced: when the listener was last looked at while a primary sent.
     last_accept: Instant,
+    /// The sequence number of the next message expected (= messages received), and the one
+    /// the last ACK said.
+    next_message: u64,
+    msg_acked: u64,
+    /// A message received and not yet taken by the message output's inbox.
+    held: Option<TagValue>,
+    /// Messages received after every receiver of the message output had ended.
+    msg_unread: u64,
     _items: PhantomData<T>,
 }
+
+/// The index of the message output of a source with messages (after the stream output).
+const MSG_PORT: usize = 1;
 
 enum Step {
     Moved,
     Idle,
     NeedOutput(usize),
     End(u64),
+    /// A message came: hand it on before reading more.
+    Message,
 }
 
 impl<T: Item> TcpSource<T> {
@@ -180,6 +199,11 @@ impl<T: Item> TcpSource<T> {
                 "start offset {start} lies inside a vector of {} items (vlen): a receiver starts at a whole vector",
                 opts.vlen()
             )));
+        }
+        if opts.messages && (opts.fenced || opts.warm_fence.is_some()) {
+            return Err(NetError::Config(
+                "messages beside the stream are not carried by a fenced or warm receiver (a takeover's receiver would start without them)".into(),
+            ));
         }
         let endpoint = Endpoint::parse(url)?;
         opts.check_listener(&endpoint)?;
@@ -213,6 +237,10 @@ impl<T: Item> TcpSource<T> {
             standbys: Vec::new(),
             takeovers: Vec::new(),
             last_accept: Instant::now(),
+            next_message: 0,
+            msg_acked: 0,
+            held: None,
+            msg_unread: 0,
             _items: PhantomData,
         })
     }
@@ -220,14 +248,19 @@ impl<T: Item> TcpSource<T> {
     /// A receiver's decoder for a connection with `peer` that resumes at `received`.
     fn decoder(&self, peer: &str, received: u64) -> Decoder {
         let item = ItemType::of::<T>();
-        Decoder::new(
+        let decoder = Decoder::new(
             Role::Receiver,
             peer,
             self.opts.max_frame,
             Some((item.name(), item.size() as u32)),
             received,
         )
-        .with_vlen(self.opts.vlen() as u32)
+        .with_vlen(self.opts.vlen() as u32);
+        if self.opts.messages {
+            decoder.with_messages(self.next_message)
+        } else {
+            decoder
+        }
     }
 
     /// The address a listening source is bound to.
@@ -361,9 +394,19 @@ impl<T: Item> TcpSource<T> {
         let mut both = [0u8; 2 * (HEADER_LEN + 8)];
         both[..HEADER_LEN + 8].copy_from_slice(&wire::offset_frame(Kind::Ack, ack));
         both[HEADER_LEN + 8..].copy_from_slice(&wire::offset_frame(Kind::Credit, credit));
-        s.conn
-            .send_control(&both, CONTROL_WAIT)
-            .map_err(|e| io_err(&s.conn.peer, received, "send ACK", &e))?;
+        let messages = s.hello.as_ref().is_some_and(|h| h.messages);
+        let sent = if messages {
+            // The ACK that acknowledges messages too (the sender asked for them).
+            let mut frames = wire::ack_messages(ack, self.next_message).to_vec();
+            frames.extend_from_slice(&both[HEADER_LEN + 8..]);
+            s.conn.send_control(&frames, CONTROL_WAIT)
+        } else {
+            s.conn.send_control(&both, CONTROL_WAIT)
+        };
+        sent.map_err(|e| io_err(&s.conn.peer, received, "send ACK", &e))?;
+        if messages {
+            self.msg_acked = self.next_message;
+        }
         if !self.standbys.is_empty() {
             self.tell_standbys(&both[..HEADER_LEN + 8]);
         }
@@ -509,7 +552,9 @@ impl<T: Item> TcpSource<T> {
                     });
                 }
                 let received = self.received(out);
-                let welcome = wire::welcome(&self.welcome_for(received, capacity, size, true)?);
+                let mut welcome = self.welcome_for(received, capacity, size, true)?;
+                welcome.messages = h.messages.then_some(self.next_message);
+                let welcome = wire::welcome(&welcome);
                 let s = self.session.as_mut().expect("connected");
                 s.conn
                     .send_control(&welcome, CONTROL_WAIT)
@@ -584,6 +629,11 @@ impl<T: Item> TcpSource<T> {
             }
             Event::End(end) => return Ok(Step::End(end)),
             Event::Heartbeat => {}
+            Event::Message { seq, message, .. } => {
+                self.next_message = seq + 1;
+                self.held = Some(message);
+                return Ok(Step::Message);
+            }
             other => unreachable!("a receiver's decoder gives no {other:?}"),
         }
         Ok(Step::Moved)
@@ -595,6 +645,9 @@ impl<T: Item> Node for TcpSource<T> {
         let items = self.opts.frame_items(std::mem::size_of::<T>());
         let mut ports = Ports::new();
         ports.add_output_vectors::<T>("out", self.opts.vlen(), items);
+        if self.opts.messages {
+            ports.add_message_output("msg", MessageKind::Any);
+        }
         ports
     }
 
@@ -604,6 +657,12 @@ impl<T: Item> Node for TcpSource<T> {
     }
 
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        if !self.hand_on(io)? {
+            return Ok(Work::NeedOutput {
+                port: MSG_PORT,
+                items: 1,
+            });
+        }
         let stopping = io.stop_requested();
         let out = io.outputs.get::<T>(0)?;
         // A graph told to stop that kept this source running (a cluster host's stream
@@ -619,7 +678,15 @@ impl<T: Item> Node for TcpSource<T> {
                     self.session = None;
                     self.failing = Some(e);
                 }
-                ok => return ok,
+                Ok(work) => {
+                    if !self.hand_on(io)? {
+                        return Ok(Work::NeedOutput {
+                            port: MSG_PORT,
+                            items: 1,
+                        });
+                    }
+                    return Ok(work);
+                }
             }
         }
         // Failing: first let downstream take every item already received (the queue is
@@ -666,6 +733,12 @@ impl<T: Item> Node for TcpSource<T> {
                 t.to,
                 t.from,
                 unix(t.resumed)
+            ));
+        }
+        if self.msg_unread > 0 {
+            warnings.push(format!(
+                "{} messages arrived after every receiver of the message output had ended",
+                self.msg_unread
             ));
         }
         if let Some(offset) = self.cut_by_stop {
@@ -723,6 +796,27 @@ fn ack_until_end(
 }
 
 impl<T: Item> TcpSource<T> {
+    /// Sends the message received last to the message output: false while its inbox is full
+    /// (the node waits for room before it reads more).
+    fn hand_on(&mut self, io: &mut WorkIo<'_>) -> Result<bool, NodeError> {
+        let Some(message) = self.held.take() else {
+            return Ok(true);
+        };
+        match io.outputs.message(MSG_PORT)?.send(message) {
+            Ok(Sent::Delivered) => Ok(true),
+            Ok(Sent::Full(message)) => {
+                self.held = Some(message);
+                Ok(false)
+            }
+            Err(NodeError::OutputClosed { .. }) => {
+                // Nobody reads messages any more: the stream goes on without them.
+                self.msg_unread += 1;
+                Ok(true)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// The WELCOME for a sender at `received`: a primary gets credit for the queue's room, a
     /// standby (`primary` false) none.
     fn welcome_for(
@@ -752,6 +846,7 @@ impl<T: Item> TcpSource<T> {
             max_items: max_items as u32,
             heartbeat_ms: self.opts.heartbeat.as_millis().min(u32::MAX as u128) as u32,
             history: self.opts.history.div_ceil(vlen as u64) * vlen as u64,
+            messages: None,
         })
     }
 
@@ -924,6 +1019,10 @@ impl<T: Item> TcpSource<T> {
             }
             match self.step(out) {
                 Ok(Step::Moved) => moved = true,
+                Ok(Step::Message) => {
+                    moved = true;
+                    break;
+                }
                 Ok(step) => {
                     outcome = step;
                     break;
@@ -938,11 +1037,14 @@ impl<T: Item> TcpSource<T> {
         let ack_every = (capacity / 4).max(1) as u64;
         let idle = !matches!(outcome, Step::Moved);
         // How far the sender's view lags: what it may release, and the room it may fill.
-        let behind = (self.ackable(received) - self.acked).max(
-            received
-                .saturating_add(capacity as u64)
-                .saturating_sub(self.credited),
-        );
+        // (Messages received since the last ACK count too: the sender keeps them till then.)
+        let behind = (self.ackable(received) - self.acked)
+            .max(
+                received
+                    .saturating_add(capacity as u64)
+                    .saturating_sub(self.credited),
+            )
+            .max(self.next_message - self.msg_acked);
         let welcomed = self.session.as_ref().is_some_and(|s| s.hello.is_some());
         let delayed = idle && self.last_ack.elapsed() >= ACK_DELAY;
         if welcomed && (self.ack_due || (behind > 0 && (delayed || behind >= ack_every))) {

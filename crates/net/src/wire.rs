@@ -39,6 +39,13 @@ pub const FLAG_VLEN: u16 = 2;
 /// [`fence`](crate::fence)).
 pub const FLAG_FENCE: u16 = 4;
 
+/// HELLO flag: the sender carries messages beside the stream in MESSAGE frames (see
+/// [`crate::message`]). WELCOME and ACK flag: a u64 `messages` (the sequence number of the
+/// first message the receiver does not have) follows the body; a WELCOME with it says the
+/// receiver takes messages. A sender without messages sets no flag, so its bytes are what
+/// version 1 always sent.
+pub const FLAG_MSG: u16 = 8;
+
 /// The most items per vector a HELLO may declare (as the graph blocks' `vlen` parameter).
 pub const MAX_VLEN: u32 = 1 << 24;
 
@@ -79,6 +86,9 @@ pub enum Kind {
     /// Sender → receiver: the items from the receiver's resume offset up to an offset were
     /// dropped while it was away (the sender's retention was full); the stream goes on there.
     Gap = 9,
+    /// Sender → receiver: a message bound to a stream offset (only after a HELLO with
+    /// [`FLAG_MSG`]).
+    Message = 10,
 }
 
 impl Kind {
@@ -94,6 +104,7 @@ impl Kind {
             7 => Kind::End,
             8 => Kind::Error,
             9 => Kind::Gap,
+            10 => Kind::Message,
             _ => return None,
         })
     }
@@ -110,6 +121,7 @@ impl Kind {
             Kind::End => "END",
             Kind::Error => "ERROR",
             Kind::Gap => "GAP",
+            Kind::Message => "MESSAGE",
         }
     }
 
@@ -120,7 +132,7 @@ impl Kind {
             Kind::Gap => Some(16),
             Kind::Ack | Kind::Credit | Kind::End => Some(8),
             Kind::Heartbeat => Some(0),
-            Kind::Hello | Kind::Data | Kind::Error => None,
+            Kind::Hello | Kind::Data | Kind::Error | Kind::Message => None,
         }
     }
 }
@@ -145,6 +157,8 @@ pub struct Hello {
     /// A fenced sender's lease revision ([`FLAG_FENCE`]): `Some(0)` a standby, `Some(r)` a
     /// primary of revision `r`; `None` an ordinary sender.
     pub fence: Option<u64>,
+    /// Whether the sender carries messages in MESSAGE frames ([`FLAG_MSG`]).
+    pub messages: bool,
 }
 
 /// What a WELCOME says.
@@ -162,6 +176,9 @@ pub struct Welcome {
     /// takeover (an FIR's taps − 1): the sender keeps that many acknowledged items, and a
     /// later WELCOME may resume up to this far behind what was acknowledged.
     pub history: u64,
+    /// The answer to a HELLO with [`FLAG_MSG`]: the sequence number of the first message the
+    /// receiver does not have (the sender resends from there). `None`: no messages.
+    pub messages: Option<u64>,
 }
 
 /// The 12-byte header of a frame of `kind` whose body (and trailer) is `length` bytes.
@@ -220,6 +237,9 @@ pub fn hello(h: &Hello) -> Result<Vec<u8>, pmt::PmtError> {
         body.extend_from_slice(&revision.to_le_bytes());
         flags |= FLAG_FENCE;
     }
+    if h.messages {
+        flags |= FLAG_MSG;
+    }
     let mut meta = Vec::new();
     encode_tags(&h.metadata, &mut meta)?;
     if meta.len() + body.len() + 4 > MAX_CONTROL {
@@ -232,15 +252,21 @@ pub fn hello(h: &Hello) -> Result<Vec<u8>, pmt::PmtError> {
     Ok(frame(Kind::Hello, flags, &body))
 }
 
-/// A WELCOME frame.
+/// A WELCOME frame (with [`FLAG_MSG`] and its u64 when `w.messages` is set).
 pub fn welcome(w: &Welcome) -> Vec<u8> {
-    let mut body = [0u8; WELCOME_LEN];
+    let mut body = [0u8; WELCOME_LEN + 8];
     body[..8].copy_from_slice(&w.resume.to_le_bytes());
     body[8..16].copy_from_slice(&w.credit.to_le_bytes());
     body[16..20].copy_from_slice(&w.max_items.to_le_bytes());
     body[20..24].copy_from_slice(&w.heartbeat_ms.to_le_bytes());
     body[24..32].copy_from_slice(&w.history.to_le_bytes());
-    frame(Kind::Welcome, 0, &body)
+    match w.messages {
+        Some(next) => {
+            body[32..].copy_from_slice(&next.to_le_bytes());
+            frame(Kind::Welcome, FLAG_MSG, &body)
+        }
+        None => frame(Kind::Welcome, 0, &body[..WELCOME_LEN]),
+    }
 }
 
 /// A GAP frame: the items `from..to` are lost; the stream goes on at `to`.
@@ -257,6 +283,16 @@ pub fn offset_frame(kind: Kind, offset: u64) -> [u8; HEADER_LEN + 8] {
     let mut f = [0u8; HEADER_LEN + 8];
     f[..HEADER_LEN].copy_from_slice(&header(kind, 0, 8));
     f[HEADER_LEN..].copy_from_slice(&offset.to_le_bytes());
+    f
+}
+
+/// An ACK that also acknowledges messages ([`FLAG_MSG`]): every item below `acked` and every
+/// message numbered below `messages` is received.
+pub fn ack_messages(acked: u64, messages: u64) -> [u8; HEADER_LEN + 16] {
+    let mut f = [0u8; HEADER_LEN + 16];
+    f[..HEADER_LEN].copy_from_slice(&header(Kind::Ack, FLAG_MSG, 16));
+    f[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&acked.to_le_bytes());
+    f[HEADER_LEN + 8..].copy_from_slice(&messages.to_le_bytes());
     f
 }
 

@@ -246,6 +246,7 @@ fn a_sluice_hello_without_authentication_is_refused() {
             heartbeat_ms: 1000,
             metadata: vec![],
             fence: None,
+            messages: false,
         })
         .unwrap();
         let _ = c.write_all(&hello);
@@ -445,6 +446,7 @@ fn a_listener_keeps_waiting_for_the_right_peer_after_intruders() {
             heartbeat_ms: 1000,
             metadata: vec![],
             fence: None,
+            messages: false,
         })
         .unwrap(),
     )

@@ -21,6 +21,7 @@ fn hello_c32(crc: bool) -> Vec<u8> {
         heartbeat_ms: 1000,
         metadata: vec![rate_tag(0, 1e6)],
         fence: None,
+        messages: false,
     })
     .unwrap()
 }
@@ -121,6 +122,7 @@ fn wrong_item_type_or_size() {
         heartbeat_ms: 1000,
         metadata: vec![],
         fence: None,
+        messages: false,
     })
     .unwrap();
     assert_eq!(

@@ -14,7 +14,11 @@ fn root() -> PathBuf {
 }
 
 fn hello(crc: bool) -> Vec<u8> {
-    wire::hello(&Hello {
+    wire::hello(&wire_hello(crc)).unwrap()
+}
+
+fn wire_hello(crc: bool) -> Hello {
+    Hello {
         item_name: "c32".into(),
         item_size: 8,
         vlen: 1,
@@ -22,8 +26,8 @@ fn hello(crc: bool) -> Vec<u8> {
         heartbeat_ms: 100,
         metadata: vec![Tag::new(0, "rx_rate", TagValue::F64(48_000.0))],
         fence: None,
-    })
-    .unwrap()
+        messages: false,
+    }
 }
 
 /// A DATA frame of `items` c32 items at `offset` with `tags`.
@@ -140,6 +144,7 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         max_items: 4096,
         heartbeat_ms: 100,
         history: 0,
+        messages: None,
     });
     let fenced = wire::hello(&Hello {
         item_name: "c32".into(),
@@ -149,9 +154,16 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         heartbeat_ms: 100,
         metadata: Vec::new(),
         fence: Some(3),
+        messages: false,
     })
     .unwrap();
     let h = hello(false);
+    let with_messages = wire::hello(&Hello {
+        messages: true,
+        ..wire_hello(false)
+    })
+    .unwrap();
+    let message = |offset, seq, m: TagValue| sluice_net::message::frame(offset, seq, &m).unwrap();
     vec![
         ("hello", input(0, &[&h])),
         (
@@ -206,6 +218,33 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             input(9, &[&h, &wire::offset_frame(Kind::End, 0)]),
         ),
         (
+            "messages",
+            input(
+                10,
+                &[
+                    &with_messages,
+                    &message(0, 0, TagValue::Str("start".into())),
+                    &data(0, 8, &tags, false),
+                    &message(8, 1, TagValue::U64(8)),
+                    &message(8, 2, TagValue::Null),
+                    &data(8, 1, &[], false),
+                    &message(9, 3, TagValue::F64(0.5)),
+                    &wire::offset_frame(Kind::End, 9),
+                ],
+            ),
+        ),
+        (
+            "message_out_of_place",
+            input(
+                11,
+                &[
+                    &with_messages,
+                    &data(0, 2, &[], false),
+                    &message(1, 0, TagValue::U64(1)),
+                ],
+            ),
+        ),
+        (
             "big_chunks",
             input(
                 0xff,
@@ -217,6 +256,43 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             ),
         ),
     ]
+}
+
+#[test]
+fn messages_decode_bound_to_their_offsets() {
+    let seeds = seeds();
+    let (_, good) = seeds.iter().find(|(n, _)| *n == "messages").unwrap();
+    let seen = sluice_net::fuzz::receive(good);
+    let bound: Vec<(u64, u64)> = seen
+        .iter()
+        .filter_map(|e| match e {
+            Ok(Event::Message { offset, seq, .. }) => Some((*offset, *seq)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(bound, [(0, 0), (8, 1), (8, 2), (9, 3)]);
+    assert!(matches!(seen.last(), Some(Ok(Event::End(9)))), "{seen:?}");
+    let (_, bad) = seeds
+        .iter()
+        .find(|(n, _)| *n == "message_out_of_place")
+        .unwrap();
+    let seen = sluice_net::fuzz::receive(bad);
+    assert!(
+        matches!(seen.last(), Some(Err(NetError::Message { .. }))),
+        "{seen:?}"
+    );
+}
+
+#[test]
+fn the_committed_seeds_are_current() {
+    for (name, bytes) in seeds() {
+        let path = root().join(format!("corpus/net_receive/seed-{name}"));
+        assert!(
+            std::fs::read(&path).unwrap_or_default() == bytes,
+            "{} is missing or stale: cargo test -p sluice-net --test fuzz_regressions -- --ignored writes the seeds again",
+            path.display()
+        );
+    }
 }
 
 #[test]

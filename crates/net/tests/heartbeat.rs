@@ -101,6 +101,7 @@ fn a_silent_sender_is_detected_by_the_receiver() {
         heartbeat_ms: 50,
         metadata: vec![],
         fence: None,
+        messages: false,
     })
     .unwrap();
     s.write_all(&hello).unwrap();
@@ -132,6 +133,7 @@ fn a_silent_receiver_is_detected_by_the_sender() {
             max_items: 1 << 16,
             heartbeat_ms: 50,
             history: 0,
+            messages: None,
         }))
         .unwrap();
         // Keep the connection open, read nothing more, say nothing more.

@@ -70,6 +70,7 @@ fn new_items_go_out_while_earlier_ones_await_acknowledgement() {
                                     max_items: 1 << 10,
                                     history: 0,
                                     heartbeat_ms: 1000,
+                                    messages: None,
                                 }))
                                 .unwrap();
                             }

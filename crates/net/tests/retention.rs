@@ -63,6 +63,7 @@ fn receive_part_and_leave(addr: std::net::SocketAddr, count: u64, history: u64) 
         max_items: 4096,
         heartbeat_ms: 1000,
         history,
+        messages: None,
     }))
     .unwrap();
     let mut got = 0u64;
@@ -149,6 +150,7 @@ fn history_beyond_the_retention_is_refused_naming_the_parameter() {
         max_items: 4096,
         heartbeat_ms: 1000,
         history: 1 << 20,
+        messages: None,
     }))
     .unwrap();
     let err = tx.join().unwrap().unwrap_err().to_string();

@@ -347,6 +347,7 @@ fn a_plain_sender_to_a_vector_receiver_is_refused() {
         heartbeat_ms: 1000,
         metadata: vec![],
         fence: None,
+        messages: false,
     })
     .unwrap();
     let mut d = Decoder::new(
@@ -397,6 +398,7 @@ fn a_frame_of_part_of_a_vector_is_refused() {
         heartbeat_ms: 1000,
         metadata: vec![],
         fence: None,
+        messages: false,
     })
     .unwrap();
     let payload = [0u8; 4 * 4];

@@ -405,6 +405,7 @@ fn send(
         heartbeat_ms: HEARTBEAT.as_millis() as u32,
         metadata: Vec::new(),
         fence: None,
+        messages: false,
     })
     .map_err(|e| ProbeError::Config(format!("encoding HELLO: {e}")))?;
     link.send_all(&[&hello], 0)?;
@@ -641,6 +642,7 @@ fn receive(
                         max_items: cfg.window.min(u32::MAX as usize) as u32,
                         history: 0,
                         heartbeat_ms: HEARTBEAT.as_millis() as u32,
+                        messages: None,
                     });
                     link.send_all(&[&welcome], 0)?;
                     let _ = ready.send(());

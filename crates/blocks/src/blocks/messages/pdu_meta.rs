@@ -50,15 +50,9 @@ impl Node for PduMap {
             let msg = match self.held.take() {
                 Some(msg) => msg,
                 None => match input.recv()? {
-                    Recv::Message(msg) => {
-                        let mut pdu = Pdu::from_message(&msg).ok_or_else(|| {
-                            NodeError::msg(format!(
-                                "expected a PDU, got {}",
-                                sluice_runtime::message::message_text(&msg)
-                            ))
-                        })?;
-                        (self.f)(&mut pdu)?;
-                        pdu.into_message()
+                    Recv::Message(mut msg) => {
+                        apply_in_place(&mut msg, &mut self.f)?;
+                        msg
                     }
                     Recv::Empty => return Ok(self.inp.need()),
                     Recv::Ended => return Ok(Work::Done),
@@ -70,6 +64,41 @@ impl Node for PduMap {
             }
         }
     }
+}
+
+/// Applies `f` to the PDU that `msg` holds, in place: the metadata and the vector move out of
+/// the message's pair into a [`Pdu`] and back, so a PDU passes through with no allocation and
+/// no copy (a `Pdu::from_message` would clone every metadata entry, `into_message` box a new
+/// pair). A message that is no PDU (see [`Pdu::from_message`]) is an error saying what came.
+fn apply_in_place(msg: &mut Message, f: &mut PduFn) -> Result<(), NodeError> {
+    let not_a_pdu = |msg: &Message| {
+        NodeError::msg(format!(
+            "expected a PDU, got {}",
+            sluice_runtime::message::message_text(msg)
+        ))
+    };
+    let is_pdu = matches!(msg, TagValue::Pair(pair)
+        if matches!(pair.0, TagValue::Dict(_) | TagValue::Null)
+            && matches!(pair.1, TagValue::Uniform(_)));
+    let (true, TagValue::Pair(pair)) = (is_pdu, &mut *msg) else {
+        return Err(not_a_pdu(msg));
+    };
+    let meta = match std::mem::replace(&mut pair.0, TagValue::Null) {
+        TagValue::Dict(entries) => entries,
+        _ => Vec::new(), // nil: GNU Radio's empty dict
+    };
+    let data = match std::mem::replace(&mut pair.1, TagValue::Null) {
+        TagValue::Uniform(data) => data,
+        other => {
+            pair.1 = other; // not reached: checked above
+            return Err(NodeError::msg("expected a PDU's vector"));
+        }
+    };
+    let mut pdu = Pdu { meta, data };
+    let result = f(&mut pdu);
+    pair.0 = TagValue::Dict(pdu.meta);
+    pair.1 = TagValue::Uniform(pdu.data);
+    result
 }
 
 /// `pdu_set`: sets metadata `key` to `value` in every PDU.
@@ -176,6 +205,30 @@ mod tests {
             assert_eq!(p.data.len(), 4);
         }
         assert_eq!(delays.lock().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_pdu_with_nil_metadata_gets_a_dict_and_keeps_its_vector() {
+        // GNU Radio writes an empty dict as nil: `(nil . vector)` is a PDU too.
+        let data = Uniform::C32(vec![Default::default(); 3].into());
+        let msg = TagValue::Pair(Box::new((TagValue::Null, TagValue::Uniform(data.clone()))));
+        let mut g = Graph::new();
+        let s = g
+            .add("strobe", MessageStrobe::new(msg, Duration::ZERO, Some(2)))
+            .unwrap();
+        let set = g.add("set", PduSet::new("k", TagValue::I64(1))).unwrap();
+        let (debug, log) = MessageDebug::new(false, true);
+        let d = g.add("debug", debug).unwrap();
+        g.connect(s, "out", set, "pdus").unwrap();
+        g.connect(set, "pdus", d, "in").unwrap();
+        g.run_stepped().unwrap();
+        let got = log.messages();
+        assert_eq!(got.len(), 2);
+        for m in &got {
+            let p = Pdu::from_message(m).unwrap();
+            assert_eq!(p.meta, vec![(TagValue::Str("k".into()), TagValue::I64(1))]);
+            assert_eq!(p.data, data);
+        }
     }
 
     #[test]

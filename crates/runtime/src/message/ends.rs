@@ -100,6 +100,7 @@ pub(crate) fn wire(
             links,
             queue: label,
             sent: 0,
+            sent_bytes: 0,
             blocked_bytes: 0,
         },
         ends,
@@ -133,6 +134,8 @@ pub struct MessageOutput {
     links: Vec<Link>,
     queue: Arc<str>,
     sent: u64,
+    /// What the messages sent weigh (each once, as [`message_bytes`] counts it).
+    sent_bytes: u64,
     /// Bytes of the last message refused as [`Sent::Full`]: what the scheduler waits room for.
     blocked_bytes: usize,
 }
@@ -170,6 +173,7 @@ impl MessageOutput {
             link.push(value, bytes);
         }
         self.sent += 1;
+        self.sent_bytes += bytes as u64;
         Ok(Sent::Delivered)
     }
 
@@ -300,6 +304,9 @@ impl ErasedOutput for MessageOutput {
             .map(|l| l.inbox.messages)
             .min()
             .unwrap_or(1)
+    }
+    fn message_bytes_sent(&self) -> u64 {
+        self.sent_bytes
     }
     fn messages_dropped(&self) -> Vec<(String, u64)> {
         self.links

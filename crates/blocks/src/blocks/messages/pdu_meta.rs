@@ -101,6 +101,19 @@ fn apply_in_place(msg: &mut Message, f: &mut PduFn) -> Result<(), NodeError> {
     result
 }
 
+/// [`Pdu::set`] with a key the block holds already: a new entry shares it instead of
+/// allocating its own copy of the text for every PDU.
+fn set_shared(pdu: &mut Pdu, key: &Arc<str>, value: TagValue) {
+    match pdu
+        .meta
+        .iter_mut()
+        .find(|(k, _)| matches!(k, TagValue::Str(s) if **s == **key))
+    {
+        Some(entry) => entry.1 = value,
+        None => pdu.meta.push((TagValue::Str(Arc::clone(key)), value)),
+    }
+}
+
 /// `pdu_set`: sets metadata `key` to `value` in every PDU.
 pub struct PduSet;
 
@@ -110,7 +123,7 @@ impl PduSet {
     pub fn new(key: &str, value: TagValue) -> PduMap {
         let key: Arc<str> = key.into();
         PduMap::new(Box::new(move |pdu| {
-            pdu.set(&key, value.clone());
+            set_shared(pdu, &key, value.clone());
             Ok(())
         }))
     }
@@ -132,7 +145,7 @@ impl AddSystemTime {
     pub fn new(key: &str) -> PduMap {
         let key: Arc<str> = key.into();
         PduMap::new(Box::new(move |pdu| {
-            pdu.set(&key, TagValue::F64(now_seconds()));
+            set_shared(pdu, &key, TagValue::F64(now_seconds()));
             Ok(())
         }))
     }
@@ -159,7 +172,7 @@ impl TimeDelta {
                 )));
             };
             let delay = now_seconds() - then;
-            pdu.set(&delta_key, TagValue::F64(delay * 1e3));
+            set_shared(pdu, &delta_key, TagValue::F64(delay * 1e3));
             record.lock().unwrap_or_else(|e| e.into_inner()).push(delay);
             Ok(())
         }));

@@ -15,6 +15,7 @@
 //! of it, so the figure is mostly queueing (sluice's inboxes hold 64 PDUs; GNU Radio's are
 //! unbounded).
 
+use crate::plot::{lines, Series};
 use crate::report::{machine_description, median, results_dir, Table};
 use anyhow::{bail, Context};
 use num_complex::Complex32;
@@ -56,7 +57,7 @@ pub struct BenchMessagesArgs {
     /// The GNU Radio script (run from the repository root, or give its path).
     #[arg(long, default_value = "scripts/gr_messages.py")]
     pub gr_script: PathBuf,
-    /// Directory for the CSV and JSON results.
+    /// Directory for the CSV, JSON and PNG results.
     #[arg(long, default_value = "target/bench/messages")]
     pub out: PathBuf,
 }
@@ -266,6 +267,12 @@ pub fn run(args: BenchMessagesArgs) -> anyhow::Result<()> {
         "GNU Radio p50 ms",
         "GNU Radio p99 ms",
     ]);
+    // Plotted: PDUs/s against size, one line per sluice scheduler and one for GNU Radio.
+    let mut plotted: Vec<(String, Vec<(f64, f64)>)> = schedulers
+        .iter()
+        .map(|(name, _)| (format!("sluice {name}"), Vec::new()))
+        .collect();
+    let mut gr_points = Vec::new();
     for &size in &args.sizes {
         eprintln!("size {size}: {} runs of each side…", args.runs);
         // Interleaved (every sluice variant, GNU Radio, repeat) so that background load falls
@@ -296,8 +303,13 @@ pub fn run(args: BenchMessagesArgs) -> anyhow::Result<()> {
         }
         let peer = (!theirs.is_empty()).then(|| medians(&theirs));
         let cell = |v: Option<f64>, fmt: fn(f64) -> String| v.map_or("-".to_string(), fmt);
-        for ((name, _), runs) in schedulers.iter().zip(&ours) {
+        if let Some(p) = peer {
+            gr_points.push((size as f64, p.0));
+        }
+        for (((name, _), runs), (_, points)) in schedulers.iter().zip(&ours).zip(plotted.iter_mut())
+        {
             let (rate, p50, p99) = medians(runs);
+            points.push((size as f64, rate));
             table.push(vec![
                 size.to_string(),
                 name.clone(),
@@ -315,7 +327,35 @@ pub fn run(args: BenchMessagesArgs) -> anyhow::Result<()> {
     let dir = results_dir(&args.out)?;
     table.write_csv(&dir.join("messages.csv"))?;
     table.write_json(&dir.join("messages.json"), "messages")?;
-    println!("wrote messages.csv and messages.json in {}", dir.display());
+    if !gr_points.is_empty() {
+        plotted.push(("GNU Radio 3.10".into(), gr_points));
+    }
+    let series: Vec<Series> = plotted
+        .into_iter()
+        .enumerate()
+        .map(|(i, (label, points))| Series {
+            label,
+            style: 0,
+            group: i,
+            points,
+        })
+        .collect();
+    let with_text = lines(
+        &dir.join("messages.png"),
+        "PDU chain throughput",
+        "PDU size (samples)",
+        "PDUs/s",
+        &series,
+    )?;
+    println!(
+        "wrote messages.csv, messages.json and messages.png in {}{}",
+        dir.display(),
+        if with_text {
+            ""
+        } else {
+            " (no font found: plot without text)"
+        }
+    );
     Ok(())
 }
 

@@ -13,6 +13,7 @@ mod copy;
 mod failover;
 mod fir_crossover;
 mod live;
+pub mod messages;
 mod net;
 mod net_small;
 mod net_zmq;
@@ -74,6 +75,10 @@ pub enum BenchCommand {
     /// SoapySDR receive (test device module, unpaced) vs GNU Radio's gr-soapy and the module
     /// alone: items/s and CPU per sample; the CS16 conversion kernel; recording vs dd.
     Soapy(soapy::BenchSoapyArgs),
+    /// A PDU chain (stream_to_tagged_stream -> tagged_stream_to_pdu -> add_system_time ->
+    /// 3 x pdu_set -> time_delta -> message_debug) vs GNU Radio 3.10's same chain: PDUs/s and
+    /// latency p50/p99 per PDU size.
+    Messages(messages::BenchMessagesArgs),
 }
 
 /// Runs one benchmark.
@@ -92,6 +97,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Beamform(args) => beamform::run(args),
         BenchCommand::Zmq(args) => zmq::run(args),
         BenchCommand::Soapy(args) => soapy::run(args),
+        BenchCommand::Messages(args) => messages::run(args),
         BenchCommand::Amps(args) => amps::run(args),
         BenchCommand::Cluster(args) => cluster::run(args),
         BenchCommand::Failover(args) => failover::run(args),

@@ -268,6 +268,11 @@ pub(crate) trait ErasedOutput: AnyPort {
     fn messages_dropped(&self) -> Vec<(String, u64)> {
         Vec::new()
     }
+    /// What the messages a message output sent weigh, in bytes (as an inbox counts them:
+    /// their numbers, text and vectors); 0 for a stream output.
+    fn message_bytes_sent(&self) -> u64 {
+        0
+    }
     /// A handle that attaches taps (lossy readers) to this output's queue from any thread;
     /// `None` for an output that has no queue of items (a message output).
     fn tap_point(&self) -> Option<std::sync::Arc<dyn crate::tap::ErasedPoint>> {

@@ -84,33 +84,43 @@ impl<T: Item> Node for VectorSource<T> {
         let Some(space) = out.reserve(1)? else {
             return Ok(Work::NeedOutput { port: 0, items: 1 });
         };
+        // As many passes of the data as fit (GNU Radio's repeating vector_source fills its
+        // whole output too): a short vector repeated must not cost a work call per pass.
         let len = self.data.len() as u64;
-        let offset = (self.sent % len) as usize;
+        let start = self.sent;
         let n = space
             .len()
-            .min(self.data.len() - offset)
             .min(self.max_chunk)
-            .min((total - self.sent) as usize);
-        space[..n].copy_from_slice(&self.data[offset..offset + n]);
-        let end = self.sent + n as u64;
+            .min((total - start) as usize);
+        let mut done = 0;
+        while done < n {
+            let offset = ((start + done as u64) % len) as usize;
+            let k = (n - done).min(self.data.len() - offset);
+            space[done..done + k].copy_from_slice(&self.data[offset..offset + k]);
+            done += k;
+        }
+        let end = start + n as u64;
         if self.tags_per_pass {
-            // A chunk lies within one pass of the data.
-            let (pass, first) = (self.sent - offset as u64, offset as u64);
-            for tag in self
-                .tags
-                .iter()
-                .filter(|t| (first..first + n as u64).contains(&t.index))
-            {
-                out.push_tag(Tag {
-                    index: pass + tag.index,
-                    ..tag.clone()
-                });
+            // Each pass that the chunk overlaps, in order.
+            let mut pass = start - start % len;
+            while pass < end {
+                for tag in self
+                    .tags
+                    .iter()
+                    .filter(|t| (start..end).contains(&(pass + t.index)))
+                {
+                    out.push_tag(Tag {
+                        index: pass + tag.index,
+                        ..tag.clone()
+                    });
+                }
+                pass += len;
             }
         } else {
             for tag in self
                 .tags
                 .iter()
-                .filter(|t| t.index >= self.sent && t.index < end)
+                .filter(|t| t.index >= start && t.index < end)
             {
                 out.push_tag(tag.clone());
             }
@@ -364,6 +374,36 @@ mod declared_tests {
             ]
         );
         assert_eq!(tags[2].value, TagValue::I64(2));
+    }
+
+    #[test]
+    fn many_passes_per_call_give_what_one_pass_per_call_gives() {
+        let collect = |max_chunk: usize| {
+            let src = VectorSource::new(vec![1u8, 2, 3])
+                .with_tag(0, "first", TagValue::Bool(true))
+                .with_tag(2, "last", TagValue::Bool(true))
+                .tags_every_pass()
+                .repeat(5)
+                .max_chunk(max_chunk);
+            let mut g = Graph::new();
+            let s = g.add("src", src).unwrap();
+            let (sink, data) = VectorSink::<u8>::new();
+            let k = g.add("snk", sink).unwrap();
+            g.connect(s, "out", k, "in").unwrap();
+            g.run_stepped().unwrap();
+            let tags: Vec<(u64, String)> = data
+                .tags()
+                .iter()
+                .map(|t| (t.index, t.key.to_string()))
+                .collect();
+            (data.items(), tags)
+        };
+        let whole = collect(usize::MAX);
+        assert_eq!(whole.0, [1, 2, 3].repeat(5));
+        assert_eq!(whole.1.len(), 10);
+        for chunk in [1, 2, 3, 4, 7] {
+            assert_eq!(collect(chunk), whole, "max_chunk {chunk}");
+        }
     }
 
     #[test]

@@ -100,6 +100,7 @@ pub(crate) fn wire(
             links,
             queue: label,
             sent: 0,
+            sent_bytes: 0,
             blocked_bytes: 0,
         },
         ends,
@@ -133,6 +134,8 @@ pub struct MessageOutput {
     links: Vec<Link>,
     queue: Arc<str>,
     sent: u64,
+    /// What the messages sent weigh (each once, as [`message_bytes`] counts it).
+    sent_bytes: u64,
     /// Bytes of the last message refused as [`Sent::Full`]: what the scheduler waits room for.
     blocked_bytes: usize,
 }
@@ -145,6 +148,29 @@ impl MessageOutput {
     /// for a stream output without readers.
     pub fn send(&mut self, msg: Message) -> Result<Sent, NodeError> {
         let bytes = message_bytes(&msg);
+        // One open connection (the usual case): check for room and push under one lock.
+        if let [link] = &mut self.links[..] {
+            if !link.closed {
+                let Link {
+                    writer,
+                    mailbox,
+                    inbox,
+                    closed,
+                    dropped,
+                    ..
+                } = link;
+                let mut state = mailbox.lock();
+                if inbox.on_full == OnFull::Wait && !state.closed && !state.fits(inbox, 1, bytes) {
+                    self.blocked_bytes = bytes;
+                    return Ok(Sent::Full(msg));
+                }
+                self.blocked_bytes = 0;
+                push_locked(&mut state, writer, inbox, closed, dropped, msg, bytes);
+                self.sent += 1;
+                self.sent_bytes += bytes as u64;
+                return Ok(Sent::Delivered);
+            }
+        }
         for link in self.links.iter().filter(|l| !l.closed) {
             if link.inbox.on_full == OnFull::Wait {
                 let state = link.mailbox.lock();
@@ -170,6 +196,7 @@ impl MessageOutput {
             link.push(value, bytes);
         }
         self.sent += 1;
+        self.sent_bytes += bytes as u64;
         Ok(Sent::Delivered)
     }
 
@@ -202,30 +229,53 @@ impl Link {
             self.dropped += 1;
             return;
         }
-        let mut state = self.mailbox.lock();
-        if state.closed {
-            self.closed = true;
-            self.dropped += 1;
-            return;
+        let Link {
+            writer,
+            mailbox,
+            inbox,
+            closed,
+            dropped,
+            ..
+        } = self;
+        let mut state = mailbox.lock();
+        push_locked(&mut state, writer, inbox, closed, dropped, value, bytes);
+    }
+}
+
+/// Puts `value` in a connection's inbox (and a slot in its ring) with the inbox locked, or
+/// drops and counts it when the receiver has ended or (a dropping connection) the inbox is
+/// full; `closed` and `dropped` are the link's.
+fn push_locked(
+    state: &mut MailState,
+    writer: &mut Writer<u8>,
+    inbox: &Inbox,
+    closed: &mut bool,
+    dropped: &mut u64,
+    value: Message,
+    bytes: usize,
+) {
+    if state.closed {
+        *closed = true;
+        *dropped += 1;
+        return;
+    }
+    if !state.fits(inbox, 1, bytes) {
+        // Only dropping links get here: `send` checked the waiting ones.
+        *dropped += 1;
+        return;
+    }
+    match writer.try_reserve(1) {
+        Ok(Some(slot)) => {
+            slot[0] = 0;
+            writer.commit_unpublished(1);
+            state.queue.push_back((value, bytes));
+            state.bytes += bytes;
         }
-        if !state.fits(&self.inbox, 1, bytes) {
-            // Only dropping links get here: `send` checked the waiting ones.
-            self.dropped += 1;
-            return;
-        }
-        match self.writer.try_reserve(1) {
-            Ok(Some(slot)) => {
-                slot[0] = 0;
-                self.writer.commit_unpublished(1);
-                state.queue.push_back((value, bytes));
-                state.bytes += bytes;
-            }
-            // The ring holds the inbox, so it cannot be full here; a receiver that detached is
-            // counted like a closed inbox.
-            Ok(None) | Err(_) => {
-                self.closed = true;
-                self.dropped += 1;
-            }
+        // The ring holds the inbox, so it cannot be full here; a receiver that detached is
+        // counted like a closed inbox.
+        Ok(None) | Err(_) => {
+            *closed = true;
+            *dropped += 1;
         }
     }
 }
@@ -300,6 +350,9 @@ impl ErasedOutput for MessageOutput {
             .map(|l| l.inbox.messages)
             .min()
             .unwrap_or(1)
+    }
+    fn message_bytes_sent(&self) -> u64 {
+        self.sent_bytes
     }
     fn messages_dropped(&self) -> Vec<(String, u64)> {
         self.links

@@ -26,6 +26,17 @@ pub(crate) const CALIBRATION: Duration = Duration::from_millis(30);
 /// development machine (650 M items/s × 8 B, see the module docs).
 const CROSS_CORE_BYTES_PER_SEC: f64 = 5.5e9;
 
+/// What one message handed from one core to another costs, in the bytes of stream items that
+/// cost as much to pass: its inbox's lock and slot, the cache lines of its value (a PDU's
+/// metadata entries and vector header) and, more often than for a stream chunk, a wake-up of
+/// the other thread. Measured with `sluice bench messages` (64-sample PDUs through six message
+/// hops, 2-vCPU VM): about 2 µs per PDU on one thread, 2.8–5 µs on two threads cut at one
+/// message edge, so each message across the cut costs about 3 µs, 16 KiB at
+/// [`CROSS_CORE_BYTES_PER_SEC`]. A message's own bytes (a PDU's vector, allocated on one core
+/// and freed on the other) count besides. Counting a message as its one-byte slot made the
+/// default scheduler split such chains and run them 2–3 times slower than one thread.
+pub(crate) const MESSAGE_CROSSING_BYTES: u64 = 16 << 10;
+
 /// Below this share of the measurement busy, a thread is not worth splitting.
 const IDLE_SHARE: f64 = 0.1;
 
@@ -272,6 +283,22 @@ mod tests {
             decide(&busy, &[0.0, bytes, bytes, bytes], 0.0, 0.03).cut,
             Some(2)
         );
+    }
+
+    #[test]
+    fn cheap_message_handlers_are_not_cut_apart() {
+        // sluice bench messages at 64 samples: 15 000 PDUs in 30 ms through 8 nodes of
+        // about 0.25 µs each per PDU; every cut but the first two is a message edge.
+        let pdus = 15_000.0;
+        let busy = vec![pdus * 0.25e-6; 8];
+        let mut crossing = vec![pdus * MESSAGE_CROSSING_BYTES as f64; 8];
+        crossing[0] = 0.0;
+        (crossing[1], crossing[2]) = (pdus * 64.0 * 8.0, pdus * 64.0 * 8.0);
+        let cut = decide(&busy, &crossing, 0.0, 0.03).cut;
+        assert!(matches!(cut, None | Some(1) | Some(2)), "{cut:?}");
+        // Handlers of 10 µs per message (a demodulator) are still worth a core each side.
+        let busy = vec![pdus * 10e-6; 8];
+        assert!(decide(&busy, &crossing, 0.0, 0.03).cut.is_some());
     }
 
     #[test]

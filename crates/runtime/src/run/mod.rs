@@ -272,12 +272,24 @@ impl BuiltNode {
     }
 
     /// For each output: the bytes written into it so far, and the graph indices of its readers.
+    /// A message output counts what its messages weigh (a PDU's vector is allocated on one
+    /// core and released on the other) plus [`auto::MESSAGE_CROSSING_BYTES`] for each, what
+    /// handing one message to another core costs, not its one-byte slot.
     pub(crate) fn bytes_written(&self) -> impl Iterator<Item = (u64, &[usize])> {
         self.outputs
             .iter()
             .zip(&self.ports.outputs)
             .zip(&self.output_peers)
-            .map(|((out, spec), peers)| (out.items_written() * spec.item.size() as u64, &peers[..]))
+            .map(|((out, spec), peers)| {
+                let bytes = match spec.message {
+                    Some(_) => {
+                        out.items_written() * auto::MESSAGE_CROSSING_BYTES
+                            + out.message_bytes_sent()
+                    }
+                    None => out.items_written() * spec.item.size() as u64,
+                };
+                (bytes, &peers[..])
+            })
     }
 
     /// Whether the need can be met with a batch of half its queue (see [`batch`]) right now.

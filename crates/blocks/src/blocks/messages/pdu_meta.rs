@@ -50,15 +50,9 @@ impl Node for PduMap {
             let msg = match self.held.take() {
                 Some(msg) => msg,
                 None => match input.recv()? {
-                    Recv::Message(msg) => {
-                        let mut pdu = Pdu::from_message(&msg).ok_or_else(|| {
-                            NodeError::msg(format!(
-                                "expected a PDU, got {}",
-                                sluice_runtime::message::message_text(&msg)
-                            ))
-                        })?;
-                        (self.f)(&mut pdu)?;
-                        pdu.into_message()
+                    Recv::Message(mut msg) => {
+                        apply_in_place(&mut msg, &mut self.f)?;
+                        msg
                     }
                     Recv::Empty => return Ok(self.inp.need()),
                     Recv::Ended => return Ok(Work::Done),
@@ -72,6 +66,54 @@ impl Node for PduMap {
     }
 }
 
+/// Applies `f` to the PDU that `msg` holds, in place: the metadata and the vector move out of
+/// the message's pair into a [`Pdu`] and back, so a PDU passes through with no allocation and
+/// no copy (a `Pdu::from_message` would clone every metadata entry, `into_message` box a new
+/// pair). A message that is no PDU (see [`Pdu::from_message`]) is an error saying what came.
+fn apply_in_place(msg: &mut Message, f: &mut PduFn) -> Result<(), NodeError> {
+    let not_a_pdu = |msg: &Message| {
+        NodeError::msg(format!(
+            "expected a PDU, got {}",
+            sluice_runtime::message::message_text(msg)
+        ))
+    };
+    let is_pdu = matches!(msg, TagValue::Pair(pair)
+        if matches!(pair.0, TagValue::Dict(_) | TagValue::Null)
+            && matches!(pair.1, TagValue::Uniform(_)));
+    let (true, TagValue::Pair(pair)) = (is_pdu, &mut *msg) else {
+        return Err(not_a_pdu(msg));
+    };
+    let meta = match std::mem::replace(&mut pair.0, TagValue::Null) {
+        TagValue::Dict(entries) => entries,
+        _ => Vec::new(), // nil: GNU Radio's empty dict
+    };
+    let data = match std::mem::replace(&mut pair.1, TagValue::Null) {
+        TagValue::Uniform(data) => data,
+        other => {
+            pair.1 = other; // not reached: checked above
+            return Err(NodeError::msg("expected a PDU's vector"));
+        }
+    };
+    let mut pdu = Pdu { meta, data };
+    let result = f(&mut pdu);
+    pair.0 = TagValue::Dict(pdu.meta);
+    pair.1 = TagValue::Uniform(pdu.data);
+    result
+}
+
+/// [`Pdu::set`] with a key the block holds already: a new entry shares it instead of
+/// allocating its own copy of the text for every PDU.
+fn set_shared(pdu: &mut Pdu, key: &Arc<str>, value: TagValue) {
+    match pdu
+        .meta
+        .iter_mut()
+        .find(|(k, _)| matches!(k, TagValue::Str(s) if **s == **key))
+    {
+        Some(entry) => entry.1 = value,
+        None => pdu.meta.push((TagValue::Str(Arc::clone(key)), value)),
+    }
+}
+
 /// `pdu_set`: sets metadata `key` to `value` in every PDU.
 pub struct PduSet;
 
@@ -81,7 +123,7 @@ impl PduSet {
     pub fn new(key: &str, value: TagValue) -> PduMap {
         let key: Arc<str> = key.into();
         PduMap::new(Box::new(move |pdu| {
-            pdu.set(&key, value.clone());
+            set_shared(pdu, &key, value.clone());
             Ok(())
         }))
     }
@@ -103,7 +145,7 @@ impl AddSystemTime {
     pub fn new(key: &str) -> PduMap {
         let key: Arc<str> = key.into();
         PduMap::new(Box::new(move |pdu| {
-            pdu.set(&key, TagValue::F64(now_seconds()));
+            set_shared(pdu, &key, TagValue::F64(now_seconds()));
             Ok(())
         }))
     }
@@ -130,7 +172,7 @@ impl TimeDelta {
                 )));
             };
             let delay = now_seconds() - then;
-            pdu.set(&delta_key, TagValue::F64(delay * 1e3));
+            set_shared(pdu, &delta_key, TagValue::F64(delay * 1e3));
             record.lock().unwrap_or_else(|e| e.into_inner()).push(delay);
             Ok(())
         }));
@@ -176,6 +218,30 @@ mod tests {
             assert_eq!(p.data.len(), 4);
         }
         assert_eq!(delays.lock().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_pdu_with_nil_metadata_gets_a_dict_and_keeps_its_vector() {
+        // GNU Radio writes an empty dict as nil: `(nil . vector)` is a PDU too.
+        let data = Uniform::C32(vec![Default::default(); 3].into());
+        let msg = TagValue::Pair(Box::new((TagValue::Null, TagValue::Uniform(data.clone()))));
+        let mut g = Graph::new();
+        let s = g
+            .add("strobe", MessageStrobe::new(msg, Duration::ZERO, Some(2)))
+            .unwrap();
+        let set = g.add("set", PduSet::new("k", TagValue::I64(1))).unwrap();
+        let (debug, log) = MessageDebug::new(false, true);
+        let d = g.add("debug", debug).unwrap();
+        g.connect(s, "out", set, "pdus").unwrap();
+        g.connect(set, "pdus", d, "in").unwrap();
+        g.run_stepped().unwrap();
+        let got = log.messages();
+        assert_eq!(got.len(), 2);
+        for m in &got {
+            let p = Pdu::from_message(m).unwrap();
+            assert_eq!(p.meta, vec![(TagValue::Str("k".into()), TagValue::I64(1))]);
+            assert_eq!(p.data, data);
+        }
     }
 
     #[test]

@@ -8,6 +8,9 @@ use sluice_runtime::{
 };
 use std::sync::Arc;
 
+/// Metadata entries a PDU leaves with room for, beyond its own.
+const META_ROOM: usize = 8;
+
 /// Turns each packet of its stream input into one PDU: the packet's items as the vector, and
 /// the other tags on its items as the metadata (key → value, a later tag of a key replacing
 /// an earlier one). Items outside packets are an error naming the item, as in GNU Radio; a
@@ -136,10 +139,12 @@ impl<T: PduItem> Node for TaggedStreamToPdu<T> {
             input.take_tags(at + len as u64, &mut self.tags);
             let key = self.length_key.clone();
             add_meta(&mut self.meta, self.tags.drain(..).filter(|t| t.key != key));
-            let pdu = Pdu {
-                meta: std::mem::take(&mut self.meta),
-                data,
-            };
+            // The PDU's metadata leaves with room for the few keys that blocks downstream
+            // usually add (pdu_set, add_system_time, time_delta), so that they do not grow it
+            // twice per PDU.
+            let mut meta = Vec::with_capacity(self.meta.len() + META_ROOM);
+            meta.append(&mut self.meta);
+            let pdu = Pdu { meta, data };
             self.held = Some(pdu.into_message());
         }
     }

@@ -328,6 +328,8 @@ impl BuiltNode {
         let at = request.at;
         let old_stopped = catch_unwind(AssertUnwindSafe(|| self.node.stop()));
         let mut old_inputs = Vec::with_capacity(fresh.len());
+        // Where each old reader stood: the old node propagated the tags of the items before.
+        let mut old_read = Vec::with_capacity(fresh.len());
         let mut holds: Vec<std::sync::Arc<ReadLimit>> = Vec::with_capacity(fresh.len());
         for Fresh {
             input: i,
@@ -346,6 +348,7 @@ impl BuiltNode {
                     })?;
             }
             holds.push(stream.limit());
+            old_read.push((i, self.inputs[i].items_read()));
             old_inputs.push(std::mem::replace(&mut self.inputs[i], reader));
         }
         let Request {
@@ -363,10 +366,11 @@ impl BuiltNode {
                 crate::run::panic_message(panic.as_ref())
             )),
         };
-        // Tags on the items the new node warmed up on went out with the old node's output.
+        // The old node's output carries the tags of the items it consumed; those of the items
+        // it kept (its history) go out with the new node's, from the next `work` on.
         let mut discarded = Vec::new();
-        for input in &self.inputs {
-            input.take_tags(at, &mut discarded);
+        for (i, read) in old_read {
+            self.inputs[i].take_tags(read, &mut discarded);
         }
         for hold in &holds {
             hold.lift();

@@ -122,6 +122,10 @@ impl Shared {
                 .filter(|s| s.state.load(Ordering::Acquire) == SLOT_ACTIVE)
                 .map(|s| s.pos.load(Ordering::Acquire))
                 .min();
+            // Pairs with the fence of a reader attached from another thread (`attach_once`):
+            // if that reader saw another reader still at or before its position, this scan
+            // either saw that position too or sees the registration's bump below.
+            fence(Ordering::SeqCst);
             if self.attaches.load(Ordering::Acquire) == before {
                 return min;
             }
@@ -548,6 +552,15 @@ impl ReaderCore {
         // so it was there before we registered, and the writer never passes a reader by more
         // than the ring (the argument of the module docs for clones). With no reader left,
         // nothing is written any more.
+        //
+        // Unlike a clone, which its origin's own thread registers before moving on, the other
+        // reader here runs on another thread: registration (a store) then a look at its
+        // position (a load) against its consume (a store) and the writer's scan (loads) is
+        // the store-buffering pattern, which acquire/release alone allows to go wrong (loom
+        // found the writer overrunning the new reader). A SeqCst fence here and one in the
+        // writer's scan (`min_reader`) order the two: if we see the other reader at or before
+        // `pos`, the writer's scan sees our registration or that position.
+        fence(Ordering::SeqCst);
         let oldest = shared
             .slots
             .iter()

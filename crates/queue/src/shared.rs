@@ -15,6 +15,11 @@
 //!   after activating its slot, and the scan repeats until `attaches` is unchanged across it:
 //!   a scan that saw the origin's later position (a Release store made after the clone
 //!   registered) sees the bumped counter too.
+//! * **A reader attached from another thread** (`ReaderPoint`) at an index behind the writer
+//!   checks after registering that some reader is still at or before that index; a SeqCst
+//!   fence after its registration and one in the writer's scan make that check and the scan
+//!   agree (the store-buffering pattern: loom's model
+//!   `a_reader_attached_at_an_index_is_never_overrun`).
 //! * **Tags before items.** A writer that tags items it commits puts the tags in every reader's
 //!   inbox before the Release store that publishes the items, so a reader that sees an item can
 //!   always take its tags. (The runtime defers publication to the end of a node's `work` with

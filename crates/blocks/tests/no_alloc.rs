@@ -371,12 +371,7 @@ const EXEMPT: &[(&str, &str)] = &[
 
 /// Block types that still allocate in steady state, with where and why; they run, and the
 /// test fails if one of them stops allocating (so that this list stays true).
-const KNOWN: &[(&str, &str)] = &[(
-    "corner_turn",
-    "its matrices go through the copy engine (sluice-copy), whose submission boxes the \
-     operation's buffers and makes a ticket slot (an Arc) per operation above the break-even \
-     size; a pool of jobs and slots in sluice-copy would remove them",
-)];
+const KNOWN: &[(&str, &str)] = &[];
 
 /// Parameters given in place of the example's, and why.
 fn overrides(name: &str, dir: &Path) -> Vec<(&'static str, toml::Value)> {

@@ -458,13 +458,8 @@ fn params(b: &BlockType, dir: &Path) -> Params {
     Params::from_values(values)
 }
 
-/// What running one block found.
-struct Finding {
-    tally: Tally,
-}
-
 /// Runs block type `b` in a graph and counts the allocations of its steady-state `work`.
-fn run_block(b: &BlockType, dir: &Path) -> Result<Finding, String> {
+fn run_block(b: &BlockType, dir: &Path) -> Result<Tally, String> {
     let mut params = params(b, dir);
     let node = b
         .instantiate(&mut params)
@@ -499,7 +494,7 @@ fn run_block(b: &BlockType, dir: &Path) -> Result<Finding, String> {
     }
     g.run_stepped_with(&stop).map_err(|e| format!("run: {e}"))?;
     let tally = std::mem::take(&mut *tally.lock().unwrap_or_else(PoisonError::into_inner));
-    Ok(Finding { tally })
+    Ok(tally)
 }
 
 #[test]
@@ -518,14 +513,13 @@ fn every_standard_block_works_without_allocating() {
         if EXEMPT.iter().any(|(n, _)| *n == b.name) {
             continue;
         }
-        let finding = match run_block(b, &dir.0) {
-            Ok(f) => f,
+        let t = match run_block(b, &dir.0) {
+            Ok(t) => t,
             Err(e) => {
                 failures.push(format!("{}: {e}", b.name));
                 continue;
             }
         };
-        let t = &finding.tally;
         println!(
             "{}: {} allocations in {} steady-state work calls",
             b.name, t.allocations, t.counted

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::buffer::{DstBuf, RawRegion, SrcBuf};
+use crate::buffer::{DstBuf, SrcBuf};
 use crate::engine::Inline;
 use crate::error::{CopyError, Rejected};
 use crate::job::Job;
@@ -251,6 +251,9 @@ pub struct Channel {
     id: usize,
     next_seq: u64,
     staged: Vec<Job>,
+    /// The slot of [`run_slices`](Channel::run_slices)' operations, reused: each is over
+    /// before the call returns, so one slot serves them all without allocating.
+    sync_slot: Arc<Slot>,
     /// The break-even size of copies, kept here for `copy_slice`'s fast path.
     copy_break_even: usize,
 }
@@ -274,6 +277,7 @@ impl Channel {
             id,
             next_seq: 0,
             staged: Vec::new(),
+            sync_slot: Slot::new(),
             copy_break_even,
         }
     }
@@ -282,6 +286,7 @@ impl Channel {
         &mut self,
         op: Op,
         mut buffers: Box<B>,
+        slot: Arc<Slot>,
         ptrs: impl FnOnce(&mut B) -> (Extents, *const u8, *mut u8),
     ) -> Result<Ticket<B>, Rejected<B>> {
         // The pointers are taken after the buffers reached their box: they point into the
@@ -293,7 +298,6 @@ impl Channel {
                 buffers: *buffers,
             });
         }
-        let slot = Slot::new();
         let seq = self.next_seq;
         self.next_seq += 1;
         self.staged
@@ -305,7 +309,7 @@ impl Channel {
     /// A fill ignores `src`. The operation is checked now: on error nothing is enqueued and
     /// the buffers come back in the [`Rejected`].
     pub fn enqueue<S: SrcBuf, D: DstBuf>(&mut self, op: Op, src: S, dst: D) -> Enqueued<(S, D)> {
-        self.stage(op, Box::new((src, dst)), |(s, d)| {
+        self.stage(op, Box::new((src, dst)), Slot::new(), |(s, d)| {
             let (dp, dl) = (d.dst_ptr(), d.dst_len());
             let (sp, sl) = (s.src_ptr(), s.src_len());
             (
@@ -322,7 +326,7 @@ impl Channel {
     /// Enqueues `op` with one buffer as both source and destination (a copy within a buffer,
     /// or a fill). Regions that overlap are rejected.
     pub fn enqueue_within<D: DstBuf>(&mut self, op: Op, buf: D) -> Enqueued<D> {
-        self.stage(op, Box::new(buf), |d| {
+        self.stage(op, Box::new(buf), Slot::new(), |d| {
             let (dp, dl) = (d.dst_ptr(), d.dst_len());
             (
                 Extents {
@@ -520,17 +524,23 @@ impl Channel {
             // are valid for the call and cannot alias.
             return unsafe { self.inline.run(&op, src.as_ptr(), dst.as_mut_ptr()) };
         }
-        // SAFETY: both slices stay borrowed until this function returns, and it returns only
-        // after the operation is over (`wait` returns once the job ran, was cancelled, or was
-        // dropped unstarted); `&[u8]` and `&mut [u8]` cannot overlap, and nothing else may
-        // touch `dst` while it is mutably borrowed here.
-        let (s, d) = unsafe {
-            (
-                RawRegion::new(src.as_ptr().cast_mut(), src.len()),
-                RawRegion::new(dst.as_mut_ptr(), dst.len()),
-            )
+        // On the engine, allocating nothing (a real-time caller may be here): the job owns no
+        // buffers (`()`, whose box does not allocate), since it works on the caller's slices,
+        // which stay borrowed until this function returns, and it returns only after the
+        // operation is over (`wait` returns once the job ran, was cancelled, or was dropped
+        // unstarted); `&[u8]` and `&mut [u8]` cannot overlap, and nothing else may touch
+        // `dst` while it is mutably borrowed here. The job reuses the channel's synchronous
+        // slot: the previous synchronous operation was over before its call returned.
+        let ext = Extents {
+            src: Some((src.as_ptr() as usize, src.len())),
+            dst: (dst.as_ptr() as usize, dst.len()),
         };
-        let ticket = self.enqueue(op, s, d).map_err(|r| r.error)?;
+        let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+        self.sync_slot.reset();
+        let slot = self.sync_slot.clone();
+        let ticket = self
+            .stage(op, Box::new(()), slot, |_| (ext, sp, dp))
+            .map_err(|r| r.error)?;
         self.submit();
         ticket.wait().status
     }
@@ -545,7 +555,18 @@ impl Channel {
         if n == 0 {
             return 0;
         }
-        let mut jobs = std::mem::take(&mut self.staged).into_iter().peekable();
+        // Taken out and put back empty, so that its capacity is kept: staging and submitting
+        // allocate nothing once it has grown.
+        let mut staged = std::mem::take(&mut self.staged);
+        let n = self.submit_staged(&mut staged);
+        staged.clear();
+        self.staged = staged;
+        n
+    }
+
+    /// Submits `staged` (see [`submit`](Self::submit)), leaving it empty; returns how many.
+    fn submit_staged(&self, staged: &mut Vec<Job>) -> usize {
+        let n = staged.len();
         // Inline prefix: only while nothing of this channel is queued or running, so order holds.
         let idle = {
             let st = self.sched.lock();
@@ -554,29 +575,37 @@ impl Channel {
                     .as_ref()
                     .is_some_and(|c| !c.busy && c.queue.is_empty())
         };
-        if idle {
-            while let Some(job) = jobs.next_if(|j| self.inline.prefers_inline(&j.op)) {
-                job.slot().set_submitted();
-                // SAFETY: the job was validated against its buffers at enqueue and owns them;
-                // this channel has nothing in flight, so nothing else touches them.
-                let status = unsafe { self.inline.run(&job.op, job.src, job.dst) };
-                self.record(job, status);
-            }
+        let inline = if idle {
+            staged
+                .iter()
+                .take_while(|j| self.inline.prefers_inline(&j.op))
+                .count()
+        } else {
+            0
+        };
+        for job in staged.drain(..inline) {
+            job.slot().set_submitted();
+            // SAFETY: the job was validated against its buffers at enqueue and owns them (or,
+            // from `run_slices`, works on slices borrowed until it is over); this channel has
+            // nothing in flight, so nothing else touches them.
+            let status = unsafe { self.inline.run(&job.op, job.src, job.dst) };
+            self.record(job, status);
         }
-        let rest: Vec<Job> = jobs.collect();
-        if rest.is_empty() {
+        if staged.is_empty() {
             return n;
         }
         let mut st = self.sched.lock();
         if st.stopping {
             drop(st);
-            drop(rest); // completes them as stopped
+            staged.clear(); // completes them as stopped
             return n;
         }
         let Some(ch) = st.channels[self.id].as_mut() else {
+            drop(st);
+            staged.clear(); // completes them as stopped
             return n;
         };
-        for job in rest {
+        for job in staged.drain(..) {
             job.slot().set_submitted();
             ch.queue.push_back(job);
         }

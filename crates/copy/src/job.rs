@@ -15,15 +15,17 @@ pub(crate) struct Job {
     pub(crate) src: *const u8,
     /// Destination start.
     pub(crate) dst: *mut u8,
-    /// The buffers `src` and `dst` point into; `None` once handed to the slot.
+    /// The buffers `src` and `dst` point into (`()` for `run_slices`, whose caller keeps them
+    /// borrowed); `None` once handed to the slot.
     owner: Option<Box<dyn Any + Send>>,
     slot: Arc<Slot>,
     pub(crate) seq: u64,
 }
 
 // SAFETY: `src` and `dst` point into the heap memory of `owner` (a `SrcBuf`/`DstBuf`, both
-// `Send`, whose bytes do not move with the value), which travels with the job; the job is the
-// only user of those bytes until it completes.
+// `Send`, whose bytes do not move with the value), which travels with the job; or, for a job
+// of `Channel::run_slices` (whose owner is `()`), into slices that call keeps borrowed until
+// the job is over. Either way the job is the only user of those bytes until it completes.
 unsafe impl Send for Job {}
 
 impl Job {

@@ -297,6 +297,53 @@ fn abs(base: usize, s: Span) -> (usize, usize) {
     (base.wrapping_add(s.0), base.wrapping_add(s.1))
 }
 
+/// Checks spans read and written against their buffers: every byte inside its buffer, no
+/// written range overlapping another or any range read. Allocates only for several writes.
+fn check_spans(reads: &[Span], writes: &[Span], ext: Extents) -> Result<(), CopyError> {
+    let src_len = ext.src.map_or(0, |s| s.1);
+    let src_base = ext.src.map_or(0, |s| s.0);
+    let (dst_base, dst_len) = ext.dst;
+    for r in reads {
+        check_bounds(Side::Source, *r, src_len)?;
+    }
+    for w in writes {
+        check_bounds(Side::Destination, *w, dst_len)?;
+    }
+    // Written ranges must not overlap each other (scatter lists), nor any range read.
+    let one: [(usize, usize); 1];
+    let many: Vec<(usize, usize)>;
+    let w_abs: &[(usize, usize)] = if let [w] = writes {
+        one = [abs(dst_base, *w)];
+        if one[0].0 < one[0].1 {
+            &one
+        } else {
+            &[]
+        }
+    } else {
+        let mut all: Vec<(usize, usize)> = writes
+            .iter()
+            .map(|w| abs(dst_base, *w))
+            .filter(|w| w.0 < w.1)
+            .collect();
+        all.sort_unstable();
+        if all.windows(2).any(|p| intersects(p[0], p[1])) {
+            return Err(CopyError::Overlap);
+        }
+        many = all;
+        &many
+    };
+    for r in reads {
+        let r = abs(src_base, *r);
+        // The first written range that ends after r starts; it is the only candidate
+        // (sorted, disjoint ranges).
+        let i = w_abs.partition_point(|w| w.1 <= r.0);
+        if w_abs.get(i).is_some_and(|w| intersects(*w, r)) {
+            return Err(CopyError::Overlap);
+        }
+    }
+    Ok(())
+}
+
 /// Where an operation's bytes live, for validation: the source and destination base addresses
 /// and lengths (no source for a fill).
 #[derive(Debug, Clone, Copy)]
@@ -347,19 +394,18 @@ impl Op {
     /// raw regions and operations within one buffer are covered). 2-D footprints are compared
     /// by their bounding ranges, which is conservative.
     pub fn validate(&self, ext: Extents) -> Result<(), CopyError> {
-        let src_len = ext.src.map_or(0, |s| s.1);
-        let src_base = ext.src.map_or(0, |s| s.0);
-        let (dst_base, dst_len) = ext.dst;
-        let (reads, writes): (Vec<Span>, Vec<Span>) = match self {
+        // Every operation but a scatter-gather list reads at most one span and writes one:
+        // those are checked without allocating (a copy on a real-time path validates too).
+        let (read, write): (Option<Span>, Span) = match self {
             Op::Copy { src, dst, len } => (
-                vec![span(Side::Source, *src, *len)?],
-                vec![span(Side::Destination, *dst, *len)?],
+                Some(span(Side::Source, *src, *len)?),
+                span(Side::Destination, *dst, *len)?,
             ),
             Op::Fill { dst, len, pattern } => {
                 if pattern.as_bytes().is_empty() {
                     return Err(CopyError::BadPattern(0));
                 }
-                (vec![], vec![span(Side::Destination, *dst, *len)?])
+                (None, span(Side::Destination, *dst, *len)?)
             }
             Op::Copy2d {
                 src,
@@ -374,8 +420,8 @@ impl Op {
                     });
                 }
                 (
-                    vec![plane_span(Side::Source, *src, *row_bytes, *rows)?],
-                    vec![plane_span(Side::Destination, *dst, *row_bytes, *rows)?],
+                    Some(plane_span(Side::Source, *src, *row_bytes, *rows)?),
+                    plane_span(Side::Destination, *dst, *row_bytes, *rows)?,
                 )
             }
             Op::Rotate {
@@ -405,8 +451,8 @@ impl Op {
                     });
                 }
                 (
-                    vec![plane_span(Side::Source, *src, src_row, *height)?],
-                    vec![plane_span(Side::Destination, *dst, dst_row, oh)?],
+                    Some(plane_span(Side::Source, *src, src_row, *height)?),
+                    plane_span(Side::Destination, *dst, dst_row, oh)?,
                 )
             }
             Op::KeyedCopy {
@@ -423,8 +469,8 @@ impl Op {
                     });
                 }
                 (
-                    vec![span(Side::Source, *src, *len)?],
-                    vec![span(Side::Destination, *dst, *len)?],
+                    Some(span(Side::Source, *src, *len)?),
+                    span(Side::Destination, *dst, *len)?,
                 )
             }
             Op::Sg { src, dst } => {
@@ -445,34 +491,9 @@ impl Op {
                     .iter()
                     .map(|s| span(Side::Destination, s.offset, s.len))
                     .collect::<Result<Vec<_>, _>>()?;
-                (r, w)
+                return check_spans(&r, &w, ext);
             }
         };
-        for r in &reads {
-            check_bounds(Side::Source, *r, src_len)?;
-        }
-        for w in &writes {
-            check_bounds(Side::Destination, *w, dst_len)?;
-        }
-        // Written ranges must not overlap each other (scatter lists), nor any range read.
-        let mut w_abs: Vec<(usize, usize)> = writes
-            .iter()
-            .map(|w| abs(dst_base, *w))
-            .filter(|w| w.0 < w.1)
-            .collect();
-        w_abs.sort_unstable();
-        if w_abs.windows(2).any(|p| intersects(p[0], p[1])) {
-            return Err(CopyError::Overlap);
-        }
-        for r in &reads {
-            let r = abs(src_base, *r);
-            // The first written range that ends after r starts; it is the only candidate
-            // (sorted, disjoint ranges).
-            let i = w_abs.partition_point(|w| w.1 <= r.0);
-            if w_abs.get(i).is_some_and(|w| intersects(*w, r)) {
-                return Err(CopyError::Overlap);
-            }
-        }
-        Ok(())
+        check_spans(read.as_slice(), std::slice::from_ref(&write), ext)
     }
 }

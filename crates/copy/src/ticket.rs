@@ -51,6 +51,16 @@ impl Slot {
         })
     }
 
+    /// Makes a slot whose operation is over new again, for the next operation.
+    pub(crate) fn reset(&self) {
+        *self.lock() = SlotState {
+            phase: Phase::Staged,
+            status: None,
+            owner: None,
+            waiting: false,
+        };
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, SlotState> {
         // A panic while holding this lock cannot leave it inconsistent (plain assignments).
         self.state.lock().unwrap_or_else(|e| e.into_inner())

@@ -44,11 +44,18 @@ impl Waterfall {
                 expected: "at least 1",
             });
         }
+        // The most rows ever kept, reserved now so that `push` allocates nothing; the pages
+        // are touched only as rows come. Where that much cannot be reserved, rows grow as
+        // they come instead.
+        let mut rows = Vec::new();
+        if let Some(most) = max_rows.checked_mul(2).and_then(|r| r.checked_mul(bins)) {
+            let _ = rows.try_reserve_exact(most);
+        }
         Ok(Waterfall {
             bins,
             max_rows,
             merge: 1,
-            rows: Vec::new(),
+            rows,
             partial: vec![0.0; bins],
             partial_count: 0,
             total: vec![0.0; bins],

@@ -7,6 +7,8 @@ use sluice_runtime::{metadata, Node, NodeError, Ports, Work, WorkIo};
 
 /// Samples generated per work call at most.
 const CHUNK: usize = 4096;
+/// Elements whose outputs `work` holds on the stack; beyond, it allocates a vector per call.
+const HELD: usize = 64;
 
 /// Outputs `out0..out(N−1)`: the N antennas' signals, for `items` samples (or endless).
 #[derive(Debug)]
@@ -64,12 +66,27 @@ impl Node for ArraySource {
                 Some(space) => m = m.min(space.len()),
             }
         }
-        let mut outs: Vec<&mut [Complex32]> = Vec::with_capacity(self.generator.elements());
-        for out in io.outputs.all::<Complex32>()? {
-            outs.push(out.reserve(m)?.map(|s| &mut s[..m]).unwrap_or_default());
+        // The outputs' slices, on the stack for arrays of up to HELD elements (no allocation in
+        // `work`); larger arrays gather them in a vector.
+        let elements = self.generator.elements();
+        let mut held: [&mut [Complex32]; HELD] = std::array::from_fn(|_| Default::default());
+        let mut more: Vec<&mut [Complex32]> = Vec::new();
+        if elements > HELD {
+            more.reserve_exact(elements);
         }
-        self.generator.generate(&mut outs);
-        drop(outs);
+        for (k, out) in io.outputs.all::<Complex32>()?.enumerate() {
+            let y = out.reserve(m)?.map(|s| &mut s[..m]).unwrap_or_default();
+            match held.get_mut(k) {
+                Some(slot) if elements <= HELD => *slot = y,
+                _ => more.push(y),
+            }
+        }
+        if elements <= HELD {
+            self.generator.generate(&mut held[..elements]);
+        } else {
+            self.generator.generate(&mut more);
+        }
+        drop((held, more));
         for out in io.outputs.all::<Complex32>()? {
             out.commit(m);
         }

@@ -7,9 +7,10 @@
 use num_complex::Complex32;
 use sluice_kernels::{Burst, BurstScanner};
 use sluice_runtime::{
-    InPort, Node, NodeError, OutPort, Output, Ports, TagPolicy, TagValue, Work, WorkIo,
+    InPort, Node, NodeError, OutPort, Output, Ports, Tag, TagPolicy, TagValue, Work, WorkIo,
 };
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// The tag on a burst's first item (its power in dB).
 pub const BURST_START: &str = "burst_start";
@@ -24,15 +25,45 @@ pub const BURST_ITEM: &str = "burst_item";
 /// the input's queue is sized for, so the delay through it is that long at most.
 pub struct BurstDetector {
     scanner: BurstScanner,
-    length_key: Option<String>,
+    keys: Keys,
     only_bursts: bool,
     found: Vec<Burst>,
+    /// Scratch for [`BurstDetector::gate`]'s bursts that begin, kept so `work` allocates
+    /// nothing.
+    starts: Vec<(Burst, usize)>,
     /// Bursts found whose items have not all left (with `only_bursts`).
     closed: VecDeque<Burst>,
     bursts: u64,
     inp: InPort<Complex32>,
     out: OutPort<Complex32>,
     ports: Ports,
+}
+
+/// The tag keys, made once and shared by every tag (so tagging allocates nothing).
+struct Keys {
+    start: Arc<str>,
+    item: Arc<str>,
+    end: Arc<str>,
+    length: Option<Arc<str>>,
+}
+
+impl Keys {
+    /// Puts the tags of burst `b` on the output, its first item at output index `at`.
+    fn tag(&self, out: &Output<Complex32>, b: &Burst, at: u64) {
+        let tag = |index, key: &Arc<str>, value| Tag {
+            index,
+            key: key.clone(),
+            value,
+            source: None,
+        };
+        let power = TagValue::F64(b.power_db);
+        out.push_tag(tag(at, &self.start, power.clone()));
+        out.push_tag(tag(at, &self.item, TagValue::U64(b.start)));
+        out.push_tag(tag(at + b.len() - 1, &self.end, power));
+        if let Some(key) = &self.length {
+            out.push_tag(tag(at, key, TagValue::I64(b.len() as i64)));
+        }
+    }
 }
 
 impl BurstDetector {
@@ -56,26 +87,21 @@ impl BurstDetector {
         let out = ports.add_output::<Complex32>("out");
         Ok(BurstDetector {
             scanner,
-            length_key: length_key.map(str::to_string),
+            keys: Keys {
+                start: BURST_START.into(),
+                item: BURST_ITEM.into(),
+                end: BURST_END.into(),
+                length: length_key.map(Arc::from),
+            },
             only_bursts,
             found: Vec::new(),
+            starts: Vec::new(),
             closed: VecDeque::new(),
             bursts: 0,
             inp,
             out,
             ports,
         })
-    }
-
-    /// Puts the tags of burst `b` on the output, its first item at output index `at`.
-    fn tag(&self, out: &Output<Complex32>, b: &Burst, at: u64) {
-        let power = TagValue::F64(b.power_db);
-        out.add_tag(at, BURST_START, power.clone());
-        out.add_tag(at, BURST_ITEM, TagValue::U64(b.start));
-        out.add_tag(at + b.len() - 1, BURST_END, power);
-        if let Some(key) = &self.length_key {
-            out.add_tag(at, key, TagValue::I64(b.len() as i64));
-        }
     }
 
     /// Bursts found so far.
@@ -146,8 +172,8 @@ impl Node for BurstDetector {
         if self.only_bursts {
             self.closed.extend(self.found.drain(..));
         } else {
-            for b in std::mem::take(&mut self.found) {
-                self.tag(out, &b, b.start);
+            for b in self.found.drain(..) {
+                self.keys.tag(out, &b, b.start);
             }
         }
         // Settled items leave (all of them at the end of the stream).
@@ -177,13 +203,14 @@ impl Node for BurstDetector {
         let Some(y) = out.reserve(1)? else {
             return Ok(self.out.need(1));
         };
-        let mut starts = Vec::new();
+        let mut starts = std::mem::take(&mut self.starts);
         let (consumed, produced) = self.gate(&x[..ready], read, y, &mut starts);
         out.commit(produced);
         input.consume(consumed);
-        for (b, o) in starts {
-            self.tag(out, &b, first + o as u64);
+        for (b, o) in starts.drain(..) {
+            self.keys.tag(out, &b, first + o as u64);
         }
+        self.starts = starts;
         Ok(Work::Progress)
     }
 

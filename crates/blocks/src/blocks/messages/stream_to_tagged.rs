@@ -1,7 +1,7 @@
 //! `stream_to_tagged_stream`: marks a stream as packets of a fixed length (GNU Radio's
 //! `blocks.stream_to_tagged_stream`): a length tag on every `packet_len`-th item.
 
-use sluice_runtime::{InPort, Item, Node, NodeError, OutPort, Ports, TagValue, Work, WorkIo};
+use sluice_runtime::{InPort, Item, Node, NodeError, OutPort, Ports, Tag, TagValue, Work, WorkIo};
 use std::sync::Arc;
 
 /// Copies its input and tags item `k·packet_len` with `length_key` = `packet_len`.
@@ -56,7 +56,13 @@ impl<T: Item> Node for StreamToTaggedStream<T> {
         let len = TagValue::I64(self.packet_len as i64);
         let mut at = first.div_ceil(self.packet_len) * self.packet_len;
         while at < first + n as u64 {
-            out.add_tag(at, &self.length_key, len.clone());
+            // The key is shared, not copied: tagging allocates nothing.
+            out.push_tag(Tag {
+                index: at,
+                key: self.length_key.clone(),
+                value: len.clone(),
+                source: None,
+            });
             at += self.packet_len;
         }
         Ok(Work::Progress)

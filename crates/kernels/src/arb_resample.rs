@@ -18,9 +18,9 @@
 //! each input vector once (AVX-512 or AVX2+FMA, chosen at run time, or a portable loop); no
 //! per-output tap mixing. The interpolation error is below 6e-6 of full scale (the sum of
 //! |error| over a window's taps; 114 dB below the signal for white input), as small as
-//! linear interpolation over 512 phases, with a table 16 times smaller (32 KiB at ratios ≥ 1:
-//! it stays in the L1 cache, where 512 linear phases did not). The taps are padded with
-//! leading zeros to a multiple of 8 so the vector loops have no tail.
+//! linear interpolation over 512 phases, with a table five times smaller (30 KiB, not 148,
+//! at ratios ≥ 1: it stays in the L1 cache, where 512 linear phases did not). The taps are
+//! padded with leading zeros to a multiple of 8 so the vector loops have no tail.
 //!
 //! Why not the `rubato` crate: it does this (and more) for audio, but its start-up delay is
 //! reported rounded to whole output samples, with no way to set its initial fractional

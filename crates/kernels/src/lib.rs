@@ -13,6 +13,8 @@
 mod agc;
 mod am_demod;
 mod arb_resample;
+#[cfg(target_arch = "x86_64")]
+mod arb_resample_x86;
 mod array_gen;
 mod beamform;
 mod beamform_ttd;

@@ -252,23 +252,6 @@ fn dots_pair_at(
     (portable(t, windows), portable(u, windows))
 }
 
-/// [`dots`] with one window: `[Σ_even t[i]·w[i], Σ_odd t[i]·w[i]]`. Called once per output by
-/// the arbitrary resampler: inlined there (across codegen units), as it was before the kernels
-/// had a crate of their own.
-#[inline]
-pub(crate) fn dot(t: &[f32], w: &[f32]) -> [f32; 2] {
-    assert!(
-        t.len().is_multiple_of(2) && w.len() >= t.len(),
-        "dots: windows shorter than the taps"
-    );
-    #[cfg(target_arch = "x86_64")]
-    if crate::simd::usable(crate::SimdLevel::Avx2Fma) {
-        // SAFETY: avx2 and fma were detected just above; `w` holds t.len() floats (asserted).
-        return unsafe { x86::dot(t, w) };
-    }
-    portable(t, [w; GROUP])[0]
-}
-
 /// The plain loop: pair sums, tap by tap.
 fn portable(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
     windows.map(|w| {
@@ -369,42 +352,7 @@ mod x86 {
         )
     }
 
-    /// One window, four accumulators.
-    ///
-    /// # Safety
-    /// As for [`dots`], with one window.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn dot(t: &[f32], w: &[f32]) -> [f32; 2] {
-        let n = t.len();
-        let (pt, pw) = (t.as_ptr(), w.as_ptr());
-        let mut acc = [_mm256_setzero_ps(); 4];
-        let mut k = 0;
-        while k + 32 <= n {
-            for (j, a) in acc.iter_mut().enumerate() {
-                // SAFETY: k + 32 ≤ n ≤ both lengths; unaligned loads.
-                *a = unsafe {
-                    let o = k + 8 * j;
-                    _mm256_fmadd_ps(_mm256_loadu_ps(pt.add(o)), _mm256_loadu_ps(pw.add(o)), *a)
-                };
-            }
-            k += 32;
-        }
-        while k + 8 <= n {
-            // SAFETY: k + 8 ≤ n ≤ both lengths.
-            acc[0] = unsafe {
-                _mm256_fmadd_ps(
-                    _mm256_loadu_ps(pt.add(k)),
-                    _mm256_loadu_ps(pw.add(k)),
-                    acc[0],
-                )
-            };
-            k += 8;
-        }
-        let v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-        finish(v, t, w, k)
-    }
-
-    /// [`finish`] for the four windows at once: the four vectors are reduced together (two
+    /// The even and odd lane sums of four windows: the four vectors are reduced together (two
     /// unpacks, a cross-lane permute and adds, nine operations instead of twenty-four), which
     /// matters for short filters (the rational resampler's 48-tap phases).
     ///
@@ -456,21 +404,6 @@ mod x86 {
             }
         }
         sums
-    }
-
-    /// Reduces `[e0 o0 e1 o1 | e2 o2 e3 o3]` to `[e, o]` and adds the floats from `k` on
-    /// (fewer than 8, an even number: they keep lane parity).
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn finish(v: __m256, t: &[f32], w: &[f32], k: usize) -> [f32; 2] {
-        let q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-        let h = _mm_add_ps(q, _mm_movehl_ps(q, q));
-        let mut s = [_mm_cvtss_f32(h), _mm_cvtss_f32(_mm_shuffle_ps::<1>(h, h))];
-        for i in (k..t.len()).step_by(2) {
-            s[0] = t[i].mul_add(w[i], s[0]);
-            s[1] = t[i + 1].mul_add(w[i + 1], s[1]);
-        }
-        s
     }
 }
 
@@ -612,8 +545,7 @@ mod tests {
                 .map(|g| (0..len + g).map(|_| rng.gen_range(-1.0..1.0)).collect())
                 .collect();
             let windows: [&[f32]; GROUP] = std::array::from_fn(|g| &w[g][..]);
-            let single: [[f32; 2]; GROUP] = std::array::from_fn(|g| dot(&t, windows[g]));
-            for got in [dots(&t, windows), portable(&t, windows), single] {
+            for got in [dots(&t, windows), portable(&t, windows)] {
                 for (g, pair) in got.iter().enumerate() {
                     for (parity, &sum) in pair.iter().enumerate() {
                         let want: f64 = (parity..len)

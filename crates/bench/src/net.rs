@@ -25,7 +25,7 @@ use super::net_zmq::{num, Zmq};
 use super::plot::{lines, Series};
 use super::report::{machine_description, median, results_dir, Table};
 use clap::Args;
-use sluice_net::{TcpOptions, TcpSink, TcpSource};
+use sluice_net::{Security, TcpOptions, TcpSink, TcpSource};
 use sluice_runtime::{
     Graph, Node, NodeError, Ports, RunOptions, Scheduler, TagPolicy, Work, WorkIo,
 };
@@ -163,17 +163,18 @@ impl<N: Node> Node for Measured<N> {
     }
 }
 
-/// One sluice run; `encrypted`: both ends hold a fresh cluster key, so every byte goes
-/// through the secure channel (Noise records of at most 64 KiB, ChaCha20-Poly1305).
-fn sluice_run(bytes: u64, frame: usize, encrypted: bool) -> anyhow::Result<Sample> {
+/// One sluice run; with `secure`, both ends hold a fresh cluster key, so every byte goes
+/// through the secure channel's records (at most 256 KiB each) under that security: AES-256-GCM
+/// (`Encrypt`) or GMAC (`Authenticate`); without, plaintext.
+fn sluice_run(bytes: u64, frame: usize, secure: Option<Security>) -> anyhow::Result<Sample> {
     let opts = TcpOptions {
         frame_bytes: frame,
         retention_bytes: (8 << 20).max(4 * frame),
-        key: if encrypted {
-            Some(sluice_net::auth::ClusterKey::random()?)
-        } else {
-            None
+        key: match secure {
+            Some(_) => Some(sluice_net::auth::ClusterKey::random()?),
+            None => None,
         },
+        security: secure.unwrap_or(Security::Encrypt),
         ..TcpOptions::default()
     };
     let items = bytes / 8;
@@ -306,15 +307,17 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
         "receiver CPU s/GB",
         "sluice/raw",
         "sluice/libzmq",
-        "encrypted/plaintext",
+        "secure/plaintext",
     ]);
-    let mut plot = vec![Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    let mut plot = vec![Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for &frame in &args.frames {
         let (mut s, mut r, mut z, mut e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut a = Vec::new();
         for _ in 0..args.runs.max(1) {
             r.push(raw_run(args.bytes, frame)?);
-            s.push(sluice_run(args.bytes, frame, false)?);
-            e.push(sluice_run(args.bytes, frame, true)?);
+            s.push(sluice_run(args.bytes, frame, None)?);
+            e.push(sluice_run(args.bytes, frame, Some(Security::Encrypt))?);
+            a.push(sluice_run(args.bytes, frame, Some(Security::Authenticate))?);
             if let Some(zmq) = &zmq {
                 z.push(zmq_run(zmq, args.bytes, frame)?);
             }
@@ -322,7 +325,7 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
         let med =
             |v: &[Sample], f: fn(&Sample) -> f64| median(&v.iter().map(f).collect::<Vec<_>>());
         let (sg, rg, zg) = (med(&s, |x| x.0), med(&r, |x| x.0), med(&z, |x| x.0));
-        let eg = med(&e, |x| x.0);
+        let (eg, ag) = (med(&e, |x| x.0), med(&a, |x| x.0));
         for (name, v, ratios) in [
             ("raw TCP", &r, [String::new(), String::new(), String::new()]),
             (
@@ -346,6 +349,15 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
                     format!("{:.2}", eg / rg),
                     format!("{:.2}", eg / zg),
                     format!("{:.2}", eg / sg),
+                ],
+            ),
+            (
+                "sluice TCP authenticated",
+                &a,
+                [
+                    format!("{:.2}", ag / rg),
+                    format!("{:.2}", ag / zg),
+                    format!("{:.2}", ag / sg),
                 ],
             ),
         ] {
@@ -380,6 +392,7 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
             plot[2].push((frame as f64 / 1024.0, zg));
         }
         plot[3].push((frame as f64 / 1024.0, eg));
+        plot[4].push((frame as f64 / 1024.0, ag));
     }
     print!("{}", table.render());
     table.write_csv(&out.join("net.csv"))?;
@@ -389,6 +402,7 @@ pub fn run(args: BenchNetArgs) -> anyhow::Result<()> {
         "sluice TCP",
         "libzmq PUSH/PULL",
         "sluice TCP encrypted",
+        "sluice TCP authenticated",
     ]
     .iter()
     .zip(plot)

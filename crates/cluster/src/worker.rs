@@ -16,7 +16,9 @@ use crate::lease::{Campaign, CampaignEvent, PartitionLease};
 use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
 use sluice_graph::Registry;
 use sluice_net::auth::ClusterKey;
-use sluice_net::secure::{self, Credentials, Identity, Link, Peers, Purpose, SecureWriter};
+use sluice_net::secure::{
+    self, Credentials, Identity, Link, Peers, Protection, Purpose, SecureWriter,
+};
 use sluice_net::Fence;
 use sluice_runtime::{Progress, RunOptions, RunReport, RuntimeError, StopHandle};
 use std::io::BufReader;
@@ -668,5 +670,6 @@ pub fn control_credentials(
         psk: Some(key.clone()),
         peers: peers.cloned(),
         purpose: Purpose::Control,
+        protection: Protection::Encrypt,
     })
 }

@@ -11,7 +11,7 @@ use sluice_cluster::protocol::{self, FromWorker, ToWorker};
 use sluice_cluster::refuse::RefusedBlocks;
 use sluice_cluster::worker::{Worker, WorkerOptions};
 use sluice_net::auth::ClusterKey;
-use sluice_net::secure::{self, Credentials, Identity, Peers, Purpose};
+use sluice_net::secure::{self, Credentials, Identity, Peers, Protection, Purpose};
 use sluice_runtime::StopHandle;
 use std::collections::BTreeMap;
 use std::io::BufReader;
@@ -178,6 +178,7 @@ fn a_holder_of_the_stream_key_alone_cannot_load_partitions() {
         psk: Some(key),
         peers: None,
         purpose: Purpose::Control,
+        protection: Protection::Encrypt,
     };
     let before = std::env::current_dir().unwrap();
     assert!(matches!(try_load(w.addr, &ours), Ok(FromWorker::Loaded)));

@@ -75,7 +75,7 @@ fn param_peers_file() -> ParamDecl {
 }
 
 fn param_security() -> ParamDecl {
-    Param::text("security", "encrypt (the default: with key_file or peers_file every byte is encrypted and authenticated, and without them the stream may listen on loopback only) or none (plaintext, anyone may connect: needed to listen beyond loopback without credentials; warns)").derived("encrypt")
+    Param::choice("security", &["encrypt", "authenticate", "none"], "encrypt (the default: with key_file or peers_file every byte is encrypted and authenticated, and without them the stream may listen on loopback only), authenticate (as encrypt, but the bytes travel readable, each record integrity-protected: for links that must not be encrypted; costs more CPU than encrypt) or none (plaintext, anyone may connect: needed to listen beyond loopback without credentials; warns)").derived("encrypt")
 }
 
 fn param_auth_timeout() -> ParamDecl {
@@ -207,7 +207,7 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
         o.security = crate::Security::parse(&text).ok_or_else(|| {
             ParamError::new(
                 "security",
-                format!("must be \"encrypt\" or \"none\", not {text:?}"),
+                format!("must be \"encrypt\", \"authenticate\" or \"none\", not {text:?}"),
             )
         })?;
     }

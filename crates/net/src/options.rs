@@ -203,16 +203,21 @@ pub enum Security {
     /// and integrity-protected. A stream with no credentials (no `key_file`, no `peers_file`)
     /// may then only listen on loopback.
     Encrypt,
+    /// Every connection runs the secure channel with authenticated peers, and every byte is
+    /// integrity-protected but sent as it is (readable on the way): for links that must not
+    /// be encrypted. It costs more CPU than `Encrypt` here (see `docs/net/wire.md`).
+    Authenticate,
     /// Plaintext, anyone may connect: written out in the graph to listen beyond loopback
     /// without credentials (a warning says so at start).
     None,
 }
 
 impl Security {
-    /// Parses `"encrypt"` or `"none"`.
+    /// Parses `"encrypt"`, `"authenticate"` or `"none"`.
     pub fn parse(text: &str) -> Option<Security> {
         match text {
             "encrypt" => Some(Security::Encrypt),
+            "authenticate" => Some(Security::Authenticate),
             "none" => Some(Security::None),
             _ => None,
         }
@@ -235,6 +240,10 @@ impl TcpOptions {
             psk: self.key.clone(),
             peers: self.peers.clone(),
             purpose: crate::secure::Purpose::Stream,
+            protection: match self.security {
+                Security::Authenticate => crate::secure::Protection::Authenticate,
+                Security::Encrypt | Security::None => crate::secure::Protection::Encrypt,
+            },
         }))
     }
 
@@ -248,7 +257,7 @@ impl TcpOptions {
             return Ok(());
         }
         match self.security {
-            Security::Encrypt => Err(NetError::Config(format!(
+            Security::Encrypt | Security::Authenticate => Err(NetError::Config(format!(
                 "listening on {addr} (beyond loopback) without credentials: give key_file (and/or peers_file), or write security = \"none\" to allow anyone who reaches the port"
             ))),
             Security::None => {

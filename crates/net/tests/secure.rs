@@ -9,14 +9,14 @@ mod common;
 use common::*;
 use num_complex::Complex32;
 use sluice_net::auth::ClusterKey;
-use sluice_net::secure::{self, Credentials, Identity, Peers, Purpose};
+use sluice_net::secure::{self, Credentials, Identity, Peers, Protection, Purpose};
 use sluice_net::{NetError, Security, TcpOptions, TcpSource};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -168,6 +168,7 @@ fn a_peer_whose_identity_is_not_listed_is_refused_though_it_holds_the_key() {
         psk: Some(key(3)),
         peers,
         purpose: Purpose::Control,
+        protection: Protection::Encrypt,
     };
     for (id, accepted) in [(&stranger, false), (&listed, true)] {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -221,15 +222,19 @@ fn iq(i: u64) -> Complex32 {
 }
 
 /// Relays connections to `target`; in the first one, flips one bit of the byte at `at` of
-/// what the client sends. Returns its address and the count of connections relayed.
+/// what the client sends. Returns its address, the count of connections relayed and the
+/// first 4 MB the client sent through it (what an eavesdropper sees).
+#[allow(clippy::type_complexity)]
 fn flipping_relay(
     target: std::net::SocketAddr,
     at: usize,
-) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+) -> (std::net::SocketAddr, Arc<AtomicUsize>, Arc<Mutex<Vec<u8>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let count = Arc::new(AtomicUsize::new(0));
     let counted = count.clone();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let saw = seen.clone();
     thread::spawn(move || {
         for client in listener.incoming() {
             let Ok(client) = client else { return };
@@ -239,6 +244,7 @@ fn flipping_relay(
             let first = counted.fetch_add(1, Ordering::SeqCst) == 0;
             let (s2, c2) = (server.try_clone().unwrap(), client.try_clone().unwrap());
             thread::spawn(move || pump(s2, c2));
+            let saw = saw.clone();
             thread::spawn(move || {
                 let (mut from, mut to) = (client, server);
                 let mut buf = vec![0u8; 1 << 16];
@@ -251,6 +257,11 @@ fn flipping_relay(
                         buf[at - total] ^= 0x10;
                     }
                     total += n;
+                    if first {
+                        let mut saw = saw.lock().unwrap();
+                        let room = (4usize << 20).saturating_sub(saw.len()).min(n);
+                        saw.extend_from_slice(&buf[..room]);
+                    }
                     if to.write_all(&buf[..n]).is_err() {
                         break;
                     }
@@ -259,13 +270,26 @@ fn flipping_relay(
             });
         }
     });
-    (addr, count)
+    (addr, count, seen)
 }
 
 #[test]
 fn a_byte_changed_mid_stream_drops_the_connection_and_the_stream_resumes_whole() {
+    changed_byte_mid_stream(Security::Encrypt);
+}
+
+#[test]
+fn authenticated_streams_travel_readable_and_a_changed_byte_is_caught_as_well() {
+    changed_byte_mid_stream(Security::Authenticate);
+}
+
+/// A stream under `security` through a relay that flips one byte of its first connection:
+/// the connection ends, the stream resumes and every item arrives unchanged; what the relay
+/// saw holds the items' bytes as they are exactly when the records are not encrypted.
+fn changed_byte_mid_stream(security: Security) {
     let count = 1_000_000; // 8 MB
     let opts = TcpOptions {
+        security,
         key: Some(key(6)),
         crc: false, // the channel's tags alone must catch it
         frame_bytes: 64 << 10,
@@ -275,7 +299,7 @@ fn a_byte_changed_mid_stream_drops_the_connection_and_the_stream_resumes_whole()
         ..TcpOptions::default()
     };
     let (rx, addr, seen) = receiver(iq, opts.clone());
-    let (relay, connections) = flipping_relay(addr, 3_000_000);
+    let (relay, connections, eavesdropped) = flipping_relay(addr, 3_000_000);
     let tags = vec![rate_tag(0, 1e6)];
     let tx = sender(
         Counter::new(count, iq, tags.clone()),
@@ -298,6 +322,60 @@ fn a_byte_changed_mid_stream_drops_the_connection_and_the_stream_resumes_whole()
         fnv(0xcbf29ce484222325, bytemuck::cast_slice(&all))
     );
     assert_eq!(seen.tags, tags);
+    // Items 1000..1016 as they are in memory: 128 bytes no ciphertext holds by chance.
+    let needle: Vec<Complex32> = (1000..1016).map(iq).collect();
+    let needle: &[u8] = bytemuck::cast_slice(&needle);
+    let readable = eavesdropped
+        .lock()
+        .unwrap()
+        .windows(needle.len())
+        .any(|w| w == needle);
+    assert_eq!(
+        readable,
+        security == Security::Authenticate,
+        "{security:?}: the items were {}readable on the way",
+        if readable { "" } else { "not " }
+    );
+}
+
+#[test]
+fn ends_that_ask_for_different_security_are_refused_with_the_reason() {
+    let ask = |protection| Credentials {
+        protection,
+        ..Credentials::from_key(key(4), Purpose::Stream).unwrap()
+    };
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let server = ask(Protection::Encrypt);
+    let t = thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        secure::accept(&mut s, &server, T).map(|_| ())
+    });
+    let mut c = TcpStream::connect(addr).unwrap();
+    let e = secure::connect(&mut c, &ask(Protection::Authenticate), T)
+        .unwrap_err()
+        .to_string();
+    let _ = t.join().unwrap();
+    assert!(
+        e.contains("security = \"encrypt\" where this end asks for security = \"authenticate\""),
+        "{e}"
+    );
+    // Control connections are always encrypted.
+    let control = Credentials {
+        protection: Protection::Authenticate,
+        ..Credentials::from_key(key(4), Purpose::Control).unwrap()
+    };
+    let mut c = TcpStream::connect(
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap(),
+    )
+    .unwrap();
+    let e = secure::connect(&mut c, &control, T)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("always encrypted"), "{e}");
 }
 
 // --- Listeners and key files -------------------------------------------------------------

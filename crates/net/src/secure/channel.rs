@@ -9,6 +9,16 @@
 //! a record dropped, repeated, reordered or changed fails the tag check, and the connection
 //! ends.
 //!
+//! **Authenticate only** ([`Protection::Authenticate`], a stream's `security = "authenticate"`):
+//! the record's plaintext goes out as it is, and its tag is AES-256-GCM's over an empty
+//! plaintext with the record's bytes as associated data (GMAC, NIST SP 800-38D), under the same
+//! keys and nonces. The length prefix is covered too: GHASH's last block holds the associated
+//! data's length. Everything else (sizes, numbering, what ends a connection) is as above. It
+//! is for links that must stay readable (amateur radio rules forbid obscuring a message; a
+//! capture that must be inspected), not for speed: ring processes associated data about four
+//! times slower than it encrypts (`tests/aead_cost.rs`), so here it costs more CPU than
+//! encryption.
+//!
 //! Both halves live on: a [`Sealer`] (with its keeper thread's heartbeats, under one lock) and
 //! an [`Opener`] with its receive buffers ([`RxBuf`]). A record that fits the caller's buffer
 //! (a reservation of the output queue) is received straight into it and decrypted there.
@@ -44,6 +54,17 @@ fn nonce(n: u64) -> Nonce {
     Nonce::assume_unique_for_key(b)
 }
 
+/// What a record's tag protects: its bytes are encrypted and authenticated, or only
+/// authenticated (sent as they are). Both ends of a connection agree on it in the handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protection {
+    /// AES-256-GCM: every byte encrypted and authenticated.
+    #[default]
+    Encrypt,
+    /// GMAC: every byte authenticated, none encrypted (see the module documentation).
+    Authenticate,
+}
+
 fn key(bytes: &[u8; 32]) -> LessSafeKey {
     LessSafeKey::new(UnboundKey::new(&AES_256_GCM, bytes).expect("a 32-byte AES-256 key"))
 }
@@ -52,6 +73,7 @@ fn key(bytes: &[u8; 32]) -> LessSafeKey {
 pub struct Sealer {
     key: LessSafeKey,
     nonce: u64,
+    protection: Protection,
 }
 
 impl std::fmt::Debug for Sealer {
@@ -61,10 +83,11 @@ impl std::fmt::Debug for Sealer {
 }
 
 impl Sealer {
-    pub(super) fn new(key_bytes: &[u8; 32]) -> Self {
+    pub(super) fn new(key_bytes: &[u8; 32], protection: Protection) -> Self {
         Sealer {
             key: key(key_bytes),
             nonce: 0,
+            protection,
         }
     }
 
@@ -77,10 +100,18 @@ impl Sealer {
             out.extend_from_slice(&head);
             out.extend_from_slice(chunk);
             let n = self.next()?;
-            let tag = self
-                .key
-                .seal_in_place_separate_tag(nonce(n), Aad::from(head), &mut out[at + RECORD_HEAD..])
-                .map_err(|_| std::io::Error::other("sealing a record failed"))?;
+            let body = &mut out[at + RECORD_HEAD..];
+            let tag = match self.protection {
+                Protection::Encrypt => {
+                    self.key
+                        .seal_in_place_separate_tag(nonce(n), Aad::from(head), body)
+                }
+                Protection::Authenticate => {
+                    self.key
+                        .seal_in_place_separate_tag(nonce(n), Aad::from(&*body), &mut [])
+                }
+            }
+            .map_err(|_| std::io::Error::other("sealing a record failed"))?;
             out.extend_from_slice(tag.as_ref());
         }
         Ok(())
@@ -101,6 +132,7 @@ impl Sealer {
 pub struct Opener {
     key: LessSafeKey,
     nonce: u64,
+    protection: Protection,
 }
 
 impl std::fmt::Debug for Opener {
@@ -110,10 +142,11 @@ impl std::fmt::Debug for Opener {
 }
 
 impl Opener {
-    pub(super) fn new(key_bytes: &[u8; 32]) -> Self {
+    pub(super) fn new(key_bytes: &[u8; 32], protection: Protection) -> Self {
         Opener {
             key: key(key_bytes),
             nonce: 0,
+            protection,
         }
     }
 
@@ -124,9 +157,22 @@ impl Opener {
         body: &mut [u8],
         tag: [u8; TAG_LEN],
     ) -> std::io::Result<()> {
-        self.key
-            .open_in_place_separate_tag(nonce(self.nonce), Aad::from(head), Tag::from(tag), body, 0..)
-            .map_err(|_| {
+        let tag = Tag::from(tag);
+        match self.protection {
+            Protection::Encrypt => {
+                self.key
+                    .open_in_place_separate_tag(nonce(self.nonce), Aad::from(head), tag, body, 0..)
+            }
+            // (The prefix is covered through the associated data's length in GHASH.)
+            Protection::Authenticate => self.key.open_in_place_separate_tag(
+                nonce(self.nonce),
+                Aad::from(&*body),
+                tag,
+                &mut [],
+                0..,
+            ),
+        }
+        .map_err(|_| {
                 std::io::Error::new(
                     ErrorKind::InvalidData,
                     format!(
@@ -607,9 +653,14 @@ impl std::io::Write for SecureWriter {
 mod tests {
     use super::*;
 
-    fn pair() -> (Sealer, RxBuf) {
+    const BOTH: [Protection; 2] = [Protection::Encrypt, Protection::Authenticate];
+
+    fn pair(protection: Protection) -> (Sealer, RxBuf) {
         let key = [7u8; 32];
-        (Sealer::new(&key), RxBuf::new(Opener::new(&key)))
+        (
+            Sealer::new(&key, protection),
+            RxBuf::new(Opener::new(&key, protection)),
+        )
     }
 
     /// Feeds `wire` to `rx` at most `step` bytes per read, receiving into buffers of
@@ -647,14 +698,16 @@ mod tests {
         // Small records (gathered), a large one that goes straight to the caller's buffer, a
         // record of the largest size and an empty one.
         let sizes = [0, 1, 30, 4096, 4097, 100_000, MAX_PLAIN, MAX_PLAIN + 5, 17];
-        for (step, want, direct) in [
-            (1 << 20, MAX_PLAIN, true),
-            (7, MAX_PLAIN + 64, true),
-            (1500, 28, false),
-            (65_536, 200_000, true),
-            (3, 4097, false),
-        ] {
-            let (mut sealer, mut rx) = pair();
+        for (protection, step, want, direct) in BOTH.into_iter().flat_map(|p| {
+            [
+                (p, 1 << 20, MAX_PLAIN, true),
+                (p, 7, MAX_PLAIN + 64, true),
+                (p, 1500, 28, false),
+                (p, 65_536, 200_000, true),
+                (p, 3, 4097, false),
+            ]
+        }) {
+            let (mut sealer, mut rx) = pair(protection);
             let mut wire = Vec::new();
             let mut plain = Vec::new();
             for (i, n) in sizes.into_iter().enumerate() {
@@ -665,18 +718,63 @@ mod tests {
             let got = receive(&mut rx, &wire, step, want, direct);
             assert!(
                 got == plain,
-                "step {step}, buffers of {want}, direct {direct}"
+                "{protection:?}: step {step}, buffers of {want}, direct {direct}"
             );
         }
     }
 
     #[test]
     fn a_changed_byte_and_an_oversized_record_are_refused() {
-        let (mut sealer, _) = pair();
+        for protection in BOTH {
+            a_changed_byte_is_refused(protection);
+        }
+        let (_, mut rx) = pair(Protection::Encrypt);
+        let head = ((MAX_PLAIN + TAG_LEN + 1) as u32).to_be_bytes();
+        let e = rx
+            .recv(&mut [IoSliceMut::new(&mut [0u8; 64])], false, |iov| {
+                iov[0][..4].copy_from_slice(&head);
+                Ok(Some(4))
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("announces"), "{e}");
+    }
+
+    #[test]
+    fn authenticated_records_travel_readable_and_encrypted_ones_do_not() {
+        let plain: Vec<u8> = (0..10_000u32).map(|k| (k * 7) as u8).collect();
+        for protection in BOTH {
+            let (mut sealer, _) = pair(protection);
+            let mut wire = Vec::new();
+            sealer.seal(&plain, &mut wire).unwrap();
+            assert_eq!(wire.len(), RECORD_HEAD + plain.len() + TAG_LEN);
+            let body = &wire[RECORD_HEAD..RECORD_HEAD + plain.len()];
+            assert_eq!(body == plain, protection == Protection::Authenticate);
+        }
+        // One end's records do not open on an end that expects the other protection.
+        let (mut sealer, _) = pair(Protection::Authenticate);
+        let (_, mut rx) = pair(Protection::Encrypt);
+        let mut wire = Vec::new();
+        sealer.seal(&plain, &mut wire).unwrap();
+        let e = rx
+            .recv(
+                &mut [IoSliceMut::new(&mut vec![0u8; 20_000])],
+                false,
+                |iov| {
+                    let k = iov[0].len().min(wire.len());
+                    iov[0][..k].copy_from_slice(&wire[..k]);
+                    Ok(Some(k))
+                },
+            )
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidData, "{e}");
+    }
+
+    fn a_changed_byte_is_refused(protection: Protection) {
+        let (mut sealer, _) = pair(protection);
         let mut wire = Vec::new();
         sealer.seal(&[5u8; 70_000], &mut wire).unwrap();
         for at in [2, 10, 50_000, wire.len() - 1] {
-            let (_, mut rx) = pair();
+            let (_, mut rx) = pair(protection);
             let mut bad = wire.clone();
             bad[at] ^= 1;
             let mut buf = vec![0u8; 80_000];
@@ -697,16 +795,11 @@ mod tests {
                     Ok(Got::WouldBlock) => {}
                 }
             };
-            assert_eq!(e.kind(), ErrorKind::InvalidData, "byte {at}: {e}");
+            assert_eq!(
+                e.kind(),
+                ErrorKind::InvalidData,
+                "{protection:?}, byte {at}: {e}"
+            );
         }
-        let (_, mut rx) = pair();
-        let head = ((MAX_PLAIN + TAG_LEN + 1) as u32).to_be_bytes();
-        let e = rx
-            .recv(&mut [IoSliceMut::new(&mut [0u8; 64])], false, |iov| {
-                iov[0][..4].copy_from_slice(&head);
-                Ok(Some(4))
-            })
-            .unwrap_err();
-        assert!(e.to_string().contains("announces"), "{e}");
     }
 }

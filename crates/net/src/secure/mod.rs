@@ -19,7 +19,8 @@
 //! forwards bytes unchanged carries ciphertext it cannot read nor change undetected.
 //!
 //! **Version.** Before the Noise messages each side sends an 8-byte preface: `"SLNS"`, the
-//! version ([`VERSION`]), the purpose (stream or control) and two zero bytes. Both prefaces are
+//! version ([`VERSION`]), the purpose (stream or control), the records' [`Protection`] (0
+//! encrypt, 1 authenticate: both ends must ask for the same) and a zero byte. Both prefaces are
 //! the Noise prologue, so a peer that rewrote either fails the handshake. A stream key cannot
 //! open a control session: the two purposes never complete a handshake with each other.
 //!
@@ -29,8 +30,8 @@ mod channel;
 pub mod keys;
 
 pub use channel::{
-    split, Got, Link, Opener, RxBuf, Sealer, SecureReader, SecureWriter, MAX_PLAIN, RECORD_HEAD,
-    TAG_LEN,
+    split, Got, Link, Opener, Protection, RxBuf, Sealer, SecureReader, SecureWriter, MAX_PLAIN,
+    RECORD_HEAD, TAG_LEN,
 };
 
 use crate::auth::ClusterKey;
@@ -221,6 +222,8 @@ pub struct Credentials {
     pub peers: Option<Arc<Peers>>,
     /// What the connection is for.
     pub purpose: Purpose,
+    /// What the records after the handshake protect (control connections always encrypt).
+    pub protection: Protection,
 }
 
 impl Credentials {
@@ -232,6 +235,7 @@ impl Credentials {
             psk: Some(key),
             peers: None,
             purpose,
+            protection: Protection::Encrypt,
         })
     }
 
@@ -340,7 +344,16 @@ fn run(
     // The prefaces: ours at once, then the peer's (both in the prologue, initiator's first).
     let mut ours = [0u8; PREFACE_LEN];
     ours[..4].copy_from_slice(&MAGIC);
-    (ours[4], ours[5]) = (VERSION, creds.purpose as u8);
+    if creds.purpose == Purpose::Control && creds.protection != Protection::Encrypt {
+        return Err(NetError::Config(
+            "a control connection's records are always encrypted".into(),
+        ));
+    }
+    (ours[4], ours[5], ours[6]) = (
+        VERSION,
+        creds.purpose as u8,
+        protection_byte(creds.protection),
+    );
     io.write_all(&ours)?;
     let mut theirs = [0u8; PREFACE_LEN];
     io.read_exact(&mut theirs)?;
@@ -370,6 +383,18 @@ fn run(
         return Err(auth(format!(
             "the peer opened a connection for purpose {} where this end serves purpose {} (1 stream, 2 control): a stream's credentials do not open control sessions",
             theirs[5], creds.purpose as u8
+        )));
+    }
+    if theirs[6] != ours[6] {
+        let name = |b: u8| match b {
+            0 => "security = \"encrypt\"".to_string(),
+            1 => "security = \"authenticate\"".to_string(),
+            other => format!("an unknown record protection {other}"),
+        };
+        return Err(auth(format!(
+            "the peer asks for {} where this end asks for {}: give both ends the same security",
+            name(theirs[6]),
+            name(ours[6])
         )));
     }
     let mut prologue = Vec::with_capacity(2 * PREFACE_LEN);
@@ -446,7 +471,10 @@ fn run(
     } else {
         (&to_initiator, &to_responder)
     };
-    let (mut sealer, mut opener) = (Sealer::new(send), Opener::new(receive));
+    let (mut sealer, mut opener) = (
+        Sealer::new(send, creds.protection),
+        Opener::new(receive, creds.protection),
+    );
     // The initiator's last message cannot tell it whether the responder accepted it (the PSK
     // and its static key are checked there): the responder's first record says so.
     if initiator {
@@ -486,6 +514,14 @@ fn run(
         peer_key,
         peer_name,
     })
+}
+
+/// The preface's byte for `protection` (an older sluice sends 0 there: it encrypts).
+fn protection_byte(protection: Protection) -> u8 {
+    match protection {
+        Protection::Encrypt => 0,
+        Protection::Authenticate => 1,
+    }
 }
 
 /// Blocking reads and writes within one deadline.

@@ -213,6 +213,22 @@ pub fn receive<T: for<'de> Deserialize<'de>, R: BufRead>(
     })
 }
 
+/// The `worker_control` fuzz target's driver (and its replay test's): `data` read line by line
+/// as a controller's messages to a worker until the first error, then again as a worker's
+/// messages to its controller; how many of each decoded. Nothing a peer sends may panic, hang
+/// or allocate beyond [`MAX_LINE`] a line.
+pub fn fuzz_lines(data: &[u8]) -> (usize, usize) {
+    fn count<T: for<'de> Deserialize<'de>>(data: &[u8]) -> usize {
+        let mut input = std::io::Cursor::new(data);
+        let mut n = 0;
+        while receive::<T, _>(&mut input, "fuzz").is_ok() {
+            n += 1;
+        }
+        n
+    }
+    (count::<ToWorker>(data), count::<FromWorker>(data))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,3 +46,108 @@ fn a_chunk_size_of_two_to_the_64_minus_one_is_refused() {
     }
     assert_eq!(fuzz_response(good), Ok((200, 3)));
 }
+
+// --- The control protocol's lines (`worker_control`) --------------------------------------
+
+use sluice_cluster::protocol::{self, FromWorker, LeaseSpec, NodeLine, ToWorker};
+
+fn control_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    fn lines<T: serde::Serialize>(messages: &[T]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for m in messages {
+            protocol::send(&mut out, m, "seed").unwrap();
+        }
+        out
+    }
+    let load = ToWorker::Load {
+        version: protocol::VERSION,
+        run: "r1".into(),
+        origin: "g.toml (host a)".into(),
+        partition: "[[node]]\nname = \"src\"\ntype = \"null_source\"\n".into(),
+        cwd: "/tmp".into(),
+        stream_receivers: vec!["x_out_from_b".into()],
+        lease: Some(LeaseSpec {
+            etcd: "https://10.0.0.254:2379".into(),
+            key: "/sluice/c/runs/r1/primary/a".into(),
+            ttl_s: 2,
+            fence: "a".into(),
+            primary: true,
+            warm: false,
+        }),
+    };
+    let nodes = vec![NodeLine {
+        name: "src".into(),
+        items_in: 0,
+        items_out: u64::MAX,
+    }];
+    vec![
+        ("to_worker", lines(&[load, ToWorker::Go, ToWorker::Stop])),
+        (
+            "from_worker",
+            lines(&[
+                FromWorker::Loaded,
+                FromWorker::Stats {
+                    elapsed_s: 1.5,
+                    cpu_s: 0.25,
+                    nodes: nodes.clone(),
+                },
+                FromWorker::Done {
+                    wall_s: 2.0,
+                    cpu_s: 0.5,
+                    stopped: false,
+                    nodes,
+                    table: "node  items\nsrc  1\n".into(),
+                    warnings: vec!["late: \u{1b}[31m".into()],
+                },
+                FromWorker::Failed {
+                    message: "node src: gone".into(),
+                },
+            ]),
+        ),
+    ]
+}
+
+#[test]
+fn the_control_lines_replay_and_decode_their_seeds() {
+    let dir = |d: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fuzz")
+            .join(d)
+    };
+    if std::env::var_os("SLUICE_WRITE_SEEDS").is_some() {
+        let at = dir("corpus/worker_control");
+        std::fs::create_dir_all(&at).unwrap();
+        for (name, bytes) in control_seeds() {
+            std::fs::write(at.join(format!("seed-{name}")), &bytes).unwrap();
+        }
+    }
+    let mut n = 0;
+    for d in ["corpus/worker_control", "regressions/worker_control"] {
+        for e in std::fs::read_dir(dir(d)).into_iter().flatten() {
+            let path = e.unwrap().path();
+            eprintln!(
+                "{}: {:?}",
+                path.display(),
+                protocol::fuzz_lines(&std::fs::read(&path).unwrap())
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 2, "the seed corpus is missing");
+    for (name, bytes) in control_seeds() {
+        let path = dir("corpus/worker_control").join(format!("seed-{name}"));
+        assert!(
+            std::fs::read(&path).unwrap_or_default() == bytes,
+            "{} is missing or stale: SLUICE_WRITE_SEEDS=1 cargo test -p sluice-cluster --test fuzz_regressions writes it again",
+            path.display()
+        );
+    }
+    let seeds = control_seeds();
+    assert_eq!(protocol::fuzz_lines(&seeds[0].1).0, 3);
+    assert_eq!(protocol::fuzz_lines(&seeds[1].1).1, 4);
+    // A line cut short, a line of another protocol, a line too long: refused, no panic.
+    let long = vec![b'x'; protocol::MAX_LINE + 2];
+    for bad in [&b"{\"type\":\"go\""[..], b"GET / HTTP/1.1\r\n\r\n", &long] {
+        assert_eq!(protocol::fuzz_lines(bad), (0, 0));
+    }
+}

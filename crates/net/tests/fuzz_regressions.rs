@@ -1,4 +1,6 @@
-//! The `net_receive` fuzz target's inputs as ordinary tests: every crash input found (under
+//! The `net_receive`, `net_send` and `secure_records` fuzz targets' inputs as ordinary tests
+//! (sealed records are the same for the same key, numbers and bytes, so their seeds are
+//! stable). For `net_receive`: every crash input found (under
 //! `fuzz/regressions/net_receive/`) and the seed corpus (`fuzz/corpus/net_receive/`) replay
 //! through the same driver as the target, and the cases behind the crashes are spelled out
 //! with the encoders. `cargo test -p sluice-net --test fuzz_regressions -- --ignored` writes
@@ -306,4 +308,148 @@ fn write_seed_corpus() {
     let dir = root().join("regressions/net_receive");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("offset-overflow-gap-then-data"), offset_overflow()).unwrap();
+}
+
+// --- The sender's side: what a tcp_sink reads from its receiver (`net_send`) --------------
+
+fn send_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let welcome = |resume, messages| {
+        wire::welcome(&Welcome {
+            resume,
+            credit: 1 << 20,
+            max_items: 4096,
+            heartbeat_ms: 100,
+            history: 0,
+            messages,
+        })
+    };
+    vec![
+        (
+            "acks",
+            input(
+                3,
+                &[
+                    &welcome(1000, Some(0)),
+                    &wire::ack_messages(1500, 2),
+                    &wire::offset_frame(Kind::Credit, 1 << 21),
+                    &wire::heartbeat(),
+                    &wire::ack_messages(4000, 5),
+                ],
+            ),
+        ),
+        (
+            "gap_and_error",
+            input(
+                9,
+                &[
+                    &welcome(1000, Some(0)),
+                    &wire::gap(1000, 2000),
+                    &wire::error("receiver gave up: disk full"),
+                ],
+            ),
+        ),
+        (
+            "ack_backwards",
+            input(
+                5,
+                &[
+                    &welcome(1000, Some(0)),
+                    &wire::ack_messages(3000, 1),
+                    &wire::ack_messages(2000, 1),
+                    &wire::offset_frame(Kind::Ack, u64::MAX),
+                ],
+            ),
+        ),
+    ]
+}
+
+#[test]
+fn the_senders_decoder_replays_its_corpus() {
+    let corpus = replay_with(&root().join("corpus/net_send"), sluice_net::fuzz::send);
+    replay_with(&root().join("regressions/net_send"), sluice_net::fuzz::send);
+    assert!(corpus >= 3, "the seed corpus is missing ({corpus} inputs)");
+    let seeds = send_seeds();
+    let (_, acks) = seeds.iter().find(|(n, _)| *n == "acks").unwrap();
+    let seen = sluice_net::fuzz::send(acks);
+    assert!(seen.iter().all(Result::is_ok), "{seen:?}");
+    assert!(
+        matches!(seen.first(), Some(Ok(Event::Welcome(_)))),
+        "{seen:?}"
+    );
+}
+
+// --- The secure channel's records (`secure_records`) --------------------------------------
+
+fn record_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let big: Vec<u8> = (0..300_000u32).map(|i| (i * 13) as u8).collect();
+    let seal = sluice_net::fuzz::seal_records;
+    vec![
+        ("small_encrypted", seal(0, &[b"sluice", b"", &[7u8; 100]])),
+        ("small_authenticated", seal(2, &[b"sluice", &[7u8; 100]])),
+        ("large_direct", seal(1, &[&big[..70_000], &big[..5]])),
+        ("largest_authenticated", seal(3, &[&big])),
+    ]
+}
+
+#[test]
+fn the_record_layer_replays_its_corpus_and_opens_its_seeds_whole() {
+    let count = |data: &[u8]| vec![sluice_net::fuzz::records(data)];
+    let corpus = replay_with(&root().join("corpus/secure_records"), count);
+    replay_with(&root().join("regressions/secure_records"), count);
+    assert!(corpus >= 4, "the seed corpus is missing ({corpus} inputs)");
+    let plain = [6 + 100, 6 + 100, 70_005, 300_000];
+    for ((name, bytes), want) in record_seeds().into_iter().zip(plain) {
+        assert_eq!(sluice_net::fuzz::records(&bytes), want, "{name}");
+        // One changed byte anywhere in the first record stops it short.
+        let mut bad = bytes.clone();
+        bad[10] ^= 1;
+        assert!(sluice_net::fuzz::records(&bad) < want, "{name}, changed");
+    }
+}
+
+/// Replays every file of `dir` through `run` (a panic fails the test, naming the file).
+fn replay_with<T: std::fmt::Debug>(dir: &Path, run: impl Fn(&[u8]) -> Vec<T>) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in entries {
+        let path = e.unwrap().path();
+        eprintln!("{}", path.display());
+        let _ = run(&std::fs::read(&path).unwrap());
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn the_committed_send_and_record_seeds_are_current() {
+    for (target, seeds) in [
+        ("net_send", send_seeds()),
+        ("secure_records", record_seeds()),
+    ] {
+        for (name, bytes) in seeds {
+            let path = root().join(format!("corpus/{target}/seed-{name}"));
+            assert!(
+                std::fs::read(&path).unwrap_or_default() == bytes,
+                "{} is missing or stale: cargo test -p sluice-net --test fuzz_regressions -- --ignored writes the seeds again",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "writes fuzz/corpus/net_send and fuzz/corpus/secure_records"]
+fn write_send_and_record_seeds() {
+    for (target, seeds) in [
+        ("net_send", send_seeds()),
+        ("secure_records", record_seeds()),
+    ] {
+        let dir = root().join(format!("corpus/{target}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, bytes) in seeds {
+            std::fs::write(dir.join(format!("seed-{name}")), bytes).unwrap();
+        }
+    }
 }

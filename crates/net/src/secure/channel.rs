@@ -83,7 +83,7 @@ impl std::fmt::Debug for Sealer {
 }
 
 impl Sealer {
-    pub(super) fn new(key_bytes: &[u8; 32], protection: Protection) -> Self {
+    pub(crate) fn new(key_bytes: &[u8; 32], protection: Protection) -> Self {
         Sealer {
             key: key(key_bytes),
             nonce: 0,
@@ -142,7 +142,7 @@ impl std::fmt::Debug for Opener {
 }
 
 impl Opener {
-    pub(super) fn new(key_bytes: &[u8; 32], protection: Protection) -> Self {
+    pub(crate) fn new(key_bytes: &[u8; 32], protection: Protection) -> Self {
         Opener {
             key: key(key_bytes),
             nonce: 0,

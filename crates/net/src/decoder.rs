@@ -145,7 +145,20 @@ pub struct Decoder {
     frame_got: u64,
     frame_len: u64,
     payload_total: usize,
+    /// Receiver: the most tags one DATA frame may carry.
+    max_tags: u32,
+    /// The last DATA frame's tag list, in bytes as they came.
+    tag_bytes: usize,
+    /// Tag keys seen, shared by every tag that has them (one allocation per key, not per
+    /// tag): at most [`INTERNED_KEYS`].
+    keys: Vec<std::sync::Arc<str>>,
 }
+
+/// The most distinct tag keys a decoder shares; later ones are kept per tag.
+const INTERNED_KEYS: usize = 64;
+
+/// The default of [`Decoder::with_max_tags`].
+pub const DEFAULT_MAX_TAGS: u32 = 1024;
 
 impl Decoder {
     /// A decoder for `role` reading from `peer` (its address, for messages), refusing frames
@@ -181,7 +194,23 @@ impl Decoder {
             frame_got: 0,
             frame_len: HEADER_LEN as u64,
             payload_total: 0,
+            max_tags: DEFAULT_MAX_TAGS,
+            tag_bytes: 0,
+            keys: Vec::new(),
         }
+    }
+
+    /// A receiver's decoder that refuses a DATA frame with more than `max` tags (a protocol
+    /// error of that connection; the default is [`DEFAULT_MAX_TAGS`]).
+    pub fn with_max_tags(mut self, max: u32) -> Self {
+        self.max_tags = max;
+        self
+    }
+
+    /// The bytes of the last DATA frame's tag list, as they came (0 without tags): what the
+    /// receiver counts against its tag budget.
+    pub fn last_tag_bytes(&self) -> usize {
+        self.tag_bytes
     }
 
     /// A receiver's decoder for a stream of vectors of `vlen` items (see
@@ -828,14 +857,32 @@ impl Decoder {
 
     fn on_data_tags(&mut self, frame: DataFrame) -> Result<Option<Event>, NetError> {
         let bytes = &self.buf[..self.want];
-        let tags = if bytes.is_empty() {
+        self.tag_bytes = bytes.len();
+        let mut tags = if bytes.is_empty() {
             Vec::new()
         } else {
             if frame.crc {
                 self.crc = crc32c::crc32c_append(self.crc, bytes);
             }
+            // The count comes first: too many tags are refused before any is decoded.
+            let count = bytes
+                .get(..4)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            if count > self.max_tags {
+                return Err(NetError::TagBudget {
+                    peer: self.peer.clone(),
+                    offset: frame.offset,
+                    what: format!(
+                        "{count} tags in one frame, more than the {} this end takes (max_tags_per_frame)",
+                        self.max_tags
+                    ),
+                });
+            }
             wire::decode_tags(bytes).map_err(|e| self.protocol("DATA", format!("tags: {e}")))?
         };
+        for tag in &mut tags {
+            self.intern(&mut tag.key);
+        }
         // Checked at the DATA header (on_data_head): it fits.
         let end = frame.offset.saturating_add(u64::from(frame.items));
         if let Some(t) = tags
@@ -859,6 +906,16 @@ impl Decoder {
             items: frame.items,
             tags,
         }))
+    }
+
+    /// Replaces `key` by the shared copy of an equal key seen before (keeping it as the
+    /// shared copy when there is room for one more).
+    fn intern(&mut self, key: &mut std::sync::Arc<str>) {
+        if let Some(k) = self.keys.iter().find(|k| ***k == **key) {
+            *key = k.clone();
+        } else if self.keys.len() < INTERNED_KEYS {
+            self.keys.push(key.clone());
+        }
     }
 
     fn on_trailer(&mut self, frame: DataFrame) -> Result<Option<Event>, NetError> {

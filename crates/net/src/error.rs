@@ -122,6 +122,18 @@ pub enum NetError {
         /// What is wrong, and what was expected.
         what: String,
     },
+    /// A DATA frame whose tags pass this end's budget (too many in the frame, or within a
+    /// queue's worth of items; see [`tag_budget`](crate::tag_budget)). It costs the
+    /// connection, not the stream: the receiver drops it and the sender resumes.
+    #[error("peer {peer}: DATA frame at stream offset {offset}: {what}; dropping this connection")]
+    TagBudget {
+        /// The peer's address.
+        peer: String,
+        /// The frame's offset.
+        offset: u64,
+        /// What passed which limit, naming the setting.
+        what: String,
+    },
     /// A MESSAGE frame that is too long, malformed, or at another offset or sequence number
     /// than expected (see [`message`](crate::message)). It costs the connection, not the
     /// stream: the receiver drops the connection and waits for its sender to resume.
@@ -211,6 +223,7 @@ impl NetError {
                 | NetError::Closed { .. }
                 | NetError::Io { .. }
                 | NetError::Message { .. }
+                | NetError::TagBudget { .. }
         )
     }
 }

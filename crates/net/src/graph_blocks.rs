@@ -116,6 +116,9 @@ fn source_params() -> Vec<ParamDecl> {
         param_security(),
         param_auth_timeout(),
         Param::integer("max_frame", "frames longer than this many bytes are refused").default(67108864),
+        Param::integer("max_tags_per_frame", "a frame with more tags is refused (the connection ends and the stream resumes)").default(1024).min(1.0).max(1e6),
+        Param::integer("tag_budget", "the most tags the frames within any queue's worth of items may carry together; more ends the connection with the reason").default(65536).min(1.0),
+        Param::integer("tag_budget_bytes", "the most bytes of tags (as sent) within any queue's worth of items").default(16777216).min(1.0),
         Param::integer("history", "items before its resume offset that the consumer needs to prime its state (an FIR's taps − 1); the sender keeps that many acknowledged items").default(0),
         Param::bool("fenced", "accept a primary and hot standbys (fenced senders): a newer lease revision displaces the primary, an older one is refused").default(false),
         Param::text("warm", "name of the process's fence when this is the input of a partition with a warm standby: connect once the partition's output says where to start, start there, and acknowledge upstream only what the outputs' receiver acknowledged (the cluster sets it)").derived("none"),
@@ -243,6 +246,17 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
         }
         o.spin = micros(p, "spin_us", o.spin)?;
         o.fenced = p.bool_or("fenced", false)?;
+        let tags = p.u64_or("max_tags_per_frame", u64::from(o.max_tags_per_frame))?;
+        o.max_tags_per_frame = u32::try_from(tags)
+            .map_err(|_| ParamError::new("max_tags_per_frame", format!("at most {}", u32::MAX)))?;
+        let usize_of = |name: &str, v: u64| {
+            usize::try_from(v).map_err(|_| ParamError::new(name, "too large for this machine"))
+        };
+        o.tag_budget = usize_of("tag_budget", p.u64_or("tag_budget", o.tag_budget as u64)?)?;
+        o.tag_budget_bytes = usize_of(
+            "tag_budget_bytes",
+            p.u64_or("tag_budget_bytes", o.tag_budget_bytes as u64)?,
+        )?;
         let max = p.u64_or("max_frame", u64::from(o.max_frame))?;
         o.max_frame = u32::try_from(max)
             .map_err(|_| ParamError::new("max_frame", format!("at most {}", u32::MAX)))?;

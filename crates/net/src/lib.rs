@@ -50,6 +50,7 @@ pub mod secure;
 mod shm;
 mod sink;
 mod source;
+pub mod tag_budget;
 pub mod wire;
 
 pub use conn::Endpoint;

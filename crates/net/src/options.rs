@@ -88,6 +88,13 @@ pub struct TcpOptions {
     pub resume_timeout: Duration,
     /// Receiver: frames whose length field exceeds this are refused, unread.
     pub max_frame: u32,
+    /// Receiver: the most tags one DATA frame may carry (more is the peer's protocol error).
+    pub max_tags_per_frame: u32,
+    /// Receiver: the most tags the frames within any queue's worth of items may carry
+    /// together (see [`tag_budget`](crate::tag_budget)).
+    pub tag_budget: usize,
+    /// Receiver: the most bytes of tags (as they came) within any queue's worth of items.
+    pub tag_budget_bytes: usize,
     /// Sender: what to do when retention is full while the peer is away.
     pub retention_full: RetentionFull,
     /// Receiver: items before its resume offset that its consumer needs to prime its state
@@ -174,6 +181,9 @@ impl Default for TcpOptions {
             connect_timeout: Duration::from_secs(60),
             resume_timeout: Duration::from_secs(60),
             max_frame: crate::wire::DEFAULT_MAX_FRAME,
+            max_tags_per_frame: crate::decoder::DEFAULT_MAX_TAGS,
+            tag_budget: crate::tag_budget::DEFAULT_TAGS,
+            tag_budget_bytes: crate::tag_budget::DEFAULT_BYTES,
             retention_full: RetentionFull::Block,
             history: 0,
             ack: Acknowledge::Received,

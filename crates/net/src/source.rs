@@ -27,6 +27,7 @@ use crate::conn::{io_err, Conn, Endpoint, Recv};
 use crate::decoder::{Decoder, Event, Need, Role};
 use crate::options::{AckHandle, Acknowledge, Backoff, TcpOptions};
 use crate::secure::Link;
+use crate::tag_budget::TagWindow;
 use crate::wire::{self, Hello, Kind, Welcome, CRC_LEN, DATA_HEAD_LEN, HEADER_LEN};
 use crate::NetError;
 use sluice_runtime::{
@@ -174,6 +175,8 @@ pub struct TcpSource<T> {
     held: Option<TagValue>,
     /// Messages received after every receiver of the message output had ended.
     msg_unread: u64,
+    /// The tags of the frames within the last queue's worth of items (the tag budget).
+    tag_window: TagWindow,
     _items: PhantomData<T>,
 }
 
@@ -241,6 +244,7 @@ impl<T: Item> TcpSource<T> {
             msg_acked: 0,
             held: None,
             msg_unread: 0,
+            tag_window: TagWindow::default(),
             _items: PhantomData,
         })
     }
@@ -255,7 +259,8 @@ impl<T: Item> TcpSource<T> {
             Some((item.name(), item.size() as u32)),
             received,
         )
-        .with_vlen(self.opts.vlen() as u32);
+        .with_vlen(self.opts.vlen() as u32)
+        .with_max_tags(self.opts.max_tags_per_frame);
         if self.opts.messages {
             decoder.with_messages(self.next_message)
         } else {
@@ -275,6 +280,8 @@ impl<T: Item> TcpSource<T> {
 
     fn lose(&mut self, cause: NetError) -> Result<(), NodeError> {
         if let Some(s) = self.session.take() {
+            // A frame begun and not committed comes again from where the stream stands.
+            self.tag_window.forget_after(s.decoder.offset());
             if cause.is_fatal() && !matches!(cause, NetError::Remote { .. }) {
                 let _ = s
                     .conn
@@ -582,6 +589,16 @@ impl<T: Item> TcpSource<T> {
                         what: format!(
                             "{items} items in one frame, more than the {capacity} this end said it takes"
                         ),
+                    });
+                }
+                let end = offset.saturating_add(u64::from(items));
+                let cost = (tags.len(), s.decoder.last_tag_bytes());
+                let limits = (self.opts.tag_budget, self.opts.tag_budget_bytes);
+                if let Err(what) = self.tag_window.admit(end, capacity as u64, cost, limits) {
+                    return Err(NetError::TagBudget {
+                        peer: s.conn.peer.clone(),
+                        offset,
+                        what,
                     });
                 }
                 s.small = items as usize * size <= SMALL_FRAME;

@@ -337,3 +337,97 @@ fn bad_urls_are_refused() {
     let e = sluice_net::TcpSource::<u8>::new("tcp://nohost", TcpOptions::default()).unwrap_err();
     assert!(e.to_string().contains("no port"));
 }
+
+// --- Tags beyond the budget cost the connection, not the stream ---------------------------
+
+/// A DATA frame of `items` zero c32 items from `offset` carrying `tags` tags (all on its first
+/// item, key `burst`).
+fn tagged(offset: u64, items: u32, tags: usize) -> Vec<u8> {
+    let list: Vec<sluice_queue::Tag> = (0..tags)
+        .map(|_| sluice_queue::Tag::new(offset, "burst", sluice_queue::TagValue::Bool(true)))
+        .collect();
+    let mut t = Vec::new();
+    wire::encode_tags(&list, &mut t).unwrap();
+    let payload = vec![0u8; items as usize * 8];
+    let mut f = wire::data_head(offset, items, t.len() as u32, payload.len(), false)
+        .unwrap()
+        .to_vec();
+    f.extend_from_slice(&t);
+    f.extend_from_slice(&payload);
+    f
+}
+
+/// Sends `bytes` on a new connection to `addr` and reads until the receiver closes it (a
+/// dropped connection) or 3 s pass: whether it was dropped.
+fn dropped_after(addr: std::net::SocketAddr, bytes: &[u8]) -> bool {
+    use std::io::Read;
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let _ = s.write_all(bytes);
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) => return e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    }
+}
+
+#[test]
+fn tags_beyond_the_budget_drop_that_connection_and_the_stream_goes_on() {
+    let opts = TcpOptions {
+        max_tags_per_frame: 100,
+        tag_budget: 250,
+        resume_timeout: Duration::from_secs(5),
+        heartbeat: Duration::from_millis(200),
+        ..TcpOptions::default()
+    };
+    let (rx, addr, seen) =
+        receiver::<num_complex::Complex32>(|_| num_complex::Complex32::new(0.0, 0.0), opts);
+    let rx = spawn(rx);
+    // Too many tags in one frame: dropped before its items are taken.
+    let mut bad = hello_c32(false);
+    bad.extend(tagged(0, 1, 101));
+    assert!(dropped_after(addr, &bad), "a frame of 101 tags was taken");
+    // Within a frame's limit, but three frames of 100 tags within a queue's worth of items:
+    // the third is refused; the first two are kept.
+    let mut bad = hello_c32(false);
+    for k in 0..3 {
+        bad.extend(tagged(k, 1, 100));
+    }
+    assert!(
+        dropped_after(addr, &bad),
+        "300 tags within the window were taken"
+    );
+    // A well-behaved sender resumes where the stream stands (item 2) and ends it.
+    let mut good = hello_c32(false);
+    good.extend(data(2, 14, false));
+    good.extend(wire::offset_frame(Kind::End, 16));
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&good).unwrap();
+    rx.join().unwrap().unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.items, 16);
+    // The two frames taken carried 100 tags each; the refused ones none.
+    assert_eq!(seen.tags.iter().filter(|t| &*t.key == "burst").count(), 200);
+    drop(s);
+}
+
+#[test]
+fn the_tags_of_a_stream_share_their_keys() {
+    let mut bytes = hello_c32(false);
+    bytes.extend(tagged(0, 1, 3));
+    bytes.extend(tagged(1, 1, 2));
+    let keys: Vec<std::sync::Arc<str>> = feed(&bytes, wire::DEFAULT_MAX_FRAME)
+        .unwrap()
+        .into_iter()
+        .flat_map(|e| match e {
+            Event::DataBegin { tags, .. } => tags.into_iter().map(|t| t.key).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    assert_eq!(keys.len(), 5);
+    // One allocation for the key, shared by every tag of both frames.
+    assert!(keys.iter().all(|k| std::sync::Arc::ptr_eq(k, &keys[0])));
+}

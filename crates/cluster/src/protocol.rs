@@ -34,7 +34,7 @@ pub const VERSION: u32 = 3;
 pub struct LeaseSpec {
     /// The etcd client URL (`http://HOST:PORT`).
     pub etcd: String,
-    /// The partition's primary key, `/sluice/CLUSTER/runs/RUN/primary/HOST`.
+    /// The partition's primary key, `/sluice/CLUSTER/leases/HOST/RUN`.
     pub key: String,
     /// Seconds the lease outlives the holder's last renewal: how long a failed primary can
     /// keep its standby waiting.
@@ -228,7 +228,7 @@ mod tests {
             stream_receivers: vec!["x_out_from_b".into()],
             lease: Some(LeaseSpec {
                 etcd: "http://10.0.0.254:2379".into(),
-                key: "/sluice/c/runs/r1/primary/a".into(),
+                key: "/sluice/c/leases/a/r1".into(),
                 ttl_s: 1,
                 fence: "a".into(),
                 primary: false,

@@ -481,7 +481,7 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
             h.name,
             h.address,
             cluster.etcd_url(),
-            own.join("etcd").display(),
+            cluster.worker_etcd_dir(&h.name).display(),
             own.join("cluster.key").display(),
             own.join("data").display(),
         );
@@ -511,7 +511,7 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
         assert_eq!(Some(uid), cluster.worker_ids().map(|i| i.uid));
         assert_eq!(std::fs::metadata(&own).unwrap().uid(), uid);
         assert_eq!(
-            std::fs::metadata(own.join("etcd").join("client.key"))
+            std::fs::metadata(cluster.worker_etcd_dir(&h.name).join("client.key"))
                 .unwrap()
                 .uid(),
             uid
@@ -519,6 +519,23 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
     }
     let x = format!("{}x", cluster.etcd_prefix());
     assert!(cluster.etcd().unwrap().get(&x).is_ok());
+    // Each worker has an etcd user of its own: h1's reads h2's record but cannot rewrite it.
+    let h1 = sluice_cluster::etcd::Etcd::secure(
+        &cluster.etcd_url(),
+        sluice_cluster::etcd::EtcdAccess::load(&cluster.worker_etcd_dir("h1")).unwrap(),
+    )
+    .unwrap();
+    let h2_record = sluice_cluster::membership::worker_key(&name, "h2");
+    let wait = Instant::now();
+    while h1.get(&h2_record).unwrap().is_none() {
+        assert!(
+            wait.elapsed() < Duration::from_secs(10),
+            "h2 did not register"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let e = h1.put(&h2_record, b"{}", None).unwrap_err().to_string();
+    assert!(e.contains("permission denied"), "{e}");
     let removed = local::down(&run_dir).unwrap().join("; ");
     assert!(
         removed.contains("worker h1") && removed.contains("worker h2"),

@@ -453,6 +453,8 @@ pub struct Link {
     pub stream: std::net::TcpStream,
     /// The channel's halves, on a secure connection.
     pub channel: Option<(Sealer, RxBuf)>,
+    /// The static public key the peer proved in the handshake, on a secure connection.
+    pub peer_key: Option<[u8; 32]>,
 }
 
 impl Link {
@@ -461,6 +463,7 @@ impl Link {
         Link {
             stream,
             channel: None,
+            peer_key: None,
         }
     }
 
@@ -469,6 +472,7 @@ impl Link {
         Link {
             stream,
             channel: Some((session.sealer, RxBuf::new(session.opener))),
+            peer_key: Some(session.peer_key),
         }
     }
 

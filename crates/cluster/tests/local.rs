@@ -477,13 +477,14 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
         let own = cluster.worker_dir();
         let expected = format!(
             "worker --cluster {name} --name {} --listen {}:7000 --etcd {} --etcd-access {} \
-             --key-file {} --data-dir {} --allow-paths-outside",
+             --key-file {} --data-dir {} --identity {} --allow-paths-outside",
             h.name,
             h.address,
             cluster.etcd_url(),
             cluster.worker_etcd_dir(&h.name).display(),
             own.join("cluster.key").display(),
             own.join("data").display(),
+            cluster.worker_identity(&h.name).display(),
         );
         while std::fs::read_to_string(&log).unwrap_or_default().trim() != expected {
             assert!(

@@ -82,7 +82,8 @@ pub const ETCD_PEER_PORT: u16 = 2380;
 pub struct WorkerSpec {
     /// The `sluice` executable. Each host runs `EXE worker --cluster NAME --name hN --listen
     /// 10.A.B.(N+1):7000 --etcd https://10.A.B.1:2379 --etcd-access RUN/worker/etcd-hN
-    /// --key-file RUN/worker/cluster.key --data-dir RUN/worker/data --allow-paths-outside`.
+    /// --key-file RUN/worker/cluster.key --data-dir RUN/worker/data
+    /// --identity RUN/worker/hN.identity --allow-paths-outside`.
     pub exe: PathBuf,
     /// Who the workers run as.
     pub user: WorkerUser,
@@ -602,8 +603,24 @@ impl LocalCluster {
                 0o600,
                 ids,
             )?;
+            // Its identity: listed in its member record, proved by its streams, so a fenced
+            // receiver knows which host's sender connects (`crate::lease_check`).
+            let made = self.run_dir.join(format!("{host}.identity"));
+            if !made.exists() {
+                sluice_net::secure::Identity::create(&made).map_err(|e| LocalError::Io {
+                    path: made.clone(),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+            }
+            worker_user::own_copy(&made, &self.worker_identity(host), 0o600, ids)?;
         }
         Ok(())
+    }
+
+    /// Host `host`'s worker's identity file, `RUN/worker/HOST.identity`, owned by the user
+    /// the workers run as.
+    pub fn worker_identity(&self, host: &str) -> PathBuf {
+        self.worker_dir().join(format!("{host}.identity"))
     }
 
     /// Where root keeps each host's etcd login (`etcd-pki/hosts/`, mode 700).
@@ -656,6 +673,7 @@ impl LocalCluster {
         let own = self.worker_dir();
         let key = own.join("cluster.key").display().to_string();
         let access = self.worker_etcd_dir(&h.name).display().to_string();
+        let identity = self.worker_identity(&h.name).display().to_string();
         let data = own.join("data");
         let data_arg = data.display().to_string();
         // An absolute path, so that the log and `ps` say which executable runs.
@@ -686,6 +704,8 @@ impl LocalCluster {
             &key,
             "--data-dir",
             &data_arg,
+            "--identity",
+            &identity,
             // One machine, the operator's own: the controller's paths, as they are, where
             // the worker's user may read and write them.
             "--allow-paths-outside",

@@ -520,22 +520,28 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
     }
     let x = format!("{}x", cluster.etcd_prefix());
     assert!(cluster.etcd().unwrap().get(&x).is_ok());
-    // Each worker has an etcd user of its own: h1's reads h2's record but cannot rewrite it.
-    let h1 = sluice_cluster::etcd::Etcd::secure(
-        &cluster.etcd_url(),
-        sluice_cluster::etcd::EtcdAccess::load(&cluster.worker_etcd_dir("h1")).unwrap(),
+    // Each worker has an etcd user of its own (these workers are stand-ins that do not
+    // register, so h1's login is used here): it writes its own record, not h2's.
+    // (Its files belong to the workers' user: read here as root, not through `load`, which
+    // insists on the caller's own files.)
+    let dir = cluster.worker_etcd_dir("h1");
+    let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
+    let text = String::from_utf8(read("login")).unwrap();
+    let mut lines = text.lines();
+    let login =
+        sluice_cluster::etcd::Login::new(lines.next().unwrap_or(""), lines.next().unwrap_or(""))
+            .unwrap();
+    assert_eq!(login.user, "sluice-h1");
+    let access = sluice_cluster::etcd::EtcdAccess::from_pem(
+        &read("ca.pem"),
+        Some((&read("client.pem"), &read("client.key"))),
+        Some(login),
     )
     .unwrap();
-    let h2_record = sluice_cluster::membership::worker_key(&name, "h2");
-    let wait = Instant::now();
-    while h1.get(&h2_record).unwrap().is_none() {
-        assert!(
-            wait.elapsed() < Duration::from_secs(10),
-            "h2 did not register"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let e = h1.put(&h2_record, b"{}", None).unwrap_err().to_string();
+    let h1 = sluice_cluster::etcd::Etcd::secure(&cluster.etcd_url(), access).unwrap();
+    let record = |host: &str| sluice_cluster::membership::worker_key(&name, host);
+    h1.put(&record("h1"), b"{}", None).unwrap();
+    let e = h1.put(&record("h2"), b"{}", None).unwrap_err().to_string();
     assert!(e.contains("permission denied"), "{e}");
     let removed = local::down(&run_dir).unwrap().join("; ");
     assert!(

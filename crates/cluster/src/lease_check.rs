@@ -11,9 +11,9 @@
 //! - the partition's lease key (`/sluice/CLUSTER/leases/HOST/RUN`,
 //!   [`primary_key`](crate::membership::primary_key)) exists now, so its lease is alive;
 //! - its create revision is exactly the claimed revision;
-//! - its value names a holder host, and when that host's member record lists an identity
-//!   (`"identity"`, the worker's static public key), the connection's secure channel proved
-//!   that very key.
+//! - its value names a holder host that is a registered member, and when that host's member
+//!   record lists an identity (`"identity"`, the worker's static public key), the
+//!   connection's secure channel proved that very key.
 //!
 //! Every call is bounded (the client's connect and I/O timeouts below, and the receiver
 //! abandons a check after [`CHECK_TIMEOUT`](sluice_net::fence::CHECK_TIMEOUT)): an etcd that
@@ -70,8 +70,14 @@ impl LeaseCheck {
         let record = self
             .etcd
             .get(&record_key)
-            .map_err(|e| format!("cannot read {record_key}: {e}"))?;
-        let Some(listed) = record.as_deref().and_then(membership::record_identity) else {
+            .map_err(|e| format!("cannot read {record_key}: {e}"))?
+            .ok_or_else(|| {
+                format!(
+                    "lease {key} is held by host {}, which is not a registered member",
+                    escape::text(holder)
+                )
+            })?;
+        let Some(listed) = membership::record_identity(&record) else {
             // No identity to bind the holder to: the lease itself is what was checked.
             return Ok(None);
         };

@@ -12,6 +12,7 @@
 //! not how a cluster of separate machines would scale.
 
 use crate::report::{machine_description, median, results_dir, Table};
+use crate::worker_out::{copy_dir, WorkerOut};
 use sluice_amps::{self as amps, BandConfig};
 use sluice_cluster::control::{self, ControlOptions, Outcome};
 use sluice_cluster::etcd::Etcd;
@@ -105,12 +106,14 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         hosts: 5,
         rate: args.rate.clone(),
         base_dir: out.join("clusters"),
-        // The bench's workers write into its results directory as the caller (see failover).
+        // Run as `sluice cluster up --local` runs them (sluice-worker when root): they write
+        // into directories of that user (`WorkerOut`), copied into the results after.
         worker: Some(WorkerSpec {
             exe,
-            user: WorkerUser::Caller,
+            user: WorkerUser::unprivileged(),
         }),
     })?;
+    let worker_out = WorkerOut::new(&inner)?;
     let etcd = inner.etcd()?;
     let key = ClusterKey::load(&inner.key_file())?;
     let cluster = Cluster { inner, etcd, key };
@@ -187,7 +190,8 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         ("AMPS, all 333 channels", 333),
     ] {
         let one_dir = out.join(format!("amps{channels}_one"));
-        let many_dir = out.join(format!("amps{channels}_cluster"));
+        let many_name = format!("amps{channels}_cluster");
+        let many_dir = worker_out.fresh(&many_name)?;
         let one_sets = amps_overrides(&band, &one_dir, channels)?;
         let many_sets = amps_overrides(&band, &many_dir, channels)?;
         let mut one_walls = Vec::new();
@@ -196,7 +200,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         let mut identical = true;
         for _ in 0..args.runs.max(1) {
             fresh_dir(&one_dir)?;
-            fresh_dir(&many_dir)?;
+            worker_out.fresh(&many_name)?;
             let loaded =
                 sluice_graph::load_with(AMPS_CLUSTER, "amps_cluster.toml", &registry(), &one_sets)?;
             let report = loaded.graph.run(&RunOptions::default())?;
@@ -207,6 +211,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
             merge(&mut cpu, host_cpu);
             identical &= same_files(&one_dir, &many_dir, "wav")? == channels;
         }
+        copy_dir(&many_dir, &out.join(&many_name))?;
         let (a, b) = (median(&one_walls), median(&many_walls));
         table.push(vec![
             format!("{label}, x real time"),
@@ -222,7 +227,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
 
     // 3. The beamformer on five hosts.
     let one_dir = out.join("beam_one");
-    let many_dir = out.join("beam_cluster");
+    let many_dir = worker_out.fresh("beam_cluster")?;
     let sets = |dir: &Path| -> anyhow::Result<Vec<Override>> {
         [
             format!("sink0.path=\"{}\"", dir.join("cluster_beam0.c32").display()),
@@ -238,7 +243,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
     let mut identical = true;
     for _ in 0..args.runs.max(1) {
         fresh_dir(&one_dir)?;
-        fresh_dir(&many_dir)?;
+        worker_out.fresh("beam_cluster")?;
         let loaded = sluice_graph::load_with(
             BEAM_CLUSTER,
             "beamform_cluster.toml",
@@ -258,6 +263,7 @@ pub fn run(args: BenchClusterArgs) -> anyhow::Result<()> {
         merge(&mut cpu, host_cpu);
         identical &= same_files(&one_dir, &many_dir, "c32")? == 2;
     }
+    copy_dir(&many_dir, &out.join("beam_cluster"))?;
     let (a, b) = (median(&one_walls), median(&many_walls));
     let items = 2_000_000.0;
     table.push(vec![

@@ -17,6 +17,7 @@
 
 use crate::cluster::{registry, workers_and_addresses};
 use crate::report::{machine_description, median, results_dir, Table};
+use crate::worker_out::{copy_dir, WorkerOut};
 use rand::{Rng, SeedableRng};
 use sluice_cluster::control::{self, ControlOptions, LeaseOptions, Outcome};
 use sluice_cluster::etcd::Etcd;
@@ -128,6 +129,8 @@ struct Cluster {
     exe: PathBuf,
     /// Where the workers' and etcd's logs are copied before the cluster is removed.
     logs: PathBuf,
+    /// Where the workers write the runs' outputs.
+    worker_out: WorkerOut,
 }
 
 impl Drop for Cluster {
@@ -204,21 +207,23 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         hosts: 5,
         rate: None,
         base_dir: out.join("clusters"),
-        // The workers write the bench's outputs into its results directory, the caller's:
-        // they keep the caller's user (`sluice cluster up --local` drops to sluice-worker).
+        // Run as `sluice cluster up --local` runs them (sluice-worker when root): they write
+        // into directories of that user (`WorkerOut`), copied into the results after.
         worker: Some(WorkerSpec {
             exe: exe.clone(),
-            user: WorkerUser::Caller,
+            user: WorkerUser::unprivileged(),
         }),
     })?;
     let etcd = inner.etcd()?;
     let key = ClusterKey::load(&inner.key_file())?;
+    let worker_out = WorkerOut::new(&inner)?;
     let mut cluster = Cluster {
         inner,
         etcd,
         key,
         exe,
         logs: out.join("logs"),
+        worker_out,
     };
     cluster.wait_for_workers(&name)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
@@ -248,8 +253,9 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
         // Run 0 has no fault: the cluster's own output must match too.
         let fault = (i > 0).then(|| kinds[(i - 1) % kinds.len()]);
         let at = rng.gen_range(0.3..args.seconds - 1.0);
-        let file = out.join(format!("{stem}_run{i:02}.f32"));
-        let _ = std::fs::remove_file(&file);
+        let kept = out.join(format!("{stem}_run{i:02}.f32"));
+        let _ = std::fs::remove_file(&kept);
+        let file = cluster.worker_out.file(&format!("{stem}_run{i:02}.f32"));
         let scenario = Scenario {
             text: graph,
             origin,
@@ -261,6 +267,8 @@ pub fn run(args: BenchFailoverArgs) -> anyhow::Result<()> {
             ..
         } = faulted_run(&mut cluster, &name, i, &scenario, fault, at)?;
         let got = std::fs::read(&file).unwrap_or_default();
+        std::fs::write(&kept, &got)?;
+        let _ = std::fs::remove_file(&file);
         let identical = got == expected;
         let wrong = wrong_items(&expected, &got);
         let takeover = takeover_times(&warnings);
@@ -441,13 +449,11 @@ fn amps_runs(
     let mut dirs = Vec::new();
     let mut takeover = None;
     for (i, fault) in [None, Some(Fault::Kill)].into_iter().enumerate() {
-        let dir = out.join(if fault.is_some() {
+        let dir = cluster.worker_out.fresh(if fault.is_some() {
             "amps_killed"
         } else {
             "amps_no_fault"
-        });
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)?;
+        })?;
         let wav = dir.join("amps_ch{}.wav").display().to_string();
         let overrides = [
             format!("capture.path=\"{}\"", band.display()),
@@ -480,6 +486,7 @@ fn amps_runs(
             takeover = Some((at, times, end.fault_time));
         }
         walls.push(end.wall_s);
+        copy_dir(&dir, &out.join(dir.file_name().unwrap_or_default()))?;
         dirs.push(dir);
     }
     let wavs = |dir: &Path| -> anyhow::Result<Vec<PathBuf>> {
@@ -654,7 +661,7 @@ fn faulted_run(
             target,
             &WorkerSpec {
                 exe: cluster.exe.clone(),
-                user: WorkerUser::Caller,
+                user: WorkerUser::unprivileged(),
             },
         )?;
         wait_log(&log, "listening on", starts + 1)?;

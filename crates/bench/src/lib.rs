@@ -25,6 +25,7 @@ pub mod report;
 mod shm;
 mod soapy;
 mod sum;
+mod worker_out;
 mod zmq;
 
 use clap::Subcommand;

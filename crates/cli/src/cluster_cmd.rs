@@ -155,6 +155,11 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
             Some(p) => Some(std::sync::Arc::new(sluice_net::secure::Identity::load(p)?)),
             None => None,
         },
+        identity_file: match &args.identity {
+            Some(p) => Some(std::fs::canonicalize(p).with_context(|| format!("{}", p.display()))?),
+            None => None,
+        },
+        cluster: args.cluster.clone(),
         controllers: match &args.controllers {
             Some(p) => Some(std::sync::Arc::new(sluice_net::secure::Peers::load(p)?)),
             None => None,
@@ -181,7 +186,13 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
     };
     let worker = Worker::bind(opts, crate::registry())?;
     let control = worker.local_addr();
-    let registration = membership::register(&etcd, &args.cluster, &args.name, control)?;
+    let identity = args
+        .identity
+        .as_deref()
+        .map(sluice_net::secure::Identity::load)
+        .transpose()?
+        .map(|id| id.public());
+    let registration = membership::register(&etcd, &args.cluster, &args.name, control, identity)?;
     eprintln!(
         "sluice worker {}: listening on {control}, registered in {} (cluster {})",
         args.name, args.etcd, args.cluster

@@ -47,7 +47,7 @@ pub struct ControlOptions {
 pub struct LeaseOptions {
     /// The etcd client URL, as the workers reach it.
     pub etcd: String,
-    /// The cluster's name (the keys live under `/sluice/CLUSTER/runs/RUN/primary/`).
+    /// The cluster's name (the keys live under `/sluice/CLUSTER/leases/`).
     pub cluster: String,
     /// The leases' TTL in seconds: how long a dead primary keeps its standby waiting.
     pub ttl_s: i64,

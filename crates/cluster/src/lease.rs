@@ -1,7 +1,7 @@
 //! Partition leases: which replica of a protected partition is its primary.
 //!
 //! A partition with a hot standby runs on two hosts. The one that holds the partition's key in
-//! etcd (`/sluice/CLUSTER/runs/RUN/primary/HOST`, created under its own lease) is the primary;
+//! etcd (`/sluice/CLUSTER/leases/HOST/RUN`, created under its own lease) is the primary;
 //! the key's create revision is its fencing token ([`sluice_net::Fence`]). The primary takes
 //! the key when it loads ([`PartitionLease::try_acquire`]); the standby [`Campaign`]s for it
 //! and wins only once the key has gone, i.e. once the primary's lease expired (it died or lost
@@ -12,7 +12,7 @@
 //! use sluice_cluster::etcd::Etcd;
 //! use sluice_cluster::lease::{Campaign, CampaignEvent, PartitionLease};
 //! let etcd = Etcd::new("http://127.0.0.1:2379")?;
-//! let key = "/sluice/c/runs/r/primary/h2";
+//! let key = "/sluice/c/leases/h2/r";
 //! let primary = PartitionLease::try_acquire(&etcd, key, "h2", 1)?.expect("the key is free");
 //! let standby = Campaign::start(etcd.clone(), key, "h5", 1, |event| {
 //!     if let CampaignEvent::Won { revision, .. } = event {
@@ -33,6 +33,10 @@ use std::time::{Duration, Instant};
 /// this long (plus a campaign period). etcd honours it only with an election timeout of at
 /// most 2/3 s (its minimum TTL is 1.5 election timeouts): local clusters run with 250 ms.
 pub const PARTITION_TTL_S: i64 = 1;
+
+/// Seconds the mark of a finished partition ([`finished_key`]) stays: a standby's campaign
+/// looks for it every [`Campaign::PERIOD`].
+pub const FINISHED_TTL_S: i64 = 30;
 
 /// A held partition key: created under a lease that a [`KeepAlive`] renews. Dropping it (or
 /// [`release`](PartitionLease::release)) revokes the lease, so the key goes at once and a
@@ -119,7 +123,12 @@ impl PartitionLease {
     /// [`finished_key`]) before it releases the lease, so that a standby's campaign ends
     /// instead of taking over a finished partition.
     pub fn finish(mut self) -> Result<(), EtcdError> {
-        let marked = self.etcd.put(&finished_key(&self.key), b"finished", None);
+        // Under a lease of its own: the mark is needed only while a standby campaigns, and
+        // goes by itself (no one else may write beneath the partition's lease prefix).
+        let marked = self.etcd.grant(FINISHED_TTL_S).and_then(|mark| {
+            self.etcd
+                .put(&finished_key(&self.key), b"finished", Some(mark))
+        });
         let revoked = self.revoke();
         marked.and(revoked)
     }

@@ -20,6 +20,7 @@ pub mod confine;
 pub mod control;
 pub mod etcd;
 pub mod lease;
+pub mod lease_check;
 pub mod local;
 pub mod membership;
 pub mod placement;

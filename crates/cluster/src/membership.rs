@@ -1,13 +1,18 @@
 //! Membership and placement in etcd: where workers register and runs record what runs where.
 //!
 //! ```text
-//! /sluice/CLUSTER/workers/NAME          {"name", "control": "ip:port", "pid", "version"}
+//! /sluice/CLUSTER/workers/NAME          {"name", "control": "ip:port", "pid", "version",
+//!                                       "identity": HEX (when the worker has one)}
 //!                                       under the worker's lease (TTL 3 s, kept alive)
 //! /sluice/CLUSTER/runs/RUN/hosts/HOST   the partition HOST runs (a graph file), under the
 //!                                       controller's lease while the run lasts
-//! /sluice/CLUSTER/runs/RUN/primary/HOST the host name of the replica that is primary for
-//!                                       HOST's partition (when HOST has a standby), under
-//!                                       that replica's lease (TTL 1 s)
+//! /sluice/CLUSTER/leases/HOST/RUN      the host name of the replica that is primary for
+//!                                       HOST's partition in run RUN (when HOST has a
+//!                                       standby), under that replica's lease (TTL 1 s); a
+//!                                       host's etcd role may write the leases of the
+//!                                       partitions it may host, `leases/HOST/`
+//! /sluice/CLUSTER/leases/HOST/RUN/finished  set by the primary when the partition ended
+//!                                       normally, under a lease of its own (30 s)
 //! ```
 //!
 //! A worker that dies stops renewing its lease and disappears from the list within the TTL.
@@ -36,13 +41,21 @@ pub fn run_prefix(cluster: &str, run: &str) -> String {
 
 /// The key whose holder is primary for protected host `host`'s partition in run `run`.
 pub fn primary_key(cluster: &str, run: &str, host: &str) -> String {
-    format!("{}primary/{host}", run_prefix(cluster, run))
+    format!("{}{run}", lease_prefix(cluster, host))
+}
+
+/// The prefix of protected host `host`'s partition leases, of every run: what the etcd role
+/// of a host that may host that partition may write (see [`crate::etcd::auth::HostGrant`]).
+pub fn lease_prefix(cluster: &str, host: &str) -> String {
+    format!("/sluice/{cluster}/leases/{host}/")
 }
 
 /// A worker's registration, kept alive until dropped (then revoked: the key goes at once).
 pub struct Registration {
     etcd: Etcd,
     lease: LeaseId,
+    /// The identity the record lists (registering again lists it again).
+    identity: Option<[u8; 32]>,
     keep_alive: Option<KeepAlive>,
 }
 
@@ -60,20 +73,32 @@ impl Drop for Registration {
     }
 }
 
-/// Registers worker `name` of `cluster`, reachable at `control`.
+/// The identity (static public key) a member record lists, if it lists a valid one.
+pub fn record_identity(record: &[u8]) -> Option<[u8; 32]> {
+    let value = serde_json::from_slice::<serde_json::Value>(record).ok()?;
+    sluice_net::secure::keys::parse_hex32(value["identity"].as_str()?)
+}
+
+/// Registers worker `name` of `cluster`, reachable at `control`, with its identity's public
+/// key when it has one (a fenced receiver binds a lease's holder to it, see
+/// [`lease_check`](crate::lease_check)).
 pub fn register(
     etcd: &Etcd,
     cluster: &str,
     name: &str,
     control: SocketAddr,
+    identity: Option<[u8; 32]>,
 ) -> Result<Registration, EtcdError> {
     let lease = etcd.grant(WORKER_TTL_S)?;
-    let record = serde_json::json!({
+    let mut record = serde_json::json!({
         "name": name,
         "control": control.to_string(),
         "pid": std::process::id(),
         "version": env!("CARGO_PKG_VERSION"),
     });
+    if let Some(key) = identity {
+        record["identity"] = sluice_net::secure::keys::hex32(&key).into();
+    }
     etcd.put(
         &worker_key(cluster, name),
         record.to_string().as_bytes(),
@@ -82,6 +107,7 @@ pub fn register(
     Ok(Registration {
         etcd: etcd.clone(),
         lease,
+        identity,
         keep_alive: Some(KeepAlive::start(etcd.clone(), lease, WORKER_TTL_S)),
     })
 }
@@ -97,7 +123,7 @@ pub enum RegistrationEvent<'a> {
 }
 
 /// Keeps worker `name` of `cluster` registered until `stop`: a registration whose lease etcd
-/// let expire is made again once etcd answers. Checks every 200 ms; `report` hears of each
+/// let expire is made again (with the same identity) once etcd answers. Checks every 200 ms; `report` hears of each
 /// renewal and of the first failure of each outage. The registration is revoked on return.
 pub fn keep_registered(
     mut registration: Registration,
@@ -114,7 +140,7 @@ pub fn keep_registered(
         if registration.is_alive() {
             continue;
         }
-        match register(etcd, cluster, name, control) {
+        match register(etcd, cluster, name, control, registration.identity) {
             Ok(again) => {
                 report(RegistrationEvent::Renewed);
                 registration = again;

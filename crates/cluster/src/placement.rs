@@ -602,6 +602,9 @@ impl Pair<'_> {
         }
         if !sender && from_protected {
             params.insert("fenced".into(), Value::Boolean(true));
+            // The receiver's worker reads this fence's lease back before a raised revision
+            // displaces the primary (see `crate::lease_check`).
+            params.insert("fenced_by".into(), Value::String(s.from_host.clone()));
         }
         params
     }
@@ -903,6 +906,7 @@ to = "sink.in"
         );
         let r = params(&plan, "c", &to_c.receiver);
         assert_eq!(r["fenced"], Value::Boolean(true));
+        assert_eq!(r["fenced_by"], Value::String("b".into()));
         assert_eq!(r["heartbeat"], Value::Float(0.1));
         // The standby's partition has b's edges.
         let edges = |h: &str| {

@@ -24,8 +24,10 @@ pub const MAX_LINE: usize = 4 << 20;
 /// The protocol's version, checked in [`ToWorker::Load`]. Version 2 added the partition
 /// lease ([`LeaseSpec`]): a worker of version 1 would ignore it and run a standby as a
 /// second primary. Version 3 added warm standbys ([`LeaseSpec::warm`]): a worker of version 2
-/// would run a warm standby at once.
-pub const VERSION: u32 = 3;
+/// would run a warm standby at once. Version 4 moved the partition leases to
+/// `/sluice/CLUSTER/leases/HOST/RUN` and has fenced receivers read them back there
+/// ([`crate::lease_check`]): a worker of version 3 would look for them elsewhere.
+pub const VERSION: u32 = 4;
 
 /// The etcd lease a replicated partition (one of a primary/standby pair) runs under: the
 /// replica holding `key` is the primary, and its stream senders carry the key's create
@@ -34,7 +36,7 @@ pub const VERSION: u32 = 3;
 pub struct LeaseSpec {
     /// The etcd client URL (`http://HOST:PORT`).
     pub etcd: String,
-    /// The partition's primary key, `/sluice/CLUSTER/runs/RUN/primary/HOST`.
+    /// The partition's primary key, `/sluice/CLUSTER/leases/HOST/RUN`.
     pub key: String,
     /// Seconds the lease outlives the holder's last renewal: how long a failed primary can
     /// keep its standby waiting.
@@ -244,7 +246,7 @@ mod tests {
             stream_receivers: vec!["x_out_from_b".into()],
             lease: Some(LeaseSpec {
                 etcd: "http://10.0.0.254:2379".into(),
-                key: "/sluice/c/runs/r1/primary/a".into(),
+                key: "/sluice/c/leases/a/r1".into(),
                 ttl_s: 1,
                 fence: "a".into(),
                 primary: false,

@@ -46,6 +46,13 @@ pub struct WorkerOptions {
     /// This worker's static key pair for control connections (`sluice key new --identity`);
     /// `None`: a fresh one per start (controllers that pin members then refuse it).
     pub identity: Option<Arc<Identity>>,
+    /// The file `identity` was read from: the partitions' stream blocks prove it too
+    /// (`identity_file`), so a fenced receiver can bind a lease's holder to the connection.
+    /// `None`: streams use a fresh key pair per connection.
+    pub identity_file: Option<PathBuf>,
+    /// The cluster's name (its etcd keys live under `/sluice/CLUSTER/`): where this worker's
+    /// fenced receivers read their senders' leases back (see [`crate::lease_check`]).
+    pub cluster: String,
     /// The controllers this worker obeys, by public key (a peers file); `None`: any holder
     /// of the cluster key. With it, a host that holds only the stream key (the cluster key
     /// every partition's streams use) cannot load partitions here.
@@ -267,6 +274,16 @@ impl Session {
         if let Some(l) = &lease {
             Fence::forget(&l.fence);
         }
+        // This run's fenced receivers confirm a raised revision in this worker's own etcd
+        // (one worker per process: the check is process-wide). Without an etcd, revisions
+        // are believed, as outside a cluster.
+        sluice_net::fence::set_revision_check(self.opts.etcd.as_ref().map(|etcd| {
+            Arc::new(crate::lease_check::LeaseCheck::new(
+                etcd,
+                &self.opts.cluster,
+                &run,
+            )) as Arc<dyn sluice_net::fence::RevisionCheck>
+        }));
         let graph = match self.load(&partition, &origin, &cwd) {
             Ok(graph) => graph,
             Err(message) => {
@@ -597,8 +614,12 @@ impl Session {
             .refused
             .check(partition)
             .map_err(|e| format!("{origin} on host {}: {e}", self.name))?;
-        let text = with_stream_key(partition, &self.opts.key_file)
-            .map_err(|e| format!("{origin}: {e}"))?;
+        let text = with_stream_key(
+            partition,
+            &self.opts.key_file,
+            self.opts.identity_file.as_deref(),
+        )
+        .map_err(|e| format!("{origin}: {e}"))?;
         let text = crate::confine::confine(&text, &self.registry, &self.opts.paths, cwd)
             .map_err(|e| format!("{origin} on host {}: {e}", self.name))?;
         sluice_graph::load_with(&text, origin, &self.registry, &[])
@@ -632,9 +653,14 @@ fn done_message(report: &RunReport, wall_s: f64, cpu_s: f64) -> FromWorker {
     }
 }
 
-/// The stream blocks of a partition with the worker's key file (`key_file`), unless the
-/// partition names one.
-pub fn with_stream_key(partition: &str, key_file: &std::path::Path) -> Result<String, String> {
+/// The stream blocks of a partition with the worker's key file (`key_file`) and, when it has
+/// one, its identity file (`identity_file`: a fenced receiver then knows which host's
+/// sender connects), unless the partition names them.
+pub fn with_stream_key(
+    partition: &str,
+    key_file: &std::path::Path,
+    identity_file: Option<&std::path::Path>,
+) -> Result<String, String> {
     let mut doc: Table = toml::from_str(partition).map_err(|e| e.to_string())?;
     if let Some(Value::Array(nodes)) = doc.get_mut("node") {
         for node in nodes.iter_mut().filter_map(Value::as_table_mut) {
@@ -649,6 +675,11 @@ pub fn with_stream_key(partition: &str, key_file: &std::path::Path) -> Result<St
                 params
                     .entry("key_file")
                     .or_insert_with(|| Value::String(key_file.display().to_string()));
+                if let Some(file) = identity_file {
+                    params
+                        .entry("identity_file")
+                        .or_insert_with(|| Value::String(file.display().to_string()));
+                }
             }
         }
     }

@@ -164,7 +164,7 @@ fn a_one_second_lease_is_granted_as_one_second() {
     let (lease, ttl) = c.grant_with_ttl(1).unwrap();
     assert_eq!(ttl, 1);
     c.revoke(lease).unwrap();
-    let held = PartitionLease::try_acquire(&c, "/sluice/t/runs/r/primary/x", "x", 1)
+    let held = PartitionLease::try_acquire(&c, "/sluice/t/leases/x/r", "x", 1)
         .unwrap()
         .unwrap();
     assert_eq!(held.ttl_s(), 1);
@@ -174,7 +174,7 @@ fn a_one_second_lease_is_granted_as_one_second() {
 fn a_held_partition_lease_is_not_taken() {
     let etcd = TestEtcd::start("plhold");
     let c = etcd.client();
-    let key = "/sluice/t/runs/r/primary/h2";
+    let key = "/sluice/t/leases/h2/r";
     let primary = PartitionLease::try_acquire(&c, key, "h2", 1)
         .unwrap()
         .expect("the key was free");
@@ -225,7 +225,7 @@ fn wait_won(rx: &mpsc::Receiver<CampaignEvent>, since: Instant, bound: Duration)
 fn a_standby_does_not_take_over_a_finished_partition() {
     let etcd = TestEtcd::start("plfinish");
     let c = etcd.client();
-    let key = "/sluice/t/runs/r/primary/h2";
+    let key = "/sluice/t/leases/h2/r";
     let primary = PartitionLease::try_acquire(&c, key, "h2", 1)
         .unwrap()
         .unwrap();
@@ -245,7 +245,7 @@ fn a_standby_does_not_take_over_a_finished_partition() {
 fn a_standby_wins_when_the_primary_releases() {
     let etcd = TestEtcd::start("plrelease");
     let c = etcd.client();
-    let key = "/sluice/t/runs/r/primary/h2";
+    let key = "/sluice/t/leases/h2/r";
     let primary = PartitionLease::try_acquire(&c, key, "h2", 1)
         .unwrap()
         .unwrap();
@@ -276,7 +276,7 @@ fn a_standby_wins_when_the_primary_releases() {
 fn a_standby_wins_when_the_primary_dies() {
     let etcd = TestEtcd::start("pldead");
     let c = etcd.client();
-    let key = "/sluice/t/runs/r/primary/h2";
+    let key = "/sluice/t/leases/h2/r";
     // A primary that stops renewing (killed, frozen, cut off): its key lives one TTL more.
     let lease = c.grant(1).unwrap();
     assert!(c.put_if_absent(key, b"h2", Some(lease)).unwrap());
@@ -304,7 +304,7 @@ fn an_expired_worker_registration_is_made_again() {
     let etcd = TestEtcd::start("reregister");
     let c = etcd.client();
     let control = "127.0.0.1:7000".parse().unwrap();
-    let registration = membership::register(&c, "t", "w1", control).unwrap();
+    let registration = membership::register(&c, "t", "w1", control, None).unwrap();
     let key = membership::worker_key("t", "w1");
     let lease = c.get_entry(&key).unwrap().unwrap().lease.unwrap();
     let stop = sluice_runtime::StopHandle::new();

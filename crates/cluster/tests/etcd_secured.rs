@@ -161,3 +161,57 @@ fn an_expired_token_is_renewed_by_logging_in_again() {
     assert_eq!(c.logins(), 2, "the expired token was not replaced");
     assert_eq!(c.get("/sluice/t/a").unwrap(), Some(b"2".to_vec()));
 }
+
+#[test]
+fn a_host_writes_its_own_record_and_leases_only() {
+    use sluice_cluster::etcd::auth::{add_host, HostGrant};
+    use sluice_cluster::lease::PartitionLease;
+    use sluice_cluster::membership;
+    let common::Secured { etcd, root, .. } = TestEtcd::secured("hosts", None);
+    let as_root = Etcd::secure(&etcd.url(), root.clone()).unwrap();
+    // h1 may host its own partition; h2 its own and stand by for h1's.
+    let grants = [("h1", vec!["h1"]), ("h2", vec!["h2", "h1"])];
+    let mut clients = Vec::new();
+    for (host, leases) in grants {
+        let grant = HostGrant {
+            login: Login::generate(&format!("sluice-{host}")).unwrap(),
+            host: host.into(),
+            leases: leases.into_iter().map(String::from).collect(),
+        };
+        add_host(&as_root, "/sluice/t/", &grant).unwrap();
+        clients.push(Etcd::secure(&etcd.url(), root.with_login(Some(grant.login))).unwrap());
+    }
+    let (h1, h2) = (&clients[0], &clients[1]);
+    let control = "127.0.0.1:7000".parse().unwrap();
+    let _r1 = membership::register(h1, "t", "h1", control, None).unwrap();
+    let _r2 = membership::register(h2, "t", "h2", control, None).unwrap();
+    // h1 reads the cluster, but cannot overwrite or delete h2's record: etcd refuses.
+    assert!(membership::workers(h1, "t").unwrap().contains_key("h2"));
+    let record = membership::worker_key("t", "h2");
+    for e in [
+        h1.put(&record, b"{\"control\":\"10.6.6.6:7000\"}", None)
+            .unwrap_err(),
+        h1.delete(&record).unwrap_err(),
+    ] {
+        assert!(
+            matches!(&e, EtcdError::Server { message, .. } if message.contains("permission denied")),
+            "{e}"
+        );
+    }
+    assert_eq!(membership::workers(h2, "t").unwrap()["h2"], control);
+    // Leases: h2 may take h1's (its standby), h1 may not take h2's.
+    let h1_key = membership::primary_key("t", "r1", "h1");
+    let held = PartitionLease::try_acquire(h2, &h1_key, "h2", 2).unwrap();
+    assert!(held.is_some(), "h2 stands by for h1");
+    drop(held);
+    let h2_key = membership::primary_key("t", "r1", "h2");
+    let e = PartitionLease::try_acquire(h1, &h2_key, "h1", 2)
+        .err()
+        .expect("h1 may not take h2's lease");
+    assert!(e.to_string().contains("permission denied"), "{e}");
+    // Nor write anywhere else in the cluster's prefix (the controller's run records).
+    let e = h1
+        .put("/sluice/t/runs/r1/hosts/h1", b"x", None)
+        .unwrap_err();
+    assert!(e.to_string().contains("permission denied"), "{e}");
+}

@@ -39,6 +39,8 @@ impl TestWorker {
             key_file: PathBuf::from("/nonexistent/key"), // the partitions have no streams
             stats_period: Duration::from_millis(200),
             identity: None,
+            identity_file: None,
+            cluster: "t".into(),
             controllers: None,
             paths: sluice_cluster::confine::PathPolicy {
                 data_dir: std::env::temp_dir(),
@@ -181,7 +183,7 @@ fn a_warm_standby_runs_nothing_until_it_wins_and_nothing_when_the_primary_finish
     let fence = "lease-worker-test-warm";
 
     // The primary finishes normally: the warm standby ends without running its partition.
-    let key = "/sluice/t/runs/r1/primary/h2";
+    let key = "/sluice/t/leases/h2/r1";
     let primary = PartitionLease::try_acquire(&c, key, "h2", 1)
         .unwrap()
         .unwrap();
@@ -210,7 +212,7 @@ fn a_warm_standby_runs_nothing_until_it_wins_and_nothing_when_the_primary_finish
     assert_eq!(Fence::named(fence).revision(), 0);
 
     // The primary dies: the warm standby takes the key and runs its partition.
-    let key = "/sluice/t/runs/r2/primary/h2";
+    let key = "/sluice/t/leases/h2/r2";
     let primary = c.grant(1).unwrap();
     assert!(c.put_if_absent(key, b"h2", Some(primary)).unwrap());
     let (mut control, answer) = loop {
@@ -250,7 +252,7 @@ fn a_primary_takes_the_key_and_is_fenced_when_it_goes() {
     let etcd = TestEtcd::start("primary");
     let c = etcd.client();
     let worker = TestWorker::start("h2", &c);
-    let key = "/sluice/t/runs/r1/primary/h2";
+    let key = "/sluice/t/leases/h2/r1";
     let fence = "lease-worker-test-primary";
 
     // Held by another: refused at load, naming the holder.
@@ -303,7 +305,7 @@ fn a_standby_promotes_its_fence_when_the_key_goes() {
     let etcd = TestEtcd::start("standby");
     let c = etcd.client();
     let worker = TestWorker::start("h5", &c);
-    let key = "/sluice/t/runs/r1/primary/h2";
+    let key = "/sluice/t/leases/h2/r1";
     let fence = "lease-worker-test-standby";
 
     // The primary, kept alive until it "dies" (stops renewing).

@@ -477,13 +477,14 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
         let own = cluster.worker_dir();
         let expected = format!(
             "worker --cluster {name} --name {} --listen {}:7000 --etcd {} --etcd-access {} \
-             --key-file {} --data-dir {} --allow-paths-outside",
+             --key-file {} --data-dir {} --identity {} --allow-paths-outside",
             h.name,
             h.address,
             cluster.etcd_url(),
-            own.join("etcd").display(),
+            cluster.worker_etcd_dir(&h.name).display(),
             own.join("cluster.key").display(),
             own.join("data").display(),
+            cluster.worker_identity(&h.name).display(),
         );
         while std::fs::read_to_string(&log).unwrap_or_default().trim() != expected {
             assert!(
@@ -511,7 +512,7 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
         assert_eq!(Some(uid), cluster.worker_ids().map(|i| i.uid));
         assert_eq!(std::fs::metadata(&own).unwrap().uid(), uid);
         assert_eq!(
-            std::fs::metadata(own.join("etcd").join("client.key"))
+            std::fs::metadata(cluster.worker_etcd_dir(&h.name).join("client.key"))
                 .unwrap()
                 .uid(),
             uid
@@ -519,6 +520,29 @@ fn down_cleans_up_after_a_crash_with_workers_running() {
     }
     let x = format!("{}x", cluster.etcd_prefix());
     assert!(cluster.etcd().unwrap().get(&x).is_ok());
+    // Each worker has an etcd user of its own (these workers are stand-ins that do not
+    // register, so h1's login is used here): it writes its own record, not h2's.
+    // (Its files belong to the workers' user: read here as root, not through `load`, which
+    // insists on the caller's own files.)
+    let dir = cluster.worker_etcd_dir("h1");
+    let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
+    let text = String::from_utf8(read("login")).unwrap();
+    let mut lines = text.lines();
+    let login =
+        sluice_cluster::etcd::Login::new(lines.next().unwrap_or(""), lines.next().unwrap_or(""))
+            .unwrap();
+    assert_eq!(login.user, "sluice-h1");
+    let access = sluice_cluster::etcd::EtcdAccess::from_pem(
+        &read("ca.pem"),
+        Some((&read("client.pem"), &read("client.key"))),
+        Some(login),
+    )
+    .unwrap();
+    let h1 = sluice_cluster::etcd::Etcd::secure(&cluster.etcd_url(), access).unwrap();
+    let record = |host: &str| sluice_cluster::membership::worker_key(&name, host);
+    h1.put(&record("h1"), b"{}", None).unwrap();
+    let e = h1.put(&record("h2"), b"{}", None).unwrap_err().to_string();
+    assert!(e.contains("permission denied"), "{e}");
     let removed = local::down(&run_dir).unwrap().join("; ");
     assert!(
         removed.contains("worker h1") && removed.contains("worker h2"),

@@ -47,6 +47,8 @@ impl TestWorker {
             key_file: PathBuf::from("/nonexistent/key"), // the partitions have no streams
             stats_period: Duration::from_millis(200),
             identity: Some(identity.clone()),
+            identity_file: None,
+            cluster: "t".into(),
             controllers,
             paths: PathPolicy {
                 data_dir: std::env::temp_dir(),

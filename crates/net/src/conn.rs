@@ -238,7 +238,9 @@ impl Conn {
     /// Sets up the link's socket (non-blocking, no Nagle delay) and starts its heartbeat
     /// keeper; on a secure link every byte each way goes through its channel.
     pub fn new(link: Link, heartbeat: Duration) -> std::io::Result<Conn> {
-        let Link { stream, channel } = link;
+        let Link {
+            stream, channel, ..
+        } = link;
         let (sealer, rx) = match channel {
             Some((s, r)) => (Some(s), Some(r)),
             None => (None, None),

@@ -25,11 +25,101 @@
 //! from its receiver's WELCOME where the output stream stands, starts its input that far back
 //! that its fresh nodes are exact again by then ([`Fence::start`]), and drops the outputs
 //! its receiver already has.
+//!
+//! **Checked revisions.** A revision in a HELLO is the sender's word. A receiver that names
+//! the fence of its senders (`fenced_by`) asks the process's [`RevisionCheck`] (a worker of a
+//! cluster installs one that reads the lease back from etcd) before a higher revision
+//! displaces its primary; the check runs once per raise, never for a revision already
+//! accepted, and within [`CHECK_TIMEOUT`] (beyond it the raise is refused). A check that binds
+//! the revision to the static key its holder proved makes the receiver refuse a later HELLO of
+//! the same revision from any other key. Without a check
+//! (a fenced receiver outside a cluster) the revision is believed: there, every holder of the
+//! stream's credentials is trusted to be one of the partition's replicas.
 
 use crate::AckHandle;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+/// The longest a receiver waits for the [`RevisionCheck`] of one HELLO: the receive loop of
+/// the current primary stands still meanwhile, and an etcd that does not answer by then
+/// refuses the raise.
+pub const CHECK_TIMEOUT: Duration = Duration::from_millis(1500);
+
+/// What a fenced receiver asks its [`RevisionCheck`] about: a connection whose HELLO claims
+/// a lease revision above the current primary's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisionClaim {
+    /// The fence of the senders' partition (the receiver's `fenced_by`: in a cluster, the
+    /// protected host's name).
+    pub fence: String,
+    /// The revision the HELLO claims.
+    pub revision: u64,
+    /// The static public key the sender proved in the secure channel's handshake (`None` on
+    /// a plaintext stream).
+    pub peer_key: Option<[u8; 32]>,
+    /// The sender's address, for messages.
+    pub peer: String,
+}
+
+/// Decides whether a claimed lease revision is real (see the module documentation). `Err`
+/// says why not; it is escaped before it is logged.
+pub trait RevisionCheck: Send + Sync {
+    /// Whether `claim` may displace the current primary: `Ok(Some(key))` when the revision's
+    /// holder is bound to the static key `key` (the one the sender proved: later connections
+    /// of the same revision must prove it too), `Ok(None)` when the revision is confirmed but
+    /// its holder has no key to bind. It runs on a thread of its own and is abandoned (the
+    /// raise refused) after [`CHECK_TIMEOUT`].
+    fn check(&self, claim: &RevisionClaim) -> Result<Option<[u8; 32]>, String>;
+}
+
+fn revision_check_slot() -> &'static Mutex<Option<Arc<dyn RevisionCheck>>> {
+    static CHECK: OnceLock<Mutex<Option<Arc<dyn RevisionCheck>>>> = OnceLock::new();
+    CHECK.get_or_init(Default::default)
+}
+
+/// Installs the process's revision check (`None` removes it): every fenced receiver with
+/// `fenced_by` asks it before a raise.
+pub fn set_revision_check(check: Option<Arc<dyn RevisionCheck>>) {
+    *revision_check_slot()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = check;
+}
+
+/// The process's revision check, if one is installed.
+pub fn revision_check() -> Option<Arc<dyn RevisionCheck>> {
+    revision_check_slot()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+/// Runs `check` on `claim` within `timeout`: `Err` when it refuses, fails to answer in time
+/// or panics. The thread of a check that overran is left to finish on its own (its answer is
+/// dropped): a check must bound its own calls too.
+pub fn verify(
+    check: Arc<dyn RevisionCheck>,
+    claim: &RevisionClaim,
+    timeout: Duration,
+) -> Result<Option<[u8; 32]>, String> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let asked = claim.clone();
+    std::thread::Builder::new()
+        .name("sluice-revision-check".into())
+        .spawn(move || {
+            let _ = tx.send(check.check(&asked));
+        })
+        .map_err(|e| format!("cannot start the revision check: {e}"))?;
+    match rx.recv_timeout(timeout) {
+        Ok(answer) => answer,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
+            "the revision check did not answer within {} ms",
+            timeout.as_millis()
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err("the revision check failed".into()),
+    }
+}
 
 /// A shared lease revision, and a warm partition's input acknowledgement and start (see the
 /// module documentation). Cloning it shares it.
@@ -134,7 +224,53 @@ impl Fence {
 
 #[cfg(test)]
 mod tests {
-    use super::Fence;
+    use super::{verify, Fence, RevisionCheck, RevisionClaim};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    struct Slow;
+    impl RevisionCheck for Slow {
+        fn check(&self, _: &RevisionClaim) -> Result<Option<[u8; 32]>, String> {
+            std::thread::sleep(Duration::from_millis(500));
+            Ok(None)
+        }
+    }
+
+    struct Only(u64);
+    impl RevisionCheck for Only {
+        fn check(&self, claim: &RevisionClaim) -> Result<Option<[u8; 32]>, String> {
+            if claim.revision == self.0 {
+                Ok(None)
+            } else {
+                Err(format!("not {}", self.0))
+            }
+        }
+    }
+
+    fn claim(revision: u64) -> RevisionClaim {
+        RevisionClaim {
+            fence: "h".into(),
+            revision,
+            peer_key: None,
+            peer: "127.0.0.1:1".into(),
+        }
+    }
+
+    #[test]
+    fn a_check_answers_or_is_cut_off() {
+        assert_eq!(
+            verify(Arc::new(Only(5)), &claim(5), Duration::from_secs(1)),
+            Ok(None)
+        );
+        assert_eq!(
+            verify(Arc::new(Only(5)), &claim(6), Duration::from_secs(1)),
+            Err("not 5".into())
+        );
+        let t = Instant::now();
+        let slow = verify(Arc::new(Slow), &claim(5), Duration::from_millis(50));
+        assert!(slow.unwrap_err().contains("did not answer within 50 ms"));
+        assert!(t.elapsed() < Duration::from_millis(400));
+    }
 
     #[test]
     fn named_fences_are_shared_and_only_rise() {

@@ -121,6 +121,7 @@ fn source_params() -> Vec<ParamDecl> {
         Param::integer("tag_budget_bytes", "the most bytes of tags (as sent) within any queue's worth of items").default(16777216).min(1.0),
         Param::integer("history", "items before its resume offset that the consumer needs to prime its state (an FIR's taps − 1); the sender keeps that many acknowledged items").default(0),
         Param::bool("fenced", "accept a primary and hot standbys (fenced senders): a newer lease revision displaces the primary, an older one is refused").default(false),
+        Param::text("fenced_by", "with fenced: the fence the senders name (the cluster sets it to the protected host); a raised lease revision is then confirmed by the process's revision check (a cluster worker reads the lease back from etcd) before the primary is displaced").derived("none"),
         Param::text("warm", "name of the process's fence when this is the input of a partition with a warm standby: connect once the partition's output says where to start, start there, and acknowledge upstream only what the outputs' receiver acknowledged (the cluster sets it)").derived("none"),
         Param::integer("spin_us", "microseconds to busy-poll the socket after a frame before sleeping (0: no spin)").default(0).max(1e6),
     ]].concat()
@@ -257,6 +258,10 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
             "tag_budget_bytes",
             p.u64_or("tag_budget_bytes", o.tag_budget_bytes as u64)?,
         )?;
+        o.fenced_by = p.opt_str("fenced_by")?;
+        if o.fenced_by.is_some() && !o.fenced {
+            return Err(ParamError::new("fenced_by", "only with fenced = true"));
+        }
         let max = p.u64_or("max_frame", u64::from(o.max_frame))?;
         o.max_frame = u32::try_from(max)
             .map_err(|_| ParamError::new("max_frame", format!("at most {}", u32::MAX)))?;

@@ -153,6 +153,12 @@ pub struct TcpOptions {
     /// lease revision): standbys are kept connected and told what was received; a primary
     /// with a newer revision displaces the current one, and an older revision is refused.
     pub fenced: bool,
+    /// Receiver with `fenced`: the fence its senders name (in a cluster, the protected
+    /// host's name). With it, a HELLO that raises the revision displaces the primary only if
+    /// the process's [`RevisionCheck`](crate::fence::RevisionCheck) confirms the revision
+    /// (see [`fence`](crate::fence)); without it, or without a check installed, the revision
+    /// is believed.
+    pub fenced_by: Option<String>,
     /// Sender with a `fence`: the partition has a warm standby, and this is its output
     /// stream (see [`fence`](crate::fence)): the first WELCOME sets where its input starts
     /// ([`Fence::set_start`](crate::Fence::set_start)) and the offset of its first item; every
@@ -199,6 +205,7 @@ impl Default for TcpOptions {
             fence: None,
             replica: false,
             fenced: false,
+            fenced_by: None,
             warm: None,
             warm_fence: None,
             messages: false,

@@ -16,6 +16,9 @@
 //! (HELLO revision 0) is kept and told, in a WELCOME and then in every ACK, what has been
 //! received; a primary's displaces the current primary if its lease revision is at least as
 //! new, and is refused if it is older, so a primary that lost its lease never writes again.
+//! With `fenced_by`, a revision above the current one must first pass the process's
+//! [`RevisionCheck`](crate::fence::RevisionCheck) (a cluster worker asks etcd): a forged one
+//! is refused and the current primary keeps the stream.
 //! The promoted standby resumes at the receiver's offset like any reconnecting sender.
 //!
 //! With [`TcpOptions::messages`] the source also has a message output: the MESSAGE frames of
@@ -163,6 +166,9 @@ pub struct TcpSource<T> {
     /// Fenced: the current primary's lease revision (0 before the first), the standbys'
     /// connections, and every change of primary.
     revision: u64,
+    /// Fenced: the static key the current revision's holder proved, when the revision check
+    /// bound it to one.
+    bound_key: Option<[u8; 32]>,
     standbys: Vec<Conn>,
     takeovers: Vec<Takeover>,
     /// Fenced: when the listener was last looked at while a primary sent.
@@ -237,6 +243,7 @@ impl<T: Item> TcpSource<T> {
             spun: false,
             last_ack: Instant::now(),
             revision: 0,
+            bound_key: None,
             standbys: Vec::new(),
             takeovers: Vec::new(),
             last_accept: Instant::now(),
@@ -909,6 +916,35 @@ impl<T: Item> TcpSource<T> {
                 }
                 Some(r) => r,
             };
+            // A raise (the first primary included) displaces whoever sends now: the revision
+            // is checked first where a check can be had. A revision already accepted (the
+            // primary reconnecting) is not asked about again.
+            let bound = if revision > self.revision {
+                match self.check_raise(revision, &stream, &peer) {
+                    Ok(bound) => bound,
+                    Err(why) => {
+                        refuse(stream, &peer, &format!(
+                            "fenced: lease revision {revision} of {} not confirmed: {why}; the current primary (revision {}) keeps the stream",
+                            self.opts.fenced_by.as_deref().unwrap_or(""),
+                            self.revision
+                        ));
+                        continue;
+                    }
+                }
+            } else {
+                self.bound_key
+            };
+            // The same revision again (the primary reconnecting): where the check bound it to
+            // its holder's key, only that key may send under it.
+            if revision > 0 && revision == self.revision {
+                if let Some(key) = self.bound_key.filter(|k| stream.peer_key != Some(*k)) {
+                    refuse(stream, &peer, &format!(
+                        "fenced: lease revision {revision} belongs to the host of identity {}; this sender proved another",
+                        crate::secure::keys::hex32(&key)
+                    ));
+                    continue;
+                }
+            }
             let conn = Conn::new(stream, self.opts.heartbeat)
                 .map_err(|e| io_err(&peer, received, "socket setup", &e))?;
             if revision == 0 {
@@ -943,11 +979,34 @@ impl<T: Item> TcpSource<T> {
                 });
             }
             self.revision = revision;
+            self.bound_key = bound;
             self.session = Some(Session::new(conn, decoder));
             if let Err(e) = self.on_event(Some(Event::Hello(hello)), out, size, capacity) {
                 self.lose(e)?;
             }
         }
+    }
+
+    /// Fenced with `fenced_by`: asks the process's revision check whether `revision`, claimed
+    /// by the sender on `link`, is the lease's (see [`fence`](crate::fence)); `Ok` without a
+    /// `fenced_by` or a check (the revision is believed).
+    fn check_raise(
+        &self,
+        revision: u64,
+        link: &Link,
+        peer: &str,
+    ) -> Result<Option<[u8; 32]>, String> {
+        let (Some(fence), Some(check)) = (&self.opts.fenced_by, crate::fence::revision_check())
+        else {
+            return Ok(None);
+        };
+        let claim = crate::fence::RevisionClaim {
+            fence: fence.clone(),
+            revision,
+            peer_key: link.peer_key,
+            peer: peer.to_string(),
+        };
+        crate::fence::verify(check, &claim, crate::fence::CHECK_TIMEOUT)
     }
 
     /// Reads a new connection's HELLO (blocking, for at most the authentication timeout).

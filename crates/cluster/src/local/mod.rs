@@ -17,13 +17,16 @@
 //!   a client certificate: [`crate::etcd::pki`]), private keys mode 0600;
 //! - one etcd listening only on the bridge address (`https://10.A.B.1:2379`, peers on 2380),
 //!   TLS only with client certificates required, and etcd's authentication on: user `root`
-//!   (its login in `etcd-pki/root.login`) and user `sluice`, whose role may read and write
-//!   only `/sluice/NAME/` (its access directory `etcd-pki/client/`, login included); its data
-//!   in the run directory, left running in a session of its own;
+//!   (its login in `etcd-pki/root.login`), user `sluice` (the controller's), whose role may
+//!   read and write only `/sluice/NAME/` (its access directory `etcd-pki/client/`, login
+//!   included), and a user `sluice-hN` per host that reads `/sluice/NAME/` and writes only
+//!   its member record and the partition leases (`leases/`) of the cluster's hosts (logins in
+//!   `etcd-pki/hosts/`; [`crate::etcd::auth::HostGrant`]); its data in the run directory,
+//!   left running in a session of its own;
 //! - when asked, a worker per host inside its namespace (`sluice worker ...`, see
 //!   [`WorkerSpec`]), as an unprivileged user when `up` runs as root ([`WorkerUser`]), with
-//!   its own copies of the key and the etcd access in `NAME/worker/`, its output in
-//!   `NAME/hN.log`;
+//!   its own copies of the key in `NAME/worker/` and of its host's etcd access in
+//!   `NAME/worker/etcd-hN/`, its output in `NAME/hN.log`;
 //! - `hosts.toml`: a `[hosts.hN] address = "..."` table per host, to paste into a graph file.
 //!
 //! Cluster names are 1 to 9 lower-case letters and digits starting with a letter, so every
@@ -54,7 +57,7 @@ use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -78,8 +81,9 @@ pub const ETCD_PEER_PORT: u16 = 2380;
 #[derive(Debug, Clone)]
 pub struct WorkerSpec {
     /// The `sluice` executable. Each host runs `EXE worker --cluster NAME --name hN --listen
-    /// 10.A.B.(N+1):7000 --etcd https://10.A.B.1:2379 --etcd-access RUN/worker/etcd
-    /// --key-file RUN/worker/cluster.key --data-dir RUN/worker/data --allow-paths-outside`.
+    /// 10.A.B.(N+1):7000 --etcd https://10.A.B.1:2379 --etcd-access RUN/worker/etcd-hN
+    /// --key-file RUN/worker/cluster.key --data-dir RUN/worker/data
+    /// --identity RUN/worker/hN.identity --allow-paths-outside`.
     pub exe: PathBuf,
     /// Who the workers run as.
     pub user: WorkerUser,
@@ -544,33 +548,95 @@ impl LocalCluster {
         };
         secret(pki_dir.join("root.login"), root.to_file_text())?;
         secret(pki.client_dir.join(LOGIN_FILE), member.to_file_text())?;
-        auth::enable(&server.client(), &root, &member, &self.etcd_prefix())
-            .map_err(|e| fail(e.to_string()))?;
+        // One etcd user per host: it writes its own member record and the leases of the
+        // partitions it may host. On one machine any host may be placed as any partition's
+        // standby (the graph file decides per run), so each may take every host's leases.
+        let names: Vec<String> = self.state.hosts.iter().map(|h| h.name.clone()).collect();
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(self.host_logins_dir())
+            .map_err(io_err(&self.host_logins_dir()))?;
+        let mut hosts = Vec::new();
+        for name in &names {
+            let login = Login::generate(&host_user(name)).map_err(fail)?;
+            secret(self.host_login_file(name), login.to_file_text())?;
+            hosts.push(auth::HostGrant {
+                login,
+                host: name.clone(),
+                leases: names.clone(),
+            });
+        }
+        auth::enable_with_hosts(
+            &server.client(),
+            &root,
+            &member,
+            &self.etcd_prefix(),
+            &hosts,
+        )
+        .map_err(|e| fail(e.to_string()))?;
         server.detach();
         Ok(())
     }
 
     /// The workers' own files in `RUN/worker/`, owned by the user they run as: copies of the
-    /// cluster key and of the member's etcd access, and their data directory.
+    /// cluster key, each host's etcd access (the cluster's certificate, the host's own login)
+    /// in `etcd-HOST/`, and their data directory.
     fn worker_files(&mut self, worker: &WorkerSpec) -> Result<(), LocalError> {
         let ids = worker_user::resolve(&worker.user)?;
         self.state.worker_ids = Some(ids);
         self.save()?;
         let dir = self.worker_dir();
         worker_user::own_dir(&dir, ids)?;
-        worker_user::own_dir(&dir.join("etcd"), ids)?;
         worker_user::own_dir(&dir.join("data"), ids)?;
         worker_user::own_copy(&self.key_file(), &dir.join("cluster.key"), 0o600, ids)?;
         let access = self.etcd_access_dir();
-        for (name, mode) in [
-            (CA_FILE, 0o644),
-            (CERT_FILE, 0o644),
-            (KEY_FILE, 0o600),
-            (LOGIN_FILE, 0o600),
-        ] {
-            worker_user::own_copy(&access.join(name), &dir.join("etcd").join(name), mode, ids)?;
+        let names: Vec<String> = self.state.hosts.iter().map(|h| h.name.clone()).collect();
+        for host in &names {
+            let own = self.worker_etcd_dir(host);
+            worker_user::own_dir(&own, ids)?;
+            for (name, mode) in [(CA_FILE, 0o644), (CERT_FILE, 0o644), (KEY_FILE, 0o600)] {
+                worker_user::own_copy(&access.join(name), &own.join(name), mode, ids)?;
+            }
+            worker_user::own_copy(
+                &self.host_login_file(host),
+                &own.join(LOGIN_FILE),
+                0o600,
+                ids,
+            )?;
+            // Its identity: listed in its member record, proved by its streams, so a fenced
+            // receiver knows which host's sender connects (`crate::lease_check`).
+            let made = self.run_dir.join(format!("{host}.identity"));
+            if !made.exists() {
+                sluice_net::secure::Identity::create(&made).map_err(|e| LocalError::Io {
+                    path: made.clone(),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+            }
+            worker_user::own_copy(&made, &self.worker_identity(host), 0o600, ids)?;
         }
         Ok(())
+    }
+
+    /// Host `host`'s worker's identity file, `RUN/worker/HOST.identity`, owned by the user
+    /// the workers run as.
+    pub fn worker_identity(&self, host: &str) -> PathBuf {
+        self.worker_dir().join(format!("{host}.identity"))
+    }
+
+    /// Where root keeps each host's etcd login (`etcd-pki/hosts/`, mode 700).
+    fn host_logins_dir(&self) -> PathBuf {
+        self.run_dir.join("etcd-pki").join("hosts")
+    }
+
+    /// Host `host`'s etcd login file in [`host_logins_dir`](Self::host_logins_dir).
+    fn host_login_file(&self, host: &str) -> PathBuf {
+        self.host_logins_dir().join(format!("{host}.login"))
+    }
+
+    /// Host `host`'s worker's etcd access directory, `RUN/worker/etcd-HOST/`, owned by the
+    /// user the workers run as.
+    pub fn worker_etcd_dir(&self, host: &str) -> PathBuf {
+        self.worker_dir().join(format!("etcd-{host}"))
     }
 
     /// Starts host `name`'s worker again (after it died or was killed), its output appended
@@ -606,7 +672,8 @@ impl LocalCluster {
         let etcd = self.etcd_url();
         let own = self.worker_dir();
         let key = own.join("cluster.key").display().to_string();
-        let access = own.join("etcd").display().to_string();
+        let access = self.worker_etcd_dir(&h.name).display().to_string();
+        let identity = self.worker_identity(&h.name).display().to_string();
         let data = own.join("data");
         let data_arg = data.display().to_string();
         // An absolute path, so that the log and `ps` say which executable runs.
@@ -637,6 +704,8 @@ impl LocalCluster {
             &key,
             "--data-dir",
             &data_arg,
+            "--identity",
+            &identity,
             // One machine, the operator's own: the controller's paths, as they are, where
             // the worker's user may read and write them.
             "--allow-paths-outside",
@@ -852,4 +921,9 @@ fn claim_name(options: &LocalOptions) -> Result<(String, PathBuf), LocalError> {
     Err(LocalError::Invalid(
         "no unused cluster name found in 100 tries".into(),
     ))
+}
+
+/// The etcd user (and role) of host `host`'s worker.
+pub fn host_user(host: &str) -> String {
+    format!("sluice-{host}")
 }

@@ -499,6 +499,8 @@ pub struct Link {
     pub stream: std::net::TcpStream,
     /// The channel's halves, on a secure connection.
     pub channel: Option<(Sealer, RxBuf)>,
+    /// The static public key the peer proved in the handshake, on a secure connection.
+    pub peer_key: Option<[u8; 32]>,
 }
 
 impl Link {
@@ -507,6 +509,7 @@ impl Link {
         Link {
             stream,
             channel: None,
+            peer_key: None,
         }
     }
 
@@ -515,6 +518,7 @@ impl Link {
         Link {
             stream,
             channel: Some((session.sealer, RxBuf::new(session.opener))),
+            peer_key: Some(session.peer_key),
         }
     }
 

@@ -35,6 +35,7 @@
 #![forbid(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod accept;
 pub mod auth;
 mod conn;
 pub mod decoder;

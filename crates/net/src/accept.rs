@@ -101,14 +101,15 @@ impl Admission {
 pub type Prepare<T> = dyn Fn(TcpStream, &Admission) -> Result<T, String> + Send + Sync;
 
 /// At most one line per interval; the lines in between are counted and the count is told.
-#[derive(Debug)]
-struct RateLog {
+#[derive(Debug, Default)]
+pub(crate) struct RateLog {
     next: Option<Instant>,
     suppressed: u64,
 }
 
 impl RateLog {
-    fn line(&mut self, every: Duration, line: &str) {
+    /// Prints `sluice-net: <line>` on stderr unless a line was printed less than `every` ago.
+    pub(crate) fn line(&mut self, every: Duration, line: &str) {
         let now = Instant::now();
         if self.next.is_some_and(|t| now < t) {
             self.suppressed += 1;

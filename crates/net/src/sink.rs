@@ -118,6 +118,8 @@ pub struct TcpSink<T> {
     lost: Option<(Instant, NetError)>,
     /// The last peer refused by authentication, and why (for the timeout's message).
     refused: Option<String>,
+    /// Refusals of peers that failed before their WELCOME (a listening sink), rate-limited.
+    refusals: crate::accept::RateLog,
     waiting_since: Instant,
     end_sent: Option<u64>,
     backoff: Backoff,
@@ -181,6 +183,7 @@ impl<T: Item> TcpSink<T> {
             metadata: Vec::new(),
             lost: None,
             refused: None,
+            refusals: crate::accept::RateLog::default(),
             waiting_since: Instant::now(),
             end_sent: None,
             backoff: Backoff::new(),
@@ -221,6 +224,29 @@ impl<T: Item> TcpSink<T> {
     /// in an ERROR frame); otherwise the sink waits for a new connection and resumes.
     fn lose(&mut self, cause: NetError) -> Result<(), NodeError> {
         self.end_sent = None;
+        let unwelcomed = self.session.as_ref().is_some_and(|s| !s.welcomed);
+        if unwelcomed && matches!(self.endpoint, Endpoint::Listen(_)) {
+            // A listening sink's peer that failed before its WELCOME (an HTTP probe, garbage,
+            // a receiver that refused this stream) costs that connection only: anyone may
+            // connect to a listener, so no such peer may end the stream. The sink waits on
+            // (its timeout's error names the last refusal).
+            if let Some(s) = self.session.take() {
+                if !matches!(cause, NetError::Remote { .. }) {
+                    let _ = s
+                        .conn
+                        .send_control(&wire::error(&cause.to_string()), Duration::from_millis(100));
+                }
+                let line = format!(
+                    "{}: {}",
+                    crate::escape::text(&s.conn.peer),
+                    crate::escape::text(&cause.to_string())
+                );
+                self.refusals
+                    .line(Duration::from_secs(1), &format!("tcp_sink: refused {line}"));
+                self.refused = Some(line);
+            }
+            return Ok(());
+        }
         if let Some(s) = self.session.take() {
             if cause.is_fatal() && !matches!(cause, NetError::Remote { .. }) {
                 let _ = s

@@ -245,3 +245,45 @@ fn an_http_probe_and_garbage_cost_their_connections_only() {
     assert!(w.contains("2 connections refused"), "{w}");
     assert!(!w.chars().any(|c| c.is_control() && c != '\n'), "{w:?}");
 }
+
+#[test]
+fn garbage_to_a_listening_sink_costs_its_connection_only() {
+    let count = 200_000;
+    let opts = TcpOptions {
+        auth_timeout: Duration::from_secs(1),
+        connect_timeout: Duration::from_secs(10),
+        ..TcpOptions::default()
+    };
+    let sink = TcpSink::<Complex32>::new("tcp-listen://127.0.0.1:0", opts.clone()).unwrap();
+    let addr = sink.local_addr().unwrap();
+    let mut g = Graph::new();
+    let a = g.add("count", Counter::new(count, iq, vec![])).unwrap();
+    let b = g.add("tx", sink).unwrap();
+    g.connect(a, "out", b, "in").unwrap();
+    let tx = spawn(g);
+    // A peer that answers the HELLO with an HTTP response instead of a WELCOME.
+    let mut probe = TcpStream::connect(addr).unwrap();
+    probe
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let mut hello = [0u8; 12];
+    probe.read_exact(&mut hello).unwrap();
+    assert_eq!(&hello[..4], b"SLCN", "the sink's HELLO");
+    probe
+        .write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n\x1b[2J")
+        .unwrap();
+    let _ = probe.read_to_end(&mut Vec::new());
+    // Then the real receiver connects.
+    let source = sluice_net::TcpSource::<Complex32>::new(&format!("tcp://{addr}"), opts).unwrap();
+    let (checker, seen) = Checker::new(iq);
+    let mut r = Graph::new();
+    let a = r.add("rx", source).unwrap();
+    let b = r.add("check", checker).unwrap();
+    r.connect(a, "out", b, "in").unwrap();
+    spawn(r).join().unwrap().expect("the stream completes");
+    tx.join().unwrap().expect("the sink ends well");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.items, count);
+    assert_eq!(seen.first_bad, None);
+    assert_eq!(seen.checksum, expected_checksum(count));
+}

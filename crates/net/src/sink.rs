@@ -84,6 +84,9 @@ struct Pending {
 struct Session {
     conn: Conn,
     decoder: Decoder,
+    /// The peer's first frame was decoded (a failure before it is a refusal on a listening
+    /// sink, see [`TcpSink::lose`]).
+    greeted: bool,
     welcomed: bool,
     sent: u64,
     credit: u64,
@@ -224,12 +227,13 @@ impl<T: Item> TcpSink<T> {
     /// in an ERROR frame); otherwise the sink waits for a new connection and resumes.
     fn lose(&mut self, cause: NetError) -> Result<(), NodeError> {
         self.end_sent = None;
-        let unwelcomed = self.session.as_ref().is_some_and(|s| !s.welcomed);
-        if unwelcomed && matches!(self.endpoint, Endpoint::Listen(_)) {
-            // A listening sink's peer that failed before its WELCOME (an HTTP probe, garbage,
-            // a receiver that refused this stream) costs that connection only: anyone may
-            // connect to a listener, so no such peer may end the stream. The sink waits on
-            // (its timeout's error names the last refusal).
+        let ungreeted = self.session.as_ref().is_some_and(|s| !s.greeted);
+        if ungreeted && matches!(self.endpoint, Endpoint::Listen(_)) {
+            // A listening sink's peer that failed before its first frame decoded (an HTTP
+            // probe, garbage, silence, an ERROR: a receiver that refused this stream) costs
+            // that connection only: anyone may connect to a listener, so no such peer may end
+            // the stream. The sink waits on (its timeout's error names the last refusal).
+            // What a valid WELCOME asks (a resume beyond retention) still fails as before.
             if let Some(s) = self.session.take() {
                 if !matches!(cause, NetError::Remote { .. }) {
                     let _ = s
@@ -343,6 +347,7 @@ impl<T: Item> TcpSink<T> {
         self.session = Some(Session {
             conn,
             decoder,
+            greeted: false,
             welcomed: false,
             sent: self.acked,
             credit: self.acked,
@@ -423,6 +428,7 @@ impl<T: Item> TcpSink<T> {
             let Some(event) = s.decoder.control_filled(got)? else {
                 continue;
             };
+            s.greeted = true;
             let peer = s.conn.peer.clone();
             if s.standby {
                 // A standby learns from the WELCOME and the ACKs what the receiver has from

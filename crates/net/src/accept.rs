@@ -278,7 +278,7 @@ impl<T> Acceptor<T> {
         counts
     }
 
-    /// The last refusal: the peer's address and why (escaped).
+    /// The last refusal: `<peer address>: <why>` (escaped).
     pub fn last_refusal(&self) -> Option<String> {
         self.shared
             .last_refusal
@@ -462,9 +462,9 @@ fn admit<T: Send + 'static>(
                     } else {
                         why
                     };
-                    let line = format!("refused {peer}: {}", crate::escape::text(&why));
+                    let line = format!("{peer}: {}", crate::escape::text(&why));
                     helper_shared.count(|c| c.refused += 1);
-                    helper_shared.log(&format!("{}: {line}", helper_shared.what));
+                    helper_shared.log(&format!("{}: refused {line}", helper_shared.what));
                     *helper_shared
                         .last_refusal
                         .lock()

@@ -66,6 +66,19 @@ pub struct WorkerArgs {
     /// no partition here sends data elsewhere), whoever the controller is.
     #[arg(long, value_name = "TYPES")]
     pub refuse_blocks: Option<String>,
+    /// Seconds a new control connection has to complete the secure handshake (proving the
+    /// cluster key); a silent or slow peer is closed after it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub handshake_timeout: f64,
+    /// The most control connections in their handshake at once; one beyond is closed at once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_pending: usize,
+    /// The most control connections in their handshake at once from one address.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub max_pending_per_ip: usize,
+    /// The most authenticated control sessions at once; one beyond is closed.
+    #[arg(long, value_name = "N", default_value_t = sluice_cluster::worker::DEFAULT_MAX_SESSIONS)]
+    pub max_sessions: usize,
 }
 
 /// `sluice cluster …`.
@@ -178,6 +191,16 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
         )
         .map_err(anyhow::Error::msg)?,
         etcd: None,
+        accept: sluice_net::accept::AcceptOptions {
+            budget: Duration::try_from_secs_f64(args.handshake_timeout)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .context("--handshake-timeout: a number of seconds above 0")?,
+            max_pending: args.max_pending.max(1),
+            max_pending_per_ip: args.max_pending_per_ip.max(1),
+            ..sluice_cluster::worker::default_accept()
+        },
+        max_sessions: args.max_sessions.max(1),
     };
     let etcd = etcd_client(&args.etcd, args.etcd_access.as_deref())?;
     let opts = WorkerOptions {

@@ -15,6 +15,7 @@ use crate::etcd::Etcd;
 use crate::lease::{Campaign, CampaignEvent, PartitionLease};
 use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
 use sluice_graph::Registry;
+use sluice_net::accept::{AcceptOptions, Acceptor, Admission, Prepare};
 use sluice_net::auth::ClusterKey;
 use sluice_net::secure::{
     self, Credentials, Identity, Link, Peers, Protection, Purpose, SecureWriter,
@@ -29,8 +30,21 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use toml::{Table, Value};
 
-/// How long a peer has to prove the cluster key, and a controller to send its Load.
+/// How long a controller has to send its Load once its connection is authenticated.
 const HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// The default limits of the control port's acceptor: a peer has 10 s to prove the cluster
+/// key (the handshake's budget), at most 64 connections are in their handshake at once, 8 from
+/// one address.
+pub fn default_accept() -> AcceptOptions {
+    AcceptOptions {
+        budget: Duration::from_secs(10),
+        ..AcceptOptions::default()
+    }
+}
+
+/// The default cap on authenticated control sessions at once.
+pub const DEFAULT_MAX_SESSIONS: usize = 16;
 
 /// A worker's settings.
 #[derive(Debug, Clone)]
@@ -67,6 +81,13 @@ pub struct WorkerOptions {
     /// leases (and so fencing revisions) are taken there, never at an etcd address a
     /// controller names. `None`: partitions with a lease are refused.
     pub etcd: Option<Etcd>,
+    /// The control port's acceptor: each new connection proves the cluster key on a helper
+    /// thread within `budget`, under caps on connections in their handshake overall and per
+    /// address (see [`sluice_net::accept`]; [`default_accept`]).
+    pub accept: AcceptOptions,
+    /// The most authenticated control sessions at once; one beyond is closed and logged
+    /// ([`DEFAULT_MAX_SESSIONS`]).
+    pub max_sessions: usize,
 }
 
 /// Why the worker could not start or serve.
@@ -82,7 +103,7 @@ pub enum WorkerError {
         /// Why.
         source: std::io::Error,
     },
-    /// Accepting a connection failed.
+    /// Accepting could not start on the control address (no thread, no credentials).
     #[error("worker {name}: accept on {addr}: {source}")]
     Accept {
         /// The worker.
@@ -124,54 +145,79 @@ impl Worker {
     }
 
     /// Serves controllers until `shutdown` is asked to stop (a running partition is stopped
-    /// gracefully first). Each connection gets a thread; a second controller while a
+    /// gracefully first). New connections prove the cluster key on the acceptor's helpers
+    /// (see [`sluice_net::accept`]: silent or hostile peers cost their own connection, a
+    /// flood is capped, and running out of descriptors only pauses accepting); each
+    /// authenticated one gets a thread, up to `max_sessions`; a second controller while a
     /// partition runs is told the worker is busy.
     pub fn serve(self, shutdown: &StopHandle) -> Result<(), WorkerError> {
-        self.listener
-            .set_nonblocking(true)
-            .map_err(|source| self.accept_err(source))?;
+        let name = self.opts.name.clone();
+        let setup = |source: std::io::Error| WorkerError::Accept {
+            name: name.clone(),
+            addr: self.opts.listen,
+            source,
+        };
+        // One identity for the worker's life (a fresh one without an identity file).
+        let creds = control_credentials(
+            &self.opts.key,
+            self.opts.identity.as_ref(),
+            self.opts.controllers.as_ref(),
+        )
+        .map_err(|e| setup(std::io::Error::other(e.to_string())))?;
+        let prepare: Arc<Prepare<(Link, SocketAddr)>> =
+            Arc::new(move |mut stream: TcpStream, admission: &Admission| {
+                let _ = stream.set_nodelay(true);
+                let budget = admission.left().max(Duration::from_millis(1));
+                // The peer's words in the error (a version, a key) are escaped by the acceptor.
+                let session =
+                    secure::accept(&mut stream, &creds, budget).map_err(|e| e.to_string())?;
+                Ok((Link::secure(stream, session), admission.peer))
+            });
+        let acceptor = Acceptor::start(
+            self.listener,
+            &format!("worker {}", self.opts.name),
+            self.opts.accept,
+            prepare,
+        )
+        .map_err(setup)?;
         let sessions_stop = StopHandle::new();
-        let mut sessions = Vec::new();
+        let mut sessions: Vec<std::thread::JoinHandle<()>> = Vec::new();
         while !shutdown.is_stopped() {
-            match self.listener.accept() {
-                Ok((stream, peer)) => {
-                    let session = Session {
-                        name: self.opts.name.clone(),
-                        peer: peer.to_string(),
-                        opts: self.opts.clone(),
-                        registry: self.registry.clone(),
-                        busy: self.busy.clone(),
-                        shutdown: sessions_stop.clone(),
-                    };
-                    let spawned = std::thread::Builder::new()
-                        .name(format!("session {peer}"))
-                        .spawn(move || session.serve(stream));
-                    match spawned {
-                        Ok(handle) => sessions.push(handle),
-                        Err(e) => eprintln!("sluice worker {}: {peer}: {e}", self.opts.name),
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(source) => return Err(self.accept_err(source)),
-            }
+            let Some((link, peer)) = acceptor.next(Duration::from_millis(20)) else {
+                sessions.retain(|h| !h.is_finished());
+                continue;
+            };
             sessions.retain(|h| !h.is_finished());
+            if sessions.len() >= self.opts.max_sessions.max(1) {
+                eprintln!(
+                    "sluice worker {}: {peer}: refused: already {} control sessions (max_sessions)",
+                    self.opts.name,
+                    sessions.len()
+                );
+                continue; // dropping the link closes it
+            }
+            let session = Session {
+                name: self.opts.name.clone(),
+                peer: peer.to_string(),
+                opts: self.opts.clone(),
+                registry: self.registry.clone(),
+                busy: self.busy.clone(),
+                shutdown: sessions_stop.clone(),
+            };
+            let spawned = std::thread::Builder::new()
+                .name(format!("session {peer}"))
+                .spawn(move || session.serve(link));
+            match spawned {
+                Ok(handle) => sessions.push(handle),
+                Err(e) => eprintln!("sluice worker {}: {peer}: {e}", self.opts.name),
+            }
         }
+        drop(acceptor);
         sessions_stop.stop();
         for handle in sessions {
             let _ = handle.join();
         }
         Ok(())
-    }
-
-    fn accept_err(&self, source: std::io::Error) -> WorkerError {
-        WorkerError::Accept {
-            name: self.opts.name.clone(),
-            addr: self.opts.listen,
-            source,
-        }
     }
 }
 
@@ -200,28 +246,10 @@ impl Session {
         eprintln!("sluice worker {}: {}: {what}", self.name, self.peer);
     }
 
-    fn serve(self, mut stream: TcpStream) {
-        let _ = stream.set_nodelay(true);
-        let _ = stream.set_nonblocking(false);
-        let creds = match control_credentials(
-            &self.opts.key,
-            self.opts.identity.as_ref(),
-            self.opts.controllers.as_ref(),
-        ) {
-            Ok(c) => c,
-            Err(e) => return self.log(&format!("refused: {e}")),
-        };
-        let session = match secure::accept(&mut stream, &creds, HANDSHAKE) {
-            Ok(s) => s,
-            Err(e) => {
-                // The peer's words in it (a version, a key) are escaped by the channel.
-                return self.log(&format!(
-                    "refused: {}",
-                    sluice_net::escape::text(&e.to_string())
-                ));
-            }
-        };
-        if let Err(e) = self.run(Link::secure(stream, session)) {
+    /// Follows the protocol on an authenticated connection (the acceptor ran the handshake).
+    fn serve(self, link: Link) {
+        let _ = link.stream.set_nonblocking(false);
+        if let Err(e) = self.run(link) {
             self.log(&sluice_net::escape::text(&e.to_string()));
         }
     }

@@ -48,6 +48,8 @@ impl TestWorker {
             },
             refused: Default::default(),
             etcd: Some(etcd.clone()),
+            accept: sluice_cluster::worker::default_accept(),
+            max_sessions: sluice_cluster::worker::DEFAULT_MAX_SESSIONS,
         };
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();

@@ -158,13 +158,13 @@ impl ClusterKey {
     }
 }
 
-/// A stream block's new connection `stream` from `endpoint`, through the secure channel
+/// A stream block's connection `stream` made to `endpoint`, through the secure channel
 /// ([`secure`](crate::secure)) when `opts` has credentials (a key or a peers list):
-/// `Ok(Some)` to go on with it; `Ok(None)` when the peer was refused (logged on stderr as
-/// `sluice-net: refused <addr>: <why>`, escaped, and remembered in `refused`) and the block
-/// should keep waiting: always on a listening end, so that an intruder cannot end the stream,
-/// and on a connecting end when the failure may pass (a timeout, a dropped connection). A
-/// connecting end refused for good (wrong key, a peer without a key) fails.
+/// `Ok(Some)` to go on with it; `Ok(None)` when the failure may pass (a timeout, a dropped
+/// connection: logged on stderr as `sluice-net: refused <addr>: <why>`, escaped, and
+/// remembered in `refused`) and the block should try again. A connection refused for good
+/// (wrong key, a peer without a key) fails. (A listening end takes its connections through
+/// [`accept`](crate::accept) and [`admit`].)
 pub(crate) fn guard(
     endpoint: &crate::Endpoint,
     mut stream: TcpStream,
@@ -174,37 +174,55 @@ pub(crate) fn guard(
     let Some(creds) = opts.credentials()? else {
         return Ok(Some(crate::secure::Link::plain(stream)));
     };
-    let listening = matches!(endpoint, crate::Endpoint::Listen(_));
     // Now: a peer that gave up may be gone (and its address with it) by the time it is logged.
     let addr = stream
         .peer_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| endpoint.describe());
-    let result = if listening {
-        crate::secure::accept(&mut stream, &creds, opts.auth_timeout)
-    } else {
-        crate::secure::connect(&mut stream, &creds, opts.auth_timeout)
-    };
-    let e = match result {
+    let e = match crate::secure::connect(&mut stream, &creds, opts.auth_timeout) {
         Ok(session) => return Ok(Some(crate::secure::Link::secure(stream, session))),
         Err(e) => e,
     };
-    let why = match &e {
-        NetError::Auth { what, .. } => what.clone(),
-        NetError::Io { what, message, .. } => format!("{what}: {message}"),
-        other => other.to_string(),
-    };
-    let why = crate::escape::text(&why);
+    let why = crate::escape::text(&reason(&e));
     eprintln!("sluice-net: refused {addr}: {why}");
     *refused = Some(format!("{addr}: {why}"));
-    if listening {
-        linger(&stream);
-    }
     drop(stream);
-    if !listening && e.is_fatal() {
+    if e.is_fatal() {
         return Err(e);
     }
     Ok(None)
+}
+
+/// A listening stream block's new connection, on an acceptor's helper thread: through the
+/// secure channel when `opts` has credentials, within the budget of `admission`. `Err` says
+/// why the peer is refused (the acceptor counts and logs it, escaped); the connection is
+/// closed with a FIN after what the peer sent was read (see [`linger`]).
+pub(crate) fn admit(
+    mut stream: TcpStream,
+    opts: &crate::TcpOptions,
+    admission: &crate::accept::Admission,
+) -> Result<crate::secure::Link, String> {
+    let creds = opts.credentials().map_err(|e| e.to_string())?;
+    let Some(creds) = creds else {
+        return Ok(crate::secure::Link::plain(stream));
+    };
+    let budget = admission.left().max(Duration::from_millis(1));
+    match crate::secure::accept(&mut stream, &creds, budget) {
+        Ok(session) => Ok(crate::secure::Link::secure(stream, session)),
+        Err(e) => {
+            linger(&stream);
+            Err(reason(&e))
+        }
+    }
+}
+
+/// Why a handshake failed, in words for a log line (not yet escaped).
+fn reason(e: &NetError) -> String {
+    match e {
+        NetError::Auth { what, .. } => what.clone(),
+        NetError::Io { what, message, .. } => format!("{what}: {message}"),
+        other => other.to_string(),
+    }
 }
 
 /// Before a refused connection closes: stops sending, then reads (and drops) what the peer

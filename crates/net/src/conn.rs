@@ -89,7 +89,9 @@ impl Endpoint {
         }
     }
 
-    /// Tries to get a connection, waiting at most `wait`: `Ok(None)` if none came.
+    /// Tries to get a connection, waiting at most `wait`: `Ok(None)` if none came. (The
+    /// stream blocks take a listener's connections through an
+    /// [`Acceptor`](crate::accept::Acceptor) instead; the probe's plaintext ends use this.)
     pub fn establish(&self, wait: Duration, offset: u64) -> Result<Option<TcpStream>, NetError> {
         match self {
             Endpoint::Listen(l) => {

@@ -86,6 +86,34 @@ fn param_auth_timeout() -> ParamDecl {
     .default(5.0)
 }
 
+fn param_max_pending() -> ParamDecl {
+    Param::integer(
+        "max_pending",
+        "listening: the most new connections at once still in their handshake (or HELLO) or not yet taken; one beyond is closed at once and counted",
+    )
+    .default(64)
+}
+
+fn param_max_pending_per_ip() -> ParamDecl {
+    Param::integer(
+        "max_pending_per_ip",
+        "listening: the most such pending connections from one source address",
+    )
+    .default(8)
+}
+
+/// A count of at least 1 (a cap of 0 would refuse every connection).
+fn count(p: &mut Params, name: &str, default: usize) -> Result<usize, ParamError> {
+    let n = p.u64_or(name, default as u64)?;
+    if n == 0 || n > 1 << 20 {
+        return Err(ParamError::new(
+            name,
+            format!("must be between 1 and 1048576, not {n}"),
+        ));
+    }
+    Ok(n as usize)
+}
+
 fn sink_params() -> Vec<ParamDecl> {
     [common(), vec![
         param_vlen(),
@@ -95,6 +123,8 @@ fn sink_params() -> Vec<ParamDecl> {
         param_peers_file(),
         param_security(),
         param_auth_timeout(),
+        param_max_pending(),
+        param_max_pending_per_ip(),
         Param::bool("crc", "append a CRC32C to every DATA frame").default(false),
         Param::integer("retention_bytes", "un-acknowledged bytes kept for resending after a reconnect").default(8388608),
         Param::text("retention_full", "when retention is full while the peer is away: block (upstream waits) or drop_oldest (for real-time sources: drop, count, and mark the gap with a 'gap' tag)").derived("block"),
@@ -115,6 +145,8 @@ fn source_params() -> Vec<ParamDecl> {
         param_peers_file(),
         param_security(),
         param_auth_timeout(),
+        param_max_pending(),
+        param_max_pending_per_ip(),
         Param::integer("max_frame", "frames longer than this many bytes are refused").default(67108864),
         Param::integer("max_tags_per_frame", "a frame with more tags is refused (the connection ends and the stream resumes)").default(1024).min(1.0).max(1e6),
         Param::integer("tag_budget", "the most tags the frames within any queue's worth of items may carry together; more ends the connection with the reason").default(65536).min(1.0),
@@ -180,6 +212,8 @@ fn options(p: &mut Params, sink: bool) -> Result<TcpOptions, ParamError> {
         resume_timeout: seconds(p, "resume_timeout", d.resume_timeout.as_secs_f64())?,
         vlen: vlen(p)?,
         auth_timeout: seconds(p, "auth_timeout", d.auth_timeout.as_secs_f64())?,
+        max_pending: count(p, "max_pending", d.max_pending)?,
+        max_pending_per_ip: count(p, "max_pending_per_ip", d.max_pending_per_ip)?,
         messages: match p.opt_str("messages")?.as_deref() {
             None | Some("off") => false,
             Some("on") => true,

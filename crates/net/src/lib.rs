@@ -29,12 +29,18 @@
 //! reservation. Only a peer holding the same key (or a listed identity) gets to the HELLO; a
 //! listening end refuses (and logs) any other peer and keeps waiting for the right one.
 //!
+//! **Accepting.** Every listening end takes its connections through an [`accept::Acceptor`]:
+//! handshakes and HELLOs run off the node's thread within a budget, pending connections are
+//! capped overall and per address, and `accept` errors (out of descriptors) pause accepting
+//! instead of ending it; a bad peer costs its own connection, never the stream.
+//!
 //! **Probe.** [`probe`] is the seed's latency and jitter experiment over these streams (`sluice
 //! probe`): an origin and reflectors in a loop, per-packet latency, mean, jitter, percentiles.
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![forbid(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod accept;
 pub mod auth;
 mod conn;
 pub mod decoder;

@@ -137,8 +137,15 @@ pub struct TcpOptions {
     /// [`Security`]).
     pub security: Security,
     /// Both: the most the authentication of one connection may take (a silent peer is
-    /// refused after it).
+    /// refused after it). On a listening end, the budget of a new connection's work before the
+    /// node sees it: the handshake (with credentials) and, for a receiver, its HELLO (see
+    /// [`accept`](crate::accept)).
     pub auth_timeout: Duration,
+    /// Listening end: the most connections pending at once (accepted, not yet through their
+    /// handshake and HELLO, or not yet taken); one beyond is closed at once and counted.
+    pub max_pending: usize,
+    /// Listening end: the most pending connections from one source address.
+    pub max_pending_per_ip: usize,
     /// Sender: the fence of a partition that runs as primary and hot standby (see
     /// [`fence`](crate::fence)): revision 0, standby (send nothing, release what the receiver
     /// acknowledges); above 0, primary with that lease revision. `None`: an ordinary sender.
@@ -202,6 +209,8 @@ impl Default for TcpOptions {
             peers: None,
             security: Security::Encrypt,
             auth_timeout: crate::auth::DEFAULT_TIMEOUT,
+            max_pending: crate::accept::AcceptOptions::default().max_pending,
+            max_pending_per_ip: crate::accept::AcceptOptions::default().max_pending_per_ip,
             fence: None,
             replica: false,
             fenced: false,
@@ -281,6 +290,16 @@ impl TcpOptions {
                 eprintln!("sluice-net: warning: {addr} listens beyond loopback with security = \"none\": anyone who reaches it may connect, and its bytes are neither authenticated nor encrypted");
                 Ok(())
             }
+        }
+    }
+
+    /// The limits of a listening end's [`Acceptor`](crate::accept::Acceptor).
+    pub(crate) fn accept_options(&self) -> crate::accept::AcceptOptions {
+        crate::accept::AcceptOptions {
+            budget: self.auth_timeout,
+            max_pending: self.max_pending.max(1),
+            max_pending_per_ip: self.max_pending_per_ip.max(1),
+            ..crate::accept::AcceptOptions::default()
         }
     }
 

@@ -23,10 +23,12 @@
 //! the stream position at which it arrives and kept in an [`Outbox`] until the receiver has
 //! it; it goes out as a MESSAGE frame between the DATA frames (see [`message`](crate::message)).
 
+use crate::accept::{Acceptor, Prepare};
 use crate::conn::{io_err, Conn, Endpoint};
 use crate::decoder::{Decoder, Event, Need, Role};
 use crate::message::Outbox;
 use crate::options::{Backoff, RetentionFull, TcpOptions};
+use crate::secure::Link;
 use crate::wire::{self, Hello, Kind, CRC_LEN, DATA_HEAD_LEN, HEADER_LEN};
 use crate::NetError;
 use sluice_runtime::metadata;
@@ -37,6 +39,7 @@ use sluice_runtime::{
 use std::collections::VecDeque;
 use std::io::IoSlice;
 use std::marker::PhantomData;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a small control frame (HELLO, END, ERROR) may wait for room in the socket.
@@ -81,6 +84,9 @@ struct Pending {
 struct Session {
     conn: Conn,
     decoder: Decoder,
+    /// The peer's first frame was decoded (a failure before it is a refusal on a listening
+    /// sink, see [`TcpSink::lose`]).
+    greeted: bool,
     welcomed: bool,
     sent: u64,
     credit: u64,
@@ -102,6 +108,9 @@ struct Session {
 #[derive(Debug)]
 pub struct TcpSink<T> {
     endpoint: Endpoint,
+    /// A listening sink's acceptor (started when the sink first waits for a receiver): new
+    /// connections complete their handshake there, off the sending thread.
+    acceptor: Option<Acceptor<Link>>,
     opts: TcpOptions,
     session: Option<Session>,
     acked: u64,
@@ -112,6 +121,8 @@ pub struct TcpSink<T> {
     lost: Option<(Instant, NetError)>,
     /// The last peer refused by authentication, and why (for the timeout's message).
     refused: Option<String>,
+    /// Refusals of peers that failed before their WELCOME (a listening sink), rate-limited.
+    refusals: crate::accept::RateLog,
     waiting_since: Instant,
     end_sent: Option<u64>,
     backoff: Backoff,
@@ -167,6 +178,7 @@ impl<T: Item> TcpSink<T> {
         opts.check_listener(&endpoint)?;
         Ok(TcpSink {
             endpoint,
+            acceptor: None,
             opts,
             session: None,
             acked: 0,
@@ -174,6 +186,7 @@ impl<T: Item> TcpSink<T> {
             metadata: Vec::new(),
             lost: None,
             refused: None,
+            refusals: crate::accept::RateLog::default(),
             waiting_since: Instant::now(),
             end_sent: None,
             backoff: Backoff::new(),
@@ -214,6 +227,30 @@ impl<T: Item> TcpSink<T> {
     /// in an ERROR frame); otherwise the sink waits for a new connection and resumes.
     fn lose(&mut self, cause: NetError) -> Result<(), NodeError> {
         self.end_sent = None;
+        let ungreeted = self.session.as_ref().is_some_and(|s| !s.greeted);
+        if ungreeted && matches!(self.endpoint, Endpoint::Listen(_)) {
+            // A listening sink's peer that failed before its first frame decoded (an HTTP
+            // probe, garbage, silence, an ERROR: a receiver that refused this stream) costs
+            // that connection only: anyone may connect to a listener, so no such peer may end
+            // the stream. The sink waits on (its timeout's error names the last refusal).
+            // What a valid WELCOME asks (a resume beyond retention) still fails as before.
+            if let Some(s) = self.session.take() {
+                if !matches!(cause, NetError::Remote { .. }) {
+                    let _ = s
+                        .conn
+                        .send_control(&wire::error(&cause.to_string()), Duration::from_millis(100));
+                }
+                let line = format!(
+                    "{}: {}",
+                    crate::escape::text(&s.conn.peer),
+                    crate::escape::text(&cause.to_string())
+                );
+                self.refusals
+                    .line(Duration::from_secs(1), &format!("tcp_sink: refused {line}"));
+                self.refused = Some(line);
+            }
+            return Ok(());
+        }
         if let Some(s) = self.session.take() {
             if cause.is_fatal() && !matches!(cause, NetError::Remote { .. }) {
                 let _ = s
@@ -266,7 +303,11 @@ impl<T: Item> TcpSink<T> {
                     peer: self.endpoint.describe(),
                     offset: self.acked,
                     what: "connect",
-                    message: match &self.refused {
+                    message: match self
+                        .refused
+                        .clone()
+                        .or_else(|| self.acceptor.as_ref().and_then(Acceptor::last_refusal))
+                    {
                         Some(r) => format!(
                             "no connection within {secs:.1} s (the last peer was refused: {r})"
                         ),
@@ -276,14 +317,7 @@ impl<T: Item> TcpSink<T> {
             }
             .into());
         }
-        let Some(stream) = self
-            .endpoint
-            .establish(Duration::from_millis(20), self.acked)?
-        else {
-            return Ok(false);
-        };
-        let Some(link) = crate::auth::guard(&self.endpoint, stream, &self.opts, &mut self.refused)?
-        else {
+        let Some(link) = self.link()? else {
             return Ok(false);
         };
         let conn = Conn::new(link, self.opts.heartbeat)
@@ -313,6 +347,7 @@ impl<T: Item> TcpSink<T> {
         self.session = Some(Session {
             conn,
             decoder,
+            greeted: false,
             welcomed: false,
             sent: self.acked,
             credit: self.acked,
@@ -326,6 +361,37 @@ impl<T: Item> TcpSink<T> {
             msg_sent: 0,
         });
         Ok(true)
+    }
+
+    /// A new connection, waiting a little: a listening sink's next one that completed its
+    /// handshake on the acceptor (started on the first call), or one made to the peer.
+    fn link(&mut self) -> Result<Option<Link>, NetError> {
+        let wait = Duration::from_millis(20);
+        let Endpoint::Listen(listener) = &self.endpoint else {
+            let Some(stream) = self.endpoint.establish(wait, self.acked)? else {
+                return Ok(None);
+            };
+            return crate::auth::guard(&self.endpoint, stream, &self.opts, &mut self.refused);
+        };
+        if self.acceptor.is_none() {
+            // A configuration error shows now, not as every peer's refusal.
+            self.opts.credentials()?;
+            let setup = |e: std::io::Error| {
+                NetError::Config(format!(
+                    "cannot accept on {}: {e}",
+                    self.endpoint.describe()
+                ))
+            };
+            let listener = listener.try_clone().map_err(setup)?;
+            let opts = self.opts.clone();
+            let prepare: Arc<Prepare<Link>> =
+                Arc::new(move |stream, admission| crate::auth::admit(stream, &opts, admission));
+            let acceptor =
+                Acceptor::start(listener, "tcp_sink", self.opts.accept_options(), prepare)
+                    .map_err(setup)?;
+            self.acceptor = Some(acceptor);
+        }
+        Ok(self.acceptor.as_ref().and_then(|a| a.next(wait)))
     }
 
     /// Reads and handles every frame the peer has sent so far; `read..written` is what the
@@ -362,6 +428,7 @@ impl<T: Item> TcpSink<T> {
             let Some(event) = s.decoder.control_filled(got)? else {
                 continue;
             };
+            s.greeted = true;
             let peer = s.conn.peer.clone();
             if s.standby {
                 // A standby learns from the WELCOME and the ACKs what the receiver has from
@@ -1047,7 +1114,8 @@ impl<T: Item> Node for TcpSink<T> {
     }
 
     fn warnings(&mut self) -> Vec<String> {
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> =
+            self.acceptor.iter().filter_map(Acceptor::warning).collect();
         if let Some((offset, why)) = &self.abandoned {
             warnings.push(format!(
                 "gave its receiver {} up at offset {offset} ({why}): it is one replica of a primary/standby pair, and the other carries the stream",

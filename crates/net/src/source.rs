@@ -26,6 +26,7 @@
 //! below its offset are committed; a full inbox holds the receive loop back, as a full output
 //! queue does. Its WELCOME tells a reconnecting sender the first message it lacks.
 
+use crate::accept::{Acceptor, Admission, Prepare};
 use crate::conn::{io_err, Conn, Endpoint, Recv};
 use crate::decoder::{Decoder, Event, Need, Role};
 use crate::options::{AckHandle, Acknowledge, Backoff, TcpOptions};
@@ -135,6 +136,11 @@ impl Session {
 #[derive(Debug)]
 pub struct TcpSource<T> {
     endpoint: Endpoint,
+    /// A listening source's acceptor (started when the source first waits for a sender):
+    /// new connections complete their handshake and HELLO there, off the receive thread.
+    acceptor: Option<Acceptor<Arrival>>,
+    /// The acceptor's warning, kept when it closed with the stream's end.
+    accept_warning: Option<String>,
     opts: TcpOptions,
     session: Option<Session>,
     /// The stream offset last acknowledged, and the credit last given.
@@ -223,6 +229,8 @@ impl<T: Item> TcpSource<T> {
         }
         Ok(TcpSource {
             endpoint,
+            acceptor: None,
+            accept_warning: None,
             opts,
             session: None,
             acked: start,
@@ -323,7 +331,11 @@ impl<T: Item> TcpSource<T> {
                     peer: self.endpoint.describe(),
                     offset: received,
                     what: "connect",
-                    message: match &self.refused {
+                    message: match self
+                        .refused
+                        .clone()
+                        .or_else(|| self.acceptor.as_ref().and_then(Acceptor::last_refusal))
+                    {
                         Some(r) => format!(
                             "no connection within {secs:.1} s (the last peer was refused: {r})"
                         ),
@@ -341,6 +353,21 @@ impl<T: Item> TcpSource<T> {
             self.accept_fenced(out, Duration::from_millis(20))?;
             return Ok(self.session.is_some());
         }
+        if matches!(self.endpoint, Endpoint::Listen(_)) {
+            let Some((hello, decoder, link)) = self.arrival(Duration::from_millis(20), received)?
+            else {
+                return Ok(false);
+            };
+            let conn = Conn::new(link, self.opts.heartbeat)
+                .map_err(|e| io_err(&self.endpoint.describe(), received, "socket setup", &e))?;
+            self.session = Some(Session::new(conn, decoder));
+            let (size, capacity) = (std::mem::size_of::<T>(), out.capacity());
+            if let Err(e) = self.on_event(Some(Event::Hello(hello)), out, size, capacity) {
+                self.lose(e)?;
+                return Ok(false);
+            }
+            return Ok(true);
+        }
         let Some(stream) = self
             .endpoint
             .establish(Duration::from_millis(20), received)?
@@ -356,6 +383,92 @@ impl<T: Item> TcpSource<T> {
         let decoder = self.decoder(&conn.peer, received);
         self.session = Some(Session::new(conn, decoder));
         Ok(true)
+    }
+
+    /// A listening source's next sender that completed its handshake and HELLO (waiting at
+    /// most `wait`): its HELLO, its decoder (past the HELLO, at `received`) and its link. The
+    /// acceptor starts on the first call.
+    fn arrival(
+        &mut self,
+        wait: Duration,
+        received: u64,
+    ) -> Result<Option<(Hello, Decoder, Link)>, NetError> {
+        if self.acceptor.is_none() {
+            let Endpoint::Listen(listener) = &self.endpoint else {
+                return Ok(None);
+            };
+            // A configuration error shows now, not as every peer's refusal.
+            self.opts.credentials()?;
+            let setup = |e: std::io::Error| {
+                NetError::Config(format!(
+                    "cannot accept on {}: {e}",
+                    self.endpoint.describe()
+                ))
+            };
+            let listener = listener.try_clone().map_err(setup)?;
+            let prepare = self.prepare();
+            let acceptor =
+                Acceptor::start(listener, "tcp_source", self.opts.accept_options(), prepare)
+                    .map_err(setup)?;
+            self.acceptor = Some(acceptor);
+        }
+        let Some(acceptor) = &self.acceptor else {
+            return Ok(None);
+        };
+        let Some(arrival) = acceptor.next(wait) else {
+            return Ok(None);
+        };
+        // The HELLO again, through a decoder at this end's offset now (the acceptor's took it
+        // at offset 0, before the node knew when it would take the connection).
+        let mut decoder = self.decoder(&arrival.peer, received);
+        match replay(&mut decoder, &arrival.raw) {
+            Ok(hello) => Ok(Some((hello, decoder, arrival.link))),
+            Err(e) => {
+                refuse(arrival.link, &arrival.peer, &e.to_string());
+                Ok(None)
+            }
+        }
+    }
+
+    /// What an acceptor's helper does with a new connection: the secure handshake (with
+    /// credentials), then the HELLO, all within the budget (`auth_timeout`). A HELLO this
+    /// source cannot take (another item type, vector length or fence) refuses the connection.
+    fn prepare(&self) -> std::sync::Arc<Prepare<Arrival>> {
+        let opts = self.opts.clone();
+        let item = ItemType::of::<T>();
+        let (name, size) = (item.name().to_string(), item.size() as u32);
+        std::sync::Arc::new(move |stream, admission: &Admission| {
+            let peer = admission.peer.to_string();
+            let mut link = crate::auth::admit(stream, &opts, admission)?;
+            let mut decoder = Decoder::new(
+                Role::Receiver,
+                &peer,
+                opts.max_frame,
+                Some((&name, size)),
+                0,
+            )
+            .with_vlen(opts.vlen() as u32);
+            if opts.messages {
+                decoder = decoder.with_messages(0);
+            }
+            let refused = |link: Link, why: String| {
+                refuse_quietly(link, &why);
+                why
+            };
+            let (hello, raw) = match read_first_hello(&mut link, &mut decoder, admission) {
+                Ok(got) => got,
+                Err(e) => return Err(refused(link, e.to_string())),
+            };
+            if hello.fence.is_some() != opts.fenced {
+                let why = if opts.fenced {
+                    "this receiver takes fenced senders only (the replicas of a partition with a standby): the sender has no fence"
+                } else {
+                    "a fenced sender (one replica of a partition with a standby) needs a receiver with fenced = true"
+                };
+                return Err(refused(link, why.to_string()));
+            }
+            Ok(Arrival { link, peer, raw })
+        })
     }
 
     /// The input of a warm partition starts where the partition's sender says (see
@@ -730,7 +843,12 @@ impl<T: Item> Node for TcpSource<T> {
     }
 
     fn warnings(&mut self) -> Vec<String> {
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> = self
+            .acceptor
+            .iter()
+            .filter_map(Acceptor::warning)
+            .chain(self.accept_warning.clone())
+            .collect();
         let unix = |t: SystemTime| {
             t.duration_since(SystemTime::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64())
@@ -881,27 +999,18 @@ impl<T: Item> TcpSource<T> {
     fn accept_fenced(&mut self, out: &mut Output<T>, wait: Duration) -> Result<(), NodeError> {
         let size = std::mem::size_of::<T>();
         let capacity = out.capacity();
+        let mut wait = wait;
         loop {
             let received = self.received(out);
-            let Some(stream) = self.endpoint.establish(wait, received)? else {
+            let Some((hello, decoder, stream)) = self.arrival(wait, received)? else {
                 return Ok(());
             };
-            let Some(stream) =
-                crate::auth::guard(&self.endpoint, stream, &self.opts, &mut self.refused)?
-            else {
-                continue;
-            };
+            // Take whatever else is ready, without waiting.
+            wait = Duration::ZERO;
             let peer = stream
                 .stream
                 .peer_addr()
                 .map_or_else(|_| "(unknown peer)".to_string(), |a| a.to_string());
-            let (hello, decoder, stream) = match self.read_hello(stream, &peer, received) {
-                Ok(got) => got,
-                Err((e, stream)) => {
-                    refuse(stream, &peer, &e.to_string());
-                    continue;
-                }
-            };
             let revision = match hello.fence {
                 None => {
                     refuse(stream, &peer, "this receiver takes fenced senders only (the replicas of a partition with a standby): the sender has no fence");
@@ -1009,46 +1118,6 @@ impl<T: Item> TcpSource<T> {
         crate::fence::verify(check, &claim, crate::fence::CHECK_TIMEOUT)
     }
 
-    /// Reads a new connection's HELLO (blocking, for at most the authentication timeout).
-    #[allow(clippy::result_large_err)]
-    fn read_hello(
-        &self,
-        mut stream: Link,
-        peer: &str,
-        received: u64,
-    ) -> Result<(Hello, Decoder, Link), (NetError, Link)> {
-        let mut decoder = self.decoder(peer, received);
-        let setup = stream
-            .stream
-            .set_nonblocking(false)
-            .and_then(|()| stream.stream.set_read_timeout(Some(self.opts.auth_timeout)));
-        if let Err(e) = setup {
-            return Err((io_err(peer, received, "socket setup", &e), stream));
-        }
-        loop {
-            let Need::Control(n) = decoder.need() else {
-                unreachable!("a connection starts with control frames");
-            };
-            if let Err(e) = stream.read_exact(decoder.control_space()) {
-                return Err((io_err(peer, received, "read HELLO", &e), stream));
-            }
-            match decoder.control_filled(n) {
-                Ok(None) => {}
-                Ok(Some(Event::Hello(h))) => return Ok((h, decoder, stream)),
-                Ok(Some(other)) => {
-                    let e = NetError::Protocol {
-                        peer: peer.to_string(),
-                        offset: received,
-                        kind: "HELLO",
-                        what: format!("expected HELLO first, got {other:?}"),
-                    };
-                    return Err((e, stream));
-                }
-                Err(e) => return Err((e, stream)),
-            }
-        }
-    }
-
     /// Tells the standbys a frame (an ACK), reading and dropping what they sent (heartbeats);
     /// a standby that closed or does not take the frame at once is dropped.
     fn tell_standbys(&mut self, frame: &[u8]) {
@@ -1144,6 +1213,8 @@ impl<T: Item> TcpSource<T> {
                 // comes now (a standby promoted after the stream ended) is refused at once.
                 self.standbys.clear();
                 self.endpoint.close();
+                // (What it counted stays for the warnings.)
+                self.accept_warning = self.acceptor.take().and_then(|a| a.warning());
                 if let (Acknowledge::External(handle), Some(s)) =
                     (&self.opts.ack, self.session.take())
                 {
@@ -1198,6 +1269,90 @@ impl<T: Item> TcpSource<T> {
 /// Refuses a connection: an ERROR frame to the peer (best effort) and a line on stderr.
 fn refuse(mut stream: Link, peer: &str, why: &str) {
     eprintln!("sluice-net: refused {peer}: {}", crate::escape::text(why));
+    let _ = stream
+        .stream
+        .set_write_timeout(Some(Duration::from_millis(100)));
+    let _ = stream.write_all(&wire::error(why));
+}
+
+/// A connection that completed its handshake and HELLO on an acceptor's helper.
+struct Arrival {
+    link: Link,
+    /// The peer's address, for messages.
+    peer: String,
+    /// The HELLO frame's bytes, as received (at most a header and `MAX_CONTROL` bytes).
+    raw: Vec<u8>,
+}
+
+/// Reads a new connection's first frame, which must be a HELLO, within the admission's budget
+/// (blocking: this runs on an acceptor's helper): the HELLO and its bytes.
+fn read_first_hello(
+    link: &mut Link,
+    decoder: &mut Decoder,
+    admission: &Admission,
+) -> Result<(Hello, Vec<u8>), NetError> {
+    let peer = admission.peer.to_string();
+    link.stream
+        .set_nonblocking(false)
+        .map_err(|e| io_err(&peer, 0, "socket setup", &e))?;
+    let mut raw = Vec::new();
+    loop {
+        let Need::Control(n) = decoder.need() else {
+            unreachable!("a connection starts with control frames");
+        };
+        // Each read waits at most for what is left of the budget; the acceptor shuts the
+        // socket down when the budget ends, so a trickle of bytes cannot stretch it.
+        let left = admission.left();
+        if left.is_zero() {
+            return Err(io_err(
+                &peer,
+                0,
+                "read HELLO",
+                &std::io::ErrorKind::TimedOut.into(),
+            ));
+        }
+        link.stream
+            .set_read_timeout(Some(left))
+            .map_err(|e| io_err(&peer, 0, "socket setup", &e))?;
+        let space = decoder.control_space();
+        link.read_exact(space)
+            .map_err(|e| io_err(&peer, 0, "read HELLO", &e))?;
+        raw.extend_from_slice(space);
+        match decoder.control_filled(n)? {
+            None => {}
+            Some(Event::Hello(h)) => return Ok((h, raw)),
+            Some(other) => {
+                return Err(NetError::Protocol {
+                    peer,
+                    offset: 0,
+                    kind: "HELLO",
+                    what: format!("expected HELLO first, got {other:?}"),
+                })
+            }
+        }
+    }
+}
+
+/// Feeds a HELLO's bytes (from [`read_first_hello`]) through `decoder`.
+fn replay(decoder: &mut Decoder, mut raw: &[u8]) -> Result<Hello, NetError> {
+    while let Need::Control(n) = decoder.need() {
+        if raw.len() < n {
+            break;
+        }
+        decoder.control_space().copy_from_slice(&raw[..n]);
+        raw = &raw[n..];
+        if let Some(Event::Hello(h)) = decoder.control_filled(n)? {
+            return Ok(h);
+        }
+    }
+    Err(NetError::Config(
+        "a HELLO taken by the acceptor did not decode again (a bug)".into(),
+    ))
+}
+
+/// Refuses a connection on an acceptor's helper: an ERROR frame to the peer (best effort);
+/// the acceptor logs why.
+fn refuse_quietly(mut stream: Link, why: &str) {
     let _ = stream
         .stream
         .set_write_timeout(Some(Duration::from_millis(100)));

@@ -281,9 +281,14 @@ fn a_peer_that_stops_mid_frame_stops_the_graph_keeping_what_arrived() {
 fn a_peer_of_another_version_gets_a_clear_error_on_both_sides() {
     let mut s = hello_c32(false);
     s[4] = 9;
+    // The listener refuses that connection only, waits on for a sender it can take, and
+    // names the refusal when it gives up.
     let (rx, addr, _seen) = receiver::<num_complex::Complex32>(
         |_| num_complex::Complex32::new(0.0, 0.0),
-        TcpOptions::default(),
+        TcpOptions {
+            connect_timeout: Duration::from_secs(1),
+            ..TcpOptions::default()
+        },
     );
     let rx = spawn(rx);
     let mut sock = TcpStream::connect(addr).unwrap();
@@ -305,10 +310,14 @@ fn a_peer_of_another_version_gets_a_clear_error_on_both_sides() {
 
 #[test]
 fn a_sink_told_of_a_wrong_item_type_fails_naming_it() {
-    // tcp_source carries c32; tcp_sink sends f32.
+    // tcp_source carries c32; tcp_sink sends f32. (The listener refuses that connection and
+    // names it when its wait for a sender it can take ends.)
     let (rx, addr, _seen) = receiver::<num_complex::Complex32>(
         |_| num_complex::Complex32::new(0.0, 0.0),
-        TcpOptions::default(),
+        TcpOptions {
+            connect_timeout: Duration::from_secs(1),
+            ..TcpOptions::default()
+        },
     );
     let tx = sender(
         Counter::new(1000, |i| i as f32, vec![]),

@@ -326,8 +326,15 @@ fn a_zombie_primary_still_connected_is_displaced_over_the_secure_channel() {
 
 #[test]
 fn fenced_and_unfenced_ends_do_not_mix() {
-    // A fenced sender to an ordinary receiver: the receiver fails, naming the parameter.
-    let (rx, addr, _) = receiver::<u64>(make, fast());
+    // A fenced sender to an ordinary receiver: refused (the receiver waits on for a sender it
+    // can take, and fails when its connect timeout ends, naming the parameter).
+    let (rx, addr, _) = receiver::<u64>(
+        make,
+        TcpOptions {
+            connect_timeout: Duration::from_secs(1),
+            ..fast()
+        },
+    );
     let fence = Fence::named("mix-primary");
     fence.promote(1);
     let opts = TcpOptions {

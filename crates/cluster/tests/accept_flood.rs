@@ -40,6 +40,8 @@ fn worker_under_a_flood() {
         key_file: PathBuf::from("/nonexistent/key"),
         stats_period: Duration::from_millis(200),
         identity: None,
+        identity_file: None,
+        cluster: "flood".into(),
         controllers: None,
         paths: PathPolicy {
             data_dir: std::env::temp_dir(),

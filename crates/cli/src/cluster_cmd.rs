@@ -79,6 +79,19 @@ pub struct WorkerArgs {
     /// The most authenticated control sessions at once; one beyond is closed.
     #[arg(long, value_name = "N", default_value_t = sluice_cluster::worker::DEFAULT_MAX_SESSIONS)]
     pub max_sessions: usize,
+    /// Seconds to wait for the controller's Go after a partition is loaded; a controller
+    /// quiet that long costs the partition (dropped unrun, its lease released).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
+    pub go_timeout: f64,
+    /// Seconds after which a control connection whose peer acknowledges nothing is dropped
+    /// (TCP keepalive and user timeout), and the longest a message to the controller may
+    /// take to write.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub control_timeout: f64,
+    /// Milliseconds a fenced partition (its lease lost: its standby writes now) may drain
+    /// before it stops hard, dropping what its queues hold.
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    pub drain_ms: u64,
 }
 
 /// `sluice cluster …`.
@@ -154,6 +167,14 @@ pub struct ClusterRef {
     pub base_dir: PathBuf,
 }
 
+/// `seconds` as a duration above zero, or an error naming the option.
+fn seconds_above_zero(seconds: f64, option: &str) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .with_context(|| format!("{option} {seconds}: a number of seconds above 0"))
+}
+
 /// Runs `sluice worker`.
 pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
     let key = ClusterKey::load(&args.key_file)?;
@@ -201,6 +222,11 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
             ..sluice_cluster::worker::default_accept()
         },
         max_sessions: args.max_sessions.max(1),
+        liveness: sluice_cluster::worker::Liveness {
+            go_timeout: seconds_above_zero(args.go_timeout, "--go-timeout")?,
+            control_timeout: seconds_above_zero(args.control_timeout, "--control-timeout")?,
+            drain: Duration::from_millis(args.drain_ms),
+        },
     };
     let etcd = etcd_client(&args.etcd, args.etcd_access.as_deref())?;
     let opts = WorkerOptions {

@@ -88,6 +88,36 @@ pub struct WorkerOptions {
     /// The most authenticated control sessions at once; one beyond is closed and logged
     /// ([`DEFAULT_MAX_SESSIONS`]).
     pub max_sessions: usize,
+    /// How long a worker waits on a quiet controller, and how long a fenced partition may
+    /// drain ([`Liveness::default`]).
+    pub liveness: Liveness,
+}
+
+/// What keeps a worker from waiting forever on a controller that went quiet, and a fenced
+/// partition from running on while its standby writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Liveness {
+    /// After `Loaded`, the longest wait for `Go` (the controller loads the other hosts
+    /// meanwhile); then the partition is dropped unrun and its lease released. Default 120 s.
+    pub go_timeout: Duration,
+    /// A control connection whose peer acknowledges nothing this long is dropped: TCP
+    /// keepalive probes and `TCP_USER_TIMEOUT` on the socket, and the longest a message to the
+    /// controller may take to write. Default 10 s.
+    pub control_timeout: Duration,
+    /// A partition that lost its lease (fenced) drains for at most this long, then stops
+    /// hard, dropping what its queues hold (its standby carries the stream on). Default
+    /// 100 ms.
+    pub drain: Duration,
+}
+
+impl Default for Liveness {
+    fn default() -> Self {
+        Liveness {
+            go_timeout: Duration::from_secs(120),
+            control_timeout: Duration::from_secs(10),
+            drain: Duration::from_millis(100),
+        }
+    }
 }
 
 /// Why the worker could not start or serve.
@@ -249,6 +279,14 @@ impl Session {
     /// Follows the protocol on an authenticated connection (the acceptor ran the handshake).
     fn serve(self, link: Link) {
         let _ = link.stream.set_nonblocking(false);
+        // A controller that vanished ends the session within the control timeout, and no
+        // write to it blocks longer (see `Reporter`).
+        let timeout = self.opts.liveness.control_timeout;
+        if let Err(e) = sluice_net::detect_dead_peer(&link.stream, timeout)
+            .and_then(|()| link.stream.set_write_timeout(Some(timeout)))
+        {
+            self.log(&format!("socket setup: {e}"));
+        }
         if let Err(e) = self.run(link) {
             self.log(&sluice_net::escape::text(&e.to_string()));
         }
@@ -342,21 +380,42 @@ impl Session {
             }
         }
         protocol::send(&mut out, &FromWorker::Loaded, peer)?;
-        // The controller may take a while to load the other hosts: wait for Go without limit,
-        // but not past a closed connection.
+        // The controller may take a while to load the other hosts: wait for Go that long, but
+        // not past a closed connection; a quiet controller costs the partition (dropped
+        // unrun, its lease released), not the worker.
+        let go_timeout = self.opts.liveness.go_timeout;
+        input
+            .get_ref()
+            .stream()
+            .set_read_timeout(Some(go_timeout))
+            .map_err(io_err)?;
+        match protocol::receive::<ToWorker, _>(&mut input, peer) {
+            Ok(ToWorker::Go) => {}
+            Ok(ToWorker::Stop) => return Ok(()),
+            Ok(other) => {
+                let message = format!("expected Go, got {other:?}");
+                return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+            }
+            Err(ProtocolError::Io { source, .. })
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                let message = format!(
+                    "run {run}: no Go within {:.1} s of Loaded (--go-timeout): the partition is dropped unrun",
+                    go_timeout.as_secs_f64()
+                );
+                self.log(&message);
+                return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+            }
+            Err(e) => return Err(e),
+        }
         input
             .get_ref()
             .stream()
             .set_read_timeout(None)
             .map_err(io_err)?;
-        match protocol::receive::<ToWorker, _>(&mut input, peer)? {
-            ToWorker::Go => {}
-            ToWorker::Stop => return Ok(()),
-            other => {
-                let message = format!("expected Go, got {other:?}");
-                return protocol::send(&mut out, &FromWorker::Error { message }, peer);
-            }
-        }
         self.log(&format!("run {run}: running"));
         // The standby campaigns for the key once the primary runs (it took the key at load).
         let campaign = match (lease.as_ref().filter(|l| !l.primary), etcd) {
@@ -389,9 +448,10 @@ impl Session {
             })
             .map_err(io_err)?;
         let cpu = || (sluice_os::process_cpu_time() - cpu_before).as_secs_f64();
+        let reporter = Reporter::start(out, peer).map_err(io_err)?;
         // A warm standby runs its partition only once it won the lease.
         let idle = match (&campaign, lease.as_ref().is_some_and(|l| l.warm)) {
-            (Some(c), true) => self.stand_by(c, &stop, &mut out, started, &cpu)?,
+            (Some(c), true) => self.stand_by(c, &stop, &reporter, started, &cpu),
             _ => None,
         };
         let runner = match idle {
@@ -417,20 +477,37 @@ impl Session {
                 Some(runner)
             }
         };
-        // Short ticks: a lost lease must stop the partition well within its TTL.
-        let tick = Campaign::PERIOD.min(self.opts.stats_period);
+        // Short ticks: a lost lease must stop the partition well within its TTL, and nothing
+        // in this loop blocks (messages to the controller go through the reporter's thread).
+        let drain = self.opts.liveness.drain;
+        let tick = Campaign::PERIOD
+            .min(self.opts.stats_period)
+            .min(drain.max(Duration::from_millis(10)));
         let mut next_stats = Instant::now() + self.opts.stats_period;
-        let mut fenced: Option<String> = None;
+        let mut fenced: Option<(String, Instant)> = None;
         let result = loop {
             if self.shutdown.is_stopped() {
                 stop.stop();
             }
-            if fenced.is_none() {
-                if let Some(message) = self.fenced(held.as_ref(), campaign.as_ref(), &lease) {
-                    self.log(&format!("run {run}: {message}; stopping the partition"));
-                    fenced = Some(message);
-                    stop.stop();
+            match &fenced {
+                None => {
+                    if let Some(message) = self.fenced(held.as_ref(), campaign.as_ref(), &lease) {
+                        self.log(&format!(
+                            "run {run}: {message}; stopping the partition (a drain of at most {} ms, then a hard stop)",
+                            drain.as_millis()
+                        ));
+                        fenced = Some((message, Instant::now()));
+                        stop.stop();
+                    }
                 }
+                // Fenced: the standby writes now; what this replica still holds is dropped.
+                Some((_, since)) if since.elapsed() >= drain && !stop.is_aborted() => {
+                    stop.abort();
+                }
+                Some(_) => {}
+            }
+            if reporter.is_gone() {
+                stop.stop();
             }
             match done_rx.recv_timeout(tick) {
                 Ok(result) => break result,
@@ -450,9 +527,7 @@ impl Session {
                             })
                             .collect(),
                     };
-                    if protocol::send(&mut out, &stats, peer).is_err() {
-                        stop.stop();
-                    }
+                    reporter.offer(stats);
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     break Err(RuntimeError::Spawn {
@@ -477,14 +552,13 @@ impl Session {
             }
         }
         let message = match (fenced, result) {
-            (Some(message), _) => FromWorker::Failed { message },
+            (Some((message, _)), _) => FromWorker::Failed { message },
             (None, Ok(report)) => done_message(&report, wall_s, cpu()),
             (None, Err(e)) => FromWorker::Failed {
                 message: e.to_string(),
             },
         };
-        let sent = protocol::send(&mut out, &message, peer);
-        let _ = out.stream().shutdown(std::net::Shutdown::Both);
+        let sent = reporter.finish(message);
         let _ = reader.join();
         self.log(&format!("run {run}: ended"));
         sent
@@ -497,16 +571,16 @@ impl Session {
         &self,
         campaign: &Campaign,
         stop: &StopHandle,
-        out: &mut SecureWriter,
+        reporter: &Reporter,
         started: Instant,
         cpu: &dyn Fn() -> f64,
-    ) -> Result<Option<RunReport>, ProtocolError> {
+    ) -> Option<RunReport> {
         let mut next_stats = Instant::now();
         loop {
             if campaign.has_won() {
-                return Ok(None);
+                return None;
             }
-            let stopped = stop.is_stopped() || self.shutdown.is_stopped();
+            let stopped = stop.is_stopped() || self.shutdown.is_stopped() || reporter.is_gone();
             let why = if campaign.primary_finished() {
                 Some("warm standby: the primary finished its partition, nothing to take over")
             } else if stopped {
@@ -515,14 +589,14 @@ impl Session {
                 None
             };
             if let Some(why) = why {
-                return Ok(Some(RunReport {
+                return Some(RunReport {
                     nodes: Vec::new(),
                     wall: started.elapsed(),
                     threads: 0,
                     scheduling: why.to_string(),
                     stopped,
                     warnings: vec![why.to_string()],
-                }));
+                });
             }
             if Instant::now() >= next_stats {
                 next_stats = Instant::now() + self.opts.stats_period;
@@ -531,7 +605,7 @@ impl Session {
                     cpu_s: cpu(),
                     nodes: Vec::new(),
                 };
-                protocol::send(out, &stats, &self.peer)?;
+                reporter.offer(stats);
             }
             std::thread::sleep(Campaign::PERIOD);
         }
@@ -653,6 +727,71 @@ impl Session {
         sluice_graph::load_with(&text, origin, &self.registry, &[])
             .map(|loaded| loaded.graph)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// Writes a running session's messages to its controller on a thread of its own, so that a
+/// controller that stopped reading never holds up the session's loop (its lease checks and
+/// its hard stop): [`offer`](Reporter::offer) drops a Stats while the previous one still
+/// waits; [`finish`](Reporter::finish) queues the last message and waits for the thread,
+/// whose writes each give up after the control timeout (the socket's write timeout).
+struct Reporter {
+    tx: Option<mpsc::SyncSender<FromWorker>>,
+    gone: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Result<(), ProtocolError>>>,
+}
+
+impl Reporter {
+    fn start(mut out: SecureWriter, peer: &str) -> std::io::Result<Reporter> {
+        let (tx, rx) = mpsc::sync_channel::<FromWorker>(1);
+        let gone = Arc::new(AtomicBool::new(false));
+        let (flag, peer) = (gone.clone(), peer.to_string());
+        let thread = std::thread::Builder::new()
+            .name(format!("report {peer}"))
+            .spawn(move || {
+                let mut sent = Ok(());
+                for message in rx {
+                    sent = protocol::send(&mut out, &message, &peer);
+                    if sent.is_err() {
+                        flag.store(true, Ordering::Release);
+                        break;
+                    }
+                }
+                let _ = out.stream().shutdown(std::net::Shutdown::Both);
+                sent
+            })?;
+        Ok(Reporter {
+            tx: Some(tx),
+            gone,
+            thread: Some(thread),
+        })
+    }
+
+    /// Sends `stats` unless the previous message is still being written (then it is dropped:
+    /// the next period's counts supersede it).
+    fn offer(&self, stats: FromWorker) {
+        if let Some(tx) = &self.tx {
+            if let Err(mpsc::TrySendError::Disconnected(_)) = tx.try_send(stats) {
+                self.gone.store(true, Ordering::Release);
+            }
+        }
+    }
+
+    /// Whether writing to the controller failed (it closed, or took none of a message within
+    /// the control timeout).
+    fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
+    }
+
+    /// Sends the last message, closes the connection and says whether it went out.
+    fn finish(mut self, last: FromWorker) -> Result<(), ProtocolError> {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(last);
+        }
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(sent)) => sent,
+            _ => Ok(()),
+        }
     }
 }
 

@@ -54,6 +54,7 @@ fn worker_under_a_flood() {
             ..worker::default_accept()
         },
         max_sessions: worker::DEFAULT_MAX_SESSIONS,
+        liveness: Default::default(),
     };
     let w = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
     println!("listening={}", w.local_addr());

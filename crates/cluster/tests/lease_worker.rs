@@ -7,7 +7,7 @@
 use sluice_cluster::etcd::{Etcd, KeepAlive};
 use sluice_cluster::lease::PartitionLease;
 use sluice_cluster::protocol::{self, FromWorker, LeaseSpec, ToWorker};
-use sluice_cluster::worker::{Worker, WorkerOptions};
+use sluice_cluster::worker::{Liveness, Worker, WorkerOptions};
 use sluice_net::auth::ClusterKey;
 use sluice_net::secure::{self, Credentials, Purpose, SecureReader, SecureWriter};
 use sluice_net::Fence;
@@ -31,6 +31,10 @@ struct TestWorker {
 
 impl TestWorker {
     fn start(name: &str, etcd: &Etcd) -> TestWorker {
+        TestWorker::start_with(name, etcd, Liveness::default())
+    }
+
+    fn start_with(name: &str, etcd: &Etcd, liveness: Liveness) -> TestWorker {
         let key = ClusterKey::random().unwrap();
         let opts = WorkerOptions {
             name: name.to_string(),
@@ -50,6 +54,7 @@ impl TestWorker {
             etcd: Some(etcd.clone()),
             accept: sluice_cluster::worker::default_accept(),
             max_sessions: sluice_cluster::worker::DEFAULT_MAX_SESSIONS,
+            liveness,
         };
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();
@@ -66,6 +71,11 @@ impl TestWorker {
 
     /// A control connection that has sent Load and read the answer.
     fn load(&self, lease: LeaseSpec) -> (Control, FromWorker) {
+        self.load_partition(PARTITION, lease)
+    }
+
+    /// [`TestWorker::load`] of another partition.
+    fn load_partition(&self, partition: &str, lease: LeaseSpec) -> (Control, FromWorker) {
         let mut stream = TcpStream::connect(self.addr).unwrap();
         let creds = Credentials::from_key(self.key.clone(), Purpose::Control).unwrap();
         let session = secure::connect(&mut stream, &creds, Duration::from_secs(5)).unwrap();
@@ -81,7 +91,7 @@ impl TestWorker {
             version: protocol::VERSION,
             run: "r1".into(),
             origin: "g.toml (partition of host h2)".into(),
-            partition: PARTITION.into(),
+            partition: partition.into(),
             cwd: std::env::temp_dir().display().to_string(),
             stream_receivers: Vec::new(),
             lease: Some(lease),
@@ -344,4 +354,95 @@ fn a_standby_promotes_its_fence_when_the_key_goes() {
         FromWorker::Done { stopped: true, .. }
     ));
     assert_eq!(c.get(key).unwrap(), None);
+}
+
+/// A partition that drains slowly: a graceful stop ends the source, then its queue (tens of
+/// thousands of items) passes a throttle of 1,000 items a second.
+const SLOW_DRAIN: &str = r#"
+[[node]]
+name = "src"
+type = "signal_source"
+params = { item = "f32" }
+[[node]]
+name = "pace"
+type = "throttle"
+params = { item = "f32", rate = 1000.0 }
+[[node]]
+name = "sink"
+type = "null_sink"
+params = { item = "f32" }
+[[edge]]
+from = "src.out"
+to = "pace.in"
+[[edge]]
+from = "pace.out"
+to = "sink.in"
+"#;
+
+#[test]
+fn a_fenced_primary_stops_hard_after_its_drain() {
+    let etcd = TestEtcd::start("hard-stop");
+    let c = etcd.client();
+    let liveness = Liveness {
+        drain: Duration::from_millis(100),
+        ..Liveness::default()
+    };
+    let worker = TestWorker::start_with("h2", &c, liveness);
+    let key = "/sluice/t/leases/h2/r1";
+    let (mut control, answer) = worker.load_partition(SLOW_DRAIN, spec(&c, key, "hard-stop", true));
+    assert_eq!(answer, FromWorker::Loaded);
+    control.send(&ToWorker::Go);
+    std::thread::sleep(Duration::from_millis(500));
+    let entry = c.get_entry(key).unwrap().expect("the primary's key");
+    let revoked = Instant::now();
+    c.revoke(entry.lease.unwrap()).unwrap();
+    // A graceful stop would drain the throttle's queue for many seconds (the control
+    // connection's read times out after 10 s): the hard stop ends it at once.
+    match control.end() {
+        FromWorker::Failed { message } => assert!(message.contains("fenced"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    // (A bound on liveness, not a measure of speed: the graceful drain takes about 65 s.)
+    let took = revoked.elapsed();
+    eprintln!(
+        "fenced partition ended {:.0} ms after its lease was revoked",
+        took.as_secs_f64() * 1e3
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "the fenced partition drained for {took:?}"
+    );
+}
+
+#[test]
+fn a_quiet_controller_costs_the_partition_and_its_lease_not_the_worker() {
+    let etcd = TestEtcd::start("quiet");
+    let c = etcd.client();
+    let liveness = Liveness {
+        go_timeout: Duration::from_millis(300),
+        ..Liveness::default()
+    };
+    let worker = TestWorker::start_with("h2", &c, liveness);
+    let key = "/sluice/t/leases/h2/r1";
+    let (mut control, answer) = worker.load(spec(&c, key, "quiet", true));
+    assert_eq!(answer, FromWorker::Loaded);
+    assert!(c.get(key).unwrap().is_some(), "the primary took its key");
+    // No Go: the worker gives the partition up and says why.
+    match control.receive() {
+        FromWorker::Error { message } => {
+            assert!(message.contains("no Go within 0.3 s"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Its lease went with it, and the worker takes the next run.
+    let started = Instant::now();
+    while c.get(key).unwrap().is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the lease was kept"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (_control, answer) = worker.load(spec(&c, key, "quiet", true));
+    assert_eq!(answer, FromWorker::Loaded);
 }

@@ -58,6 +58,7 @@ impl TestWorker {
             etcd: None,
             accept: sluice_cluster::worker::default_accept(),
             max_sessions: sluice_cluster::worker::DEFAULT_MAX_SESSIONS,
+            liveness: Default::default(),
         };
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();

@@ -145,6 +145,23 @@ pub(crate) fn io_err(peer: &str, offset: u64, what: &'static str, e: &std::io::E
     }
 }
 
+/// Makes a connection whose peer vanished (a host that lost power, a cable pulled, a link
+/// that drops everything) fail within about `within` instead of hanging: TCP keepalive
+/// probes from `within / 2` of silence on, every `within / 6`, three of them; and
+/// `TCP_USER_TIMEOUT`, so that bytes written and not acknowledged for `within` end the
+/// connection too. A peer that is there but says nothing is not affected (its kernel answers
+/// the probes): bound those waits with the protocol's own deadlines.
+pub fn detect_dead_peer(stream: &TcpStream, within: Duration) -> std::io::Result<()> {
+    use rustix::net::sockopt;
+    let within = within.max(Duration::from_secs(1));
+    sockopt::set_socket_keepalive(stream, true)?;
+    sockopt::set_tcp_keepidle(stream, (within / 2).max(Duration::from_secs(1)))?;
+    sockopt::set_tcp_keepintvl(stream, (within / 6).max(Duration::from_secs(1)))?;
+    sockopt::set_tcp_keepcnt(stream, 3)?;
+    sockopt::set_tcp_user_timeout(stream, within.as_millis().min(u32::MAX as u128) as u32)?;
+    Ok(())
+}
+
 /// Waits until `fd` is ready for `flags` or `wait` passes.
 pub(crate) fn wait_fd(fd: impl std::os::fd::AsFd, flags: PollFlags, wait: Duration) {
     let mut fds = [PollFd::new(&fd, flags)];

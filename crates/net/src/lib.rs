@@ -59,7 +59,7 @@ mod source;
 pub mod tag_budget;
 pub mod wire;
 
-pub use conn::Endpoint;
+pub use conn::{detect_dead_peer, Endpoint};
 pub use decoder::{Decoder, Event, Need, Role};
 pub use error::NetError;
 pub use fence::{Fence, WarmMap};

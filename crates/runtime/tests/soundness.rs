@@ -648,3 +648,79 @@ fn a_stop_spares_the_named_sources() {
         }
     }
 }
+
+/// Passes one item per call, 5 ms apart: 200 items a second.
+struct Slow;
+
+impl Node for Slow {
+    fn ports(&self) -> Ports {
+        Ports::new().input::<u32>("in").output::<u32>("out")
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let input = io.inputs.get::<u32>(0)?;
+        let output = io.outputs.get::<u32>(0)?;
+        let Some(x) = input.window(1)? else {
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        };
+        if x.is_empty() {
+            return Ok(Work::Done);
+        }
+        let Some(y) = output.reserve(1)? else {
+            return Ok(Work::NeedOutput { port: 0, items: 1 });
+        };
+        y[0] = x[0];
+        input.consume(1);
+        output.commit(1);
+        std::thread::sleep(Duration::from_millis(5));
+        Ok(Work::Progress)
+    }
+}
+
+/// The hard stop: a graph whose graceful drain would take many seconds (a full queue before a
+/// node that passes 200 items a second) returns at once, marked as stopped, with the queued
+/// items dropped; every node is still finished.
+#[test]
+fn an_abort_returns_at_once_without_draining() {
+    for (label, opts) in schedulers()
+        .into_iter()
+        .filter_map(|(l, o)| o.map(|o| (l, o)))
+    {
+        let mut g = Graph::new();
+        let src = g.add("src", Source::new(u64::MAX)).unwrap();
+        let pass = g.add("pass", Slow).unwrap();
+        let (snk, (items, _)) = sink(usize::MAX);
+        let snk = g.add("sink", snk).unwrap();
+        g.connect(src, "out", pass, "in").unwrap();
+        g.connect(pass, "out", snk, "in").unwrap();
+        let stop = StopHandle::new();
+        let stopper = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            stopper.abort();
+        });
+        let (tx, rx) = mpsc::channel();
+        let asked = std::time::Instant::now();
+        std::thread::spawn(move || {
+            let _ = tx.send(g.run(&RunOptions {
+                stop: Some(stop),
+                ..opts
+            }));
+        });
+        // A graceful stop would drain thousands of queued items at 200 a second.
+        let report = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("an aborted graph must return at once")
+            .unwrap();
+        assert!(report.stopped, "{label}");
+        let produced = report.node("src").unwrap().items_out;
+        let got = items.lock().unwrap().len() as u64;
+        assert!(
+            got + 100 < produced,
+            "{label}: {got} of {produced} items reached the sink: the queue was drained"
+        );
+        eprintln!(
+            "{label}: returned {:.0} ms after start, {got} of {produced} items through",
+            asked.elapsed().as_secs_f64() * 1e3
+        );
+    }
+}

@@ -38,11 +38,21 @@ pub enum Scheduler {
 
 /// Asks a running graph to stop, from any thread (a signal handler's thread, a UI, a test).
 ///
-/// Stopping is graceful: every source (a node without inputs) ends as if its stream were over,
-/// so the items already in the graph drain through it and every sink finishes its file
-/// normally. The run then returns its report with [`RunReport::stopped`] set.
+/// [`stop`](StopHandle::stop) is graceful: every source (a node without inputs) ends as if its
+/// stream were over, so the items already in the graph drain through it and every sink
+/// finishes its file normally. [`abort`](StopHandle::abort) is the hard stop, for when a drain
+/// may not be waited for (a fenced replica, whose standby writes now; a drain through a
+/// rate-limited node can take minutes): every node stops at its next turn, the items in the
+/// queues are dropped, and every node is still finished (sinks close their files, streams
+/// end). Either way the run returns its report with [`RunReport::stopped`] set.
 #[derive(Debug, Clone, Default)]
-pub struct StopHandle(Arc<AtomicBool>);
+pub struct StopHandle(Arc<StopFlags>);
+
+#[derive(Debug, Default)]
+struct StopFlags {
+    graceful: AtomicBool,
+    now: AtomicBool,
+}
 
 impl StopHandle {
     /// A handle that has not been asked to stop.
@@ -50,14 +60,27 @@ impl StopHandle {
         StopHandle::default()
     }
 
-    /// Asks the graph to stop (idempotent).
+    /// Asks the graph to stop gracefully (idempotent).
     pub fn stop(&self) {
-        self.0.store(true, Ordering::Release);
+        self.0.graceful.store(true, Ordering::Release);
     }
 
-    /// Whether a stop was asked for.
+    /// Stops the graph at once, dropping what is in its queues (idempotent; see the type's
+    /// documentation). The threaded schedulers act on it at each node's next turn; the
+    /// single-thread stepper takes it as a graceful stop.
+    pub fn abort(&self) {
+        self.0.now.store(true, Ordering::Release);
+        self.0.graceful.store(true, Ordering::Release);
+    }
+
+    /// Whether a stop (graceful or not) was asked for.
     pub fn is_stopped(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+        self.0.graceful.load(Ordering::Acquire)
+    }
+
+    /// Whether the hard stop was asked for.
+    pub fn is_aborted(&self) -> bool {
+        self.0.now.load(Ordering::Acquire)
     }
 }
 

@@ -469,6 +469,17 @@ fn run_group(
     };
     let mut stop_applied = false;
     'run: while !ctl.stop.load(Ordering::Relaxed) {
+        if ctl
+            .stop_request
+            .as_ref()
+            .is_some_and(StopHandle::is_aborted)
+        {
+            // The hard stop: every thread leaves at its next turn (the nodes are finished
+            // below, without draining).
+            ctl.stopped.store(true, Ordering::Release);
+            ctl.stop.store(true, Ordering::Release);
+            break 'run;
+        }
         if !stop_applied && ctl.stop_requested() {
             // A graceful stop: this group's sources end as if their streams were over; the
             // items already in the graph drain and the sinks finish normally.

@@ -597,8 +597,12 @@ fn connect(host: &str, addr: &str, opts: &ControlOptions) -> Result<Link, Contro
             sluice_net::escape::text(&session.peer_name)
         )));
     }
+    // A worker that vanished ends its link within the timeout, and no write to a worker (a
+    // Stop among them) waits longer on one that stopped reading.
     stream
         .set_read_timeout(Some(opts.timeout))
+        .and_then(|()| stream.set_write_timeout(Some(opts.timeout)))
+        .and_then(|()| sluice_net::detect_dead_peer(&stream, opts.timeout))
         .map_err(|e| fail(e.to_string()))?;
     let (reader, out) =
         secure::split(secure::Link::secure(stream, session)).map_err(|e| fail(e.to_string()))?;

@@ -15,6 +15,7 @@ mod http;
 mod metrics;
 mod page;
 mod server;
+mod troubles;
 mod views;
 
 pub use guard::{new_token, Guard};

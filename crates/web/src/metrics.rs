@@ -63,6 +63,24 @@ pub(crate) fn render(shared: &Shared) -> String {
         "Time the node waited for input or output room.",
         per_node(&|n| format!("{:.6}", n.waiting.as_secs_f64())),
     );
+    family(
+        "sluice_node_late_total",
+        "counter",
+        "Deadlines the node missed (late periods, device buffers it could not serve in time).",
+        per_node(&|n| n.troubles.late.to_string()),
+    );
+    family(
+        "sluice_node_dropped_items_total",
+        "counter",
+        "Items the node lost because the graph fell behind (a real-time source's overflow).",
+        per_node(&|n| n.troubles.dropped.to_string()),
+    );
+    family(
+        "sluice_node_underflow_items_total",
+        "counter",
+        "Items of zeros a real-time sink played because its input came late.",
+        per_node(&|n| n.troubles.underflow.to_string()),
+    );
     let per_edge = |f: &dyn Fn(&sluice_runtime::TapPoint) -> String| {
         edges
             .iter()

@@ -67,6 +67,8 @@ pub(crate) struct Shared {
     pub guard: Guard,
     pub started: Instant,
     pub closing: AtomicBool,
+    /// The live warnings list (`troubles.rs`), filled when statistics are read.
+    pub troubles: std::sync::Mutex<crate::troubles::TroubleLog>,
 }
 
 /// A running console; dropping it stops the server (streams end within a frame).
@@ -104,6 +106,7 @@ impl Console {
             guard: Guard::new(addr, token),
             started: Instant::now(),
             closing: AtomicBool::new(false),
+            troubles: Default::default(),
         });
         let thread = {
             let shared = Arc::clone(&shared);

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Steps, Tone, TONE};
+use common::{Lossy, Steps, Tone, TONE};
 use serde_json::{json, Value};
 use sluice_runtime::{Graph, Monitor, Progress, RunOptions, StopHandle};
 use sluice_web::{Console, ConsoleOptions, RunHandles};
@@ -164,6 +164,9 @@ fn the_console_serves_steers_and_refuses_as_documented() {
         "sluice_queue_capacity_items",
         "sluice_taps",
         "sluice_port_items_out_total",
+        "sluice_node_late_total",
+        "sluice_node_dropped_items_total",
+        "sluice_node_underflow_items_total",
     ] {
         assert!(
             scrape.samples.iter().any(|s| s.metric == name),
@@ -360,4 +363,109 @@ fn a_non_loopback_bind_is_refused_with_the_reason() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("loopback only"), "{e}");
+}
+
+/// The value of `metric` for `node` in a `/metrics` page, `node` as escaped on the wire (the
+/// parser keeps label values as written and skips samples with escaped quotes, so the line is
+/// read here; the parser still checks that the whole page is in the exposition format).
+fn node_metric(text: &str, metric: &str, node: &str) -> Option<f64> {
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    prometheus_parse::Scrape::parse(lines).expect("the exposition format parses");
+    let prefix = format!("{metric}{{node=\"{node}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.parse().expect("a number"))
+}
+
+#[test]
+fn trouble_counted_by_a_node_shows_in_metrics_and_the_warnings_list_as_it_happens() {
+    let mut g = Graph::new();
+    let tone = g
+        .add(
+            "tone",
+            Tone {
+                n: 0,
+                gain: 1.0,
+                noise: 0.0,
+            },
+        )
+        .unwrap();
+    let lossy = g.add("lossy \"dev\"", Lossy { calls: 0 }).unwrap();
+    g.connect(tone, "out", lossy, "in").unwrap();
+    let (progress, monitor, stop) = (Progress::new(), Monitor::new(), StopHandle::new());
+    let console = Console::start(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: Some(TOKEN.into()),
+        },
+        RunHandles {
+            control: g.control_handle(),
+            stop: stop.clone(),
+            progress: progress.clone(),
+            monitor: monitor.clone(),
+            title: "trouble".into(),
+        },
+    )
+    .unwrap();
+    let addr = console.addr().to_string();
+    let run = std::thread::spawn(move || {
+        g.run(&RunOptions {
+            progress: Some(progress),
+            monitor: Some(monitor),
+            stop: Some(stop),
+            deadlock_timeout: Duration::from_secs(10),
+            ..RunOptions::default()
+        })
+    });
+    // While the graph runs: the counters rise, and the warnings list names the node.
+    let node = "lossy \"dev\"";
+    let wire = r#"lossy \"dev\""#;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, text) = get(&addr, "/metrics");
+        assert_eq!(status, 200);
+        let dropped = node_metric(&text, "sluice_node_dropped_items_total", wire);
+        let late = node_metric(&text, "sluice_node_late_total", wire);
+        if dropped.is_some_and(|d| d > 0.0) && late == Some(1.0) {
+            assert_eq!(
+                node_metric(&text, "sluice_node_underflow_items_total", wire),
+                Some(0.0)
+            );
+            assert_eq!(
+                node_metric(&text, "sluice_node_dropped_items_total", "tone"),
+                Some(0.0)
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "no trouble counted: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stats: Value = serde_json::from_str(&get(&addr, "/api/stats").1).unwrap();
+    let warnings = stats["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["node"] == node && w["kind"] == "late" && w["total"] == 1),
+        "{warnings:?}"
+    );
+    let dropped = warnings
+        .iter()
+        .find(|w| w["node"] == node && w["kind"] == "dropped")
+        .expect("a dropped entry");
+    assert!(dropped["text"].as_str().unwrap().contains("dropped"));
+    let lossy = stats["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == node)
+        .unwrap();
+    assert!(lossy["dropped"].as_u64().unwrap() > 0);
+    assert_eq!(lossy["late"], 1);
+    assert_eq!(post(&addr, "/api/stop", &json!({})).0, 200);
+    let report = run.join().unwrap().unwrap();
+    // The same counts reach the run's report.
+    let t = report.node(node).unwrap().troubles;
+    assert_eq!(t.late, 1);
+    assert!(t.dropped >= lossy["dropped"].as_u64().unwrap());
+    drop(console);
 }

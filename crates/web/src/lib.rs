@@ -16,6 +16,7 @@ mod metrics;
 mod metrics_server;
 mod page;
 mod server;
+mod tls;
 mod troubles;
 mod views;
 
@@ -24,4 +25,5 @@ pub use http::{parse_request, HttpError, Request, MAX_BODY, MAX_HEADERS, MAX_HEA
 pub use metrics::WatchedRun;
 pub use metrics_server::{MetricsServer, RunsSource};
 pub use server::{Console, ConsoleError, ConsoleOptions, RunHandles};
+pub use tls::Tls;
 pub use views::{View, ViewKind};

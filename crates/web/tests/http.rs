@@ -469,3 +469,122 @@ fn trouble_counted_by_a_node_shows_in_metrics_and_the_warnings_list_as_it_happen
     assert!(t.dropped >= lossy["dropped"].as_u64().unwrap());
     drop(console);
 }
+
+/// One request over TLS to `addr`, trusting only `cert` (DER) for the name `localhost`;
+/// returns (status, body).
+fn tls_request(addr: &str, cert: &[u8], raw: &str) -> (u16, String) {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from(cert.to_vec()))
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let sock = TcpStream::connect(addr).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    tls.write_all(raw.as_bytes()).unwrap();
+    let mut text = Vec::new();
+    // The server closes without close_notify: what came before that is the answer.
+    let _ = tls.read_to_end(&mut text);
+    let text = String::from_utf8_lossy(&text).to_string();
+    let status = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or(String::new(), |(_, b)| b.to_string());
+    (status, body)
+}
+
+#[test]
+fn https_serves_with_a_certificate_made_at_start_and_the_token_rules_hold() {
+    let g = Graph::new();
+    let stop = StopHandle::new();
+    let console = Console::start_with_tls(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: Some(TOKEN.into()),
+        },
+        Some(&sluice_web::Tls::SelfSigned),
+        RunHandles {
+            control: g.control_handle(),
+            stop: stop.clone(),
+            progress: Progress::new(),
+            monitor: Monitor::new(),
+            title: "tls".into(),
+        },
+    )
+    .unwrap();
+    let port = console.addr().port();
+    let addr = console.addr().to_string();
+    assert!(console.url().starts_with("https://"), "{}", console.url());
+    let fingerprint = console.fingerprint().unwrap();
+    assert_eq!(fingerprint.len(), 32 * 3 - 1, "{fingerprint}");
+    let cert = console.certificate_der().unwrap().to_vec();
+    let host = format!("localhost:{port}");
+
+    // A read needs no token; the page comes over TLS.
+    let (status, body) = tls_request(
+        &addr,
+        &cert,
+        &format!("GET /api/graph HTTP/1.1\r\nHost: {host}\r\n\r\n"),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["title"],
+        "tls"
+    );
+    // The token and the Origin rules hold over HTTPS, with an https:// origin.
+    let stop_req = |headers: &str| {
+        format!("POST /api/stop HTTP/1.1\r\nHost: {host}\r\n{headers}Content-Length: 2\r\n\r\n{{}}")
+    };
+    let auth = format!("Authorization: Bearer {TOKEN}\r\n");
+    let (status, body) = tls_request(
+        &addr,
+        &cert,
+        &stop_req(&format!("Origin: https://{host}\r\n")),
+    );
+    assert_eq!(status, 401, "{body}");
+    let (status, body) = tls_request(
+        &addr,
+        &cert,
+        &stop_req(&format!("{auth}Origin: http://{host}\r\n")),
+    );
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        reason(&body).contains(&format!("expected https://{host}")),
+        "{body}"
+    );
+    let (status, _) = tls_request(
+        &addr,
+        &cert,
+        &format!("GET /api/graph HTTP/1.1\r\nHost: evil.example:{port}\r\n\r\n"),
+    );
+    assert_eq!(status, 421);
+    assert!(!stop.is_stopped());
+    let (status, body) = tls_request(
+        &addr,
+        &cert,
+        &stop_req(&format!("{auth}Origin: https://{host}\r\n")),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(stop.is_stopped());
+    // Plain HTTP to the HTTPS port gets no HTTP answer (the server waits for the rest of what
+    // it takes for a TLS record, at most its 5 s I/O timeout, then closes).
+    let mut plain = TcpStream::connect(&addr).unwrap();
+    plain
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    plain
+        .write_all(format!("GET /api/graph HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = plain.read_to_end(&mut answer);
+    assert!(!answer.starts_with(b"HTTP/"), "{answer:?}");
+    drop(console);
+}

@@ -8,6 +8,7 @@ mod beamform;
 mod chain;
 mod chain_nodes;
 mod cluster;
+mod console;
 mod convolve;
 mod copy;
 mod failover;
@@ -66,6 +67,10 @@ pub enum BenchCommand {
     /// one cross-host edge vs loopback, AMPS on 4 hosts, the beamformer on 5 hosts, each vs
     /// one machine.
     Cluster(cluster::BenchClusterArgs),
+    /// What watching a graph in the web console costs it: a c32 edge paced at 10 M samples/s
+    /// with and without the console and two taps at 25 frames/s: the graph's CPU per item,
+    /// the console's own, late items, the sink's checksum.
+    Console(console::BenchConsoleArgs),
     /// Failover (root): a partition with a hot standby on a local cluster, its primary killed,
     /// cut off or stopped at random moments; outputs vs one machine, detection and takeover
     /// times.
@@ -102,5 +107,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Amps(args) => amps::run(args),
         BenchCommand::Cluster(args) => cluster::run(args),
         BenchCommand::Failover(args) => failover::run(args),
+        BenchCommand::Console(args) => console::run(args),
     }
 }

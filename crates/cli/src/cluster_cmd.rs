@@ -54,6 +54,11 @@ pub struct WorkerArgs {
     /// holder of the cluster key alone (any stream endpoint) cannot load partitions here.
     #[arg(long)]
     pub controllers: Option<PathBuf>,
+    /// Serve Prometheus metrics of the partitions this worker runs at http://ADDR/metrics
+    /// (loopback only, e.g. 127.0.0.1:9100; the names are the console's, with `run` and
+    /// `host` labels).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
     /// The data root: partitions' relative file paths resolve beneath it (links out are
     /// refused). Default: the working directory at start.
     #[arg(long)]
@@ -175,6 +180,23 @@ fn seconds_above_zero(seconds: f64, option: &str) -> anyhow::Result<Duration> {
         .with_context(|| format!("{option} {seconds}: a number of seconds above 0"))
 }
 
+/// What a worker's metrics server shows: its running partitions, labelled by run and host.
+pub fn worker_metrics(
+    running: sluice_cluster::running::RunningPartitions,
+) -> sluice_web::RunsSource {
+    std::sync::Arc::new(move || {
+        running
+            .snapshot()
+            .into_iter()
+            .map(|p| sluice_web::WatchedRun {
+                labels: vec![("run".into(), p.run), ("host".into(), p.host)],
+                progress: p.progress,
+                monitor: p.monitor,
+            })
+            .collect()
+    })
+}
+
 /// Runs `sluice worker`.
 pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
     let key = ClusterKey::load(&args.key_file)?;
@@ -235,6 +257,18 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
     };
     let worker = Worker::bind(opts, crate::registry())?;
     let control = worker.local_addr();
+    let _metrics = match args.metrics {
+        Some(bind) => {
+            let server = sluice_web::MetricsServer::start(bind, worker_metrics(worker.running()))?;
+            eprintln!(
+                "sluice worker {}: metrics at http://{}/metrics",
+                args.name,
+                server.addr()
+            );
+            Some(server)
+        }
+        None => None,
+    };
     let identity = args
         .identity
         .as_deref()

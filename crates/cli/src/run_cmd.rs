@@ -53,10 +53,22 @@ pub struct RunArgs {
     /// Seconds with every node blocked and nothing moving before the run stops as a deadlock.
     #[arg(long, default_value_t = 1.0)]
     pub deadlock_timeout: f64,
-    /// Serve the web console, its HTTP API and Prometheus metrics on this loopback address
-    /// (e.g. 127.0.0.1:8080) while the graph runs; the address to open is printed at start.
+    /// Serve the web console, its HTTP API and Prometheus metrics on this address while the
+    /// graph runs; the address to open is printed at start. Plain HTTP on loopback
+    /// (e.g. 127.0.0.1:8080); any other address (e.g. 0.0.0.0:8443) is served over HTTPS only,
+    /// with --http-cert/--http-key or a certificate made at start (its SHA-256 fingerprint is
+    /// printed).
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["check", "stepped"])]
     pub http: Option<std::net::SocketAddr>,
+    /// The console's TLS certificate chain (PEM), with --http-key: serves HTTPS.
+    #[arg(long, value_name = "FILE", requires_all = ["http", "http_key"])]
+    pub http_cert: Option<PathBuf>,
+    /// The private key of --http-cert (PEM).
+    #[arg(long, value_name = "FILE", requires_all = ["http", "http_cert"])]
+    pub http_key: Option<PathBuf>,
+    /// Serve HTTPS on a loopback address too (a non-loopback one always is).
+    #[arg(long, requires = "http")]
+    pub http_tls: bool,
     /// Read the console's token from this file (first line) instead of making a random one.
     #[arg(long, value_name = "FILE", requires = "http")]
     pub http_token_file: Option<PathBuf>,
@@ -104,6 +116,7 @@ pub fn graph(args: GraphArgs) -> anyhow::Result<()> {
 fn start_console(
     bind: std::net::SocketAddr,
     token_file: Option<&std::path::Path>,
+    tls: Option<sluice_web::Tls>,
     handles: sluice_web::RunHandles,
 ) -> anyhow::Result<sluice_web::Console> {
     let token = match token_file {
@@ -121,8 +134,17 @@ fn start_console(
         }
         None => None,
     };
-    let console = sluice_web::Console::start(sluice_web::ConsoleOptions { bind, token }, handles)?;
+    let console = sluice_web::Console::start_with_tls(
+        sluice_web::ConsoleOptions { bind, token },
+        tls.as_ref(),
+        handles,
+    )?;
     eprintln!("sluice: console at {}", console.url());
+    if let Some(fingerprint) = console.fingerprint() {
+        eprintln!(
+            "sluice: console certificate SHA-256 {fingerprint} (check it when the browser asks)"
+        );
+    }
     Ok(console)
 }
 
@@ -183,6 +205,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             Some(bind) => Some(start_console(
                 bind,
                 args.http_token_file.as_deref(),
+                match (&args.http_cert, &args.http_key) {
+                    (Some(cert), Some(key)) => Some(sluice_web::Tls::Files {
+                        cert: cert.clone(),
+                        key: key.clone(),
+                    }),
+                    // Plain HTTP stays on loopback: anything else is HTTPS.
+                    _ if args.http_tls || !bind.ip().is_loopback() => {
+                        Some(sluice_web::Tls::SelfSigned)
+                    }
+                    _ => None,
+                },
                 sluice_web::RunHandles {
                     control: control_handle.clone(),
                     stop: stop.clone(),

@@ -110,6 +110,8 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-registry",
             "sluice-kernels",
             "sluice-conv",
+            // `Graph.start(http=...)` serves the web console beside the run.
+            "sluice-web",
         ],
     ),
     // The web console: watches and steers a run through the runtime's handles, FFTs for views.
@@ -135,6 +137,8 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-registry",
             "sluice-pmt",
             "sluice-soapy",
+            // `sluice bench console` runs the console beside a graph.
+            "sluice-web",
         ],
     ),
 ];

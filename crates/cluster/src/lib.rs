@@ -26,4 +26,5 @@ pub mod membership;
 pub mod placement;
 pub mod protocol;
 pub mod refuse;
+pub mod running;
 pub mod worker;

@@ -151,6 +151,7 @@ pub struct Worker {
     opts: WorkerOptions,
     registry: Arc<Registry>,
     busy: Arc<AtomicBool>,
+    running: crate::running::RunningPartitions,
 }
 
 impl Worker {
@@ -166,7 +167,14 @@ impl Worker {
             opts,
             registry: Arc::new(registry),
             busy: Arc::new(AtomicBool::new(false)),
+            running: crate::running::RunningPartitions::new(),
         })
+    }
+
+    /// The partitions this worker runs now (for `sluice worker --metrics`); the list stays
+    /// current after [`serve`](Worker::serve) takes the worker.
+    pub fn running(&self) -> crate::running::RunningPartitions {
+        self.running.clone()
     }
 
     /// The bound control address (its port, when `listen` asked for port 0).
@@ -232,6 +240,7 @@ impl Worker {
                 opts: self.opts.clone(),
                 registry: self.registry.clone(),
                 busy: self.busy.clone(),
+                running: self.running.clone(),
                 shutdown: sessions_stop.clone(),
             };
             let spawned = std::thread::Builder::new()
@@ -258,6 +267,8 @@ struct Session {
     opts: WorkerOptions,
     registry: Arc<Registry>,
     busy: Arc<AtomicBool>,
+    /// Where the partition is listed while it runs.
+    running: crate::running::RunningPartitions,
     /// The worker is shutting down: stop what runs.
     shutdown: StopHandle,
 }
@@ -429,6 +440,14 @@ impl Session {
         };
         let stop = StopHandle::new();
         let progress = Progress::new();
+        let monitor = sluice_runtime::Monitor::new();
+        // Listed until this function returns, however the run ends.
+        let _listed = self.running.register(crate::running::RunningPartition {
+            run: run.clone(),
+            host: self.name.clone(),
+            progress: progress.clone(),
+            monitor: monitor.clone(),
+        });
         let started = Instant::now();
         let cpu_before = sluice_os::process_cpu_time();
         let (done_tx, done_rx) = mpsc::channel();
@@ -463,6 +482,7 @@ impl Session {
                 let opts = RunOptions {
                     stop: Some(stop.clone()),
                     progress: Some(progress.clone()),
+                    monitor: Some(monitor),
                     // A stop ends this host's own sources; its stream receivers end with the
                     // streams.
                     spared_by_stop: stream_receivers,

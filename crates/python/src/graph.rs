@@ -645,24 +645,27 @@ impl Graph {
     /// `ParameterError`.
     #[pyo3(signature = (scheduler=None))]
     fn run(&self, py: Python<'_>, scheduler: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        let handle = start(self.take()?, scheduler)?;
+        let handle = start(self.take()?, scheduler, None)?;
         handle.wait_blocking(py, None)
     }
 
     /// Starts the graph in the background and returns its `Handle` (stop, wait, stats,
     /// progress, set, read). `read` names outputs to tap for `Handle.read` (see `tap`). Stop
     /// or wait for a started graph before the interpreter exits: its Python blocks need the
-    /// interpreter to the end.
-    #[pyo3(signature = (scheduler=None, read=None))]
+    /// interpreter to the end. `http="127.0.0.1:0"` serves the web console (as `sluice run
+    /// --http`; loopback only, port 0 picks one): its address is printed and is
+    /// `Handle.console_url`.
+    #[pyo3(signature = (scheduler=None, read=None, http=None))]
     fn start(
         &self,
         scheduler: Option<&Bound<'_, PyAny>>,
         read: Option<Vec<Bound<'_, PyAny>>>,
+        http: Option<&str>,
     ) -> PyResult<Handle> {
         for port in read.unwrap_or_default() {
             self.tap(&port, 65536)?;
         }
-        start(self.take()?, scheduler)
+        start(self.take()?, scheduler, http)
     }
 
     /// Checks the graph (rates, unconnected ports, cycles, queues) without running it; the graph can

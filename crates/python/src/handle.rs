@@ -43,6 +43,8 @@ pub struct Handle {
     state: Mutex<State>,
     taps: BTreeMap<String, Tap>,
     py_errors: PyErrors,
+    /// The web console serving this run (`start(http=...)`); it stops with the handle.
+    console: Option<sluice_web::Console>,
 }
 
 /// The scheduler a `scheduler=` argument names.
@@ -67,12 +69,43 @@ fn scheduler_of(obj: Option<&Bound<'_, PyAny>>, needs_threads: bool) -> PyResult
     }
 }
 
-/// Starts `built` on a thread of its own.
-pub fn start(built: Built, scheduler: Option<&Bound<'_, PyAny>>) -> PyResult<Handle> {
+/// Starts `built` on a thread of its own, with the web console on `http` (a loopback
+/// `address:port`; port 0 picks a free one) when given.
+pub fn start(
+    built: Built,
+    scheduler: Option<&Bound<'_, PyAny>>,
+    http: Option<&str>,
+) -> PyResult<Handle> {
     let scheduler = scheduler_of(scheduler, built.needs_threads)?;
     let stop = StopHandle::new();
     let progress = Progress::new();
     let control = built.graph.control_handle();
+    let monitor = sluice_runtime::Monitor::new();
+    let console = match http {
+        Some(text) => {
+            let bind: std::net::SocketAddr = text.parse().map_err(|_| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "http='{}': expected a loopback address and port, e.g. \"127.0.0.1:0\"",
+                    text.escape_default()
+                ))
+            })?;
+            let console = sluice_web::Console::start(
+                sluice_web::ConsoleOptions { bind, token: None },
+                sluice_web::RunHandles {
+                    control: control.clone(),
+                    stop: stop.clone(),
+                    progress: progress.clone(),
+                    monitor: monitor.clone(),
+                    title: built.origin.clone(),
+                },
+            )
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+            // As `sluice run --http` does: the address to open, token in the fragment.
+            eprintln!("sluice: console at {}", console.url());
+            Some(console)
+        }
+        None => None,
+    };
     let opts = RunOptions {
         scheduler,
         pin_cores: false,
@@ -80,7 +113,7 @@ pub fn start(built: Built, scheduler: Option<&Bound<'_, PyAny>>) -> PyResult<Han
         deadlock_timeout: Duration::from_secs(1),
         stop: Some(stop.clone()),
         progress: Some(progress.clone()),
-        monitor: None,
+        monitor: console.is_some().then_some(monitor),
         spared_by_stop: Vec::new(),
     };
     let (tx, rx) = mpsc::channel();
@@ -111,6 +144,7 @@ pub fn start(built: Built, scheduler: Option<&Bound<'_, PyAny>>) -> PyResult<Han
         state: Mutex::new(State::Running(Mutex::new(rx))),
         taps: built.taps,
         py_errors: built.py_errors,
+        console,
     })
 }
 
@@ -210,6 +244,13 @@ impl Handle {
     #[pyo3(signature = (timeout=None))]
     fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
         self.wait_blocking(py, timeout)
+    }
+
+    /// The web console's address with its token in the fragment (open it in a browser), or
+    /// `None` when the graph was started without `http=`.
+    #[getter]
+    fn console_url(&self) -> Option<String> {
+        self.console.as_ref().map(sluice_web::Console::url)
     }
 
     /// Whether the graph is still running.

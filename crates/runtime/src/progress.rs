@@ -20,6 +20,9 @@ pub(crate) struct NodeProgress {
     work_calls: AtomicU64,
     busy_ns: AtomicU64,
     waiting_ns: AtomicU64,
+    late: AtomicU64,
+    dropped: AtomicU64,
+    underflow: AtomicU64,
 }
 
 impl NodeProgress {
@@ -35,6 +38,13 @@ impl NodeProgress {
             .store(stats.busy.as_nanos() as u64, Ordering::Relaxed);
         self.waiting_ns
             .store(stats.waiting.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// Copies the node's trouble counts (only when they changed, which is rare).
+    pub(crate) fn record_troubles(&self, t: crate::Troubles) {
+        self.late.store(t.late, Ordering::Relaxed);
+        self.dropped.store(t.dropped, Ordering::Relaxed);
+        self.underflow.store(t.underflow, Ordering::Relaxed);
     }
 }
 
@@ -55,6 +65,9 @@ pub struct NodeCounts {
     pub busy: std::time::Duration,
     /// Time spent blocked waiting for input or output room so far (the threaded schedulers).
     pub waiting: std::time::Duration,
+    /// Trouble counted so far ([`count`](crate::count)): late periods, dropped items,
+    /// underflows.
+    pub troubles: crate::Troubles,
 }
 
 impl NodeCounts {
@@ -85,6 +98,11 @@ impl Progress {
                     work_calls: n.work_calls.load(Ordering::Relaxed),
                     busy: std::time::Duration::from_nanos(n.busy_ns.load(Ordering::Relaxed)),
                     waiting: std::time::Duration::from_nanos(n.waiting_ns.load(Ordering::Relaxed)),
+                    troubles: crate::Troubles {
+                        late: n.late.load(Ordering::Relaxed),
+                        dropped: n.dropped.load(Ordering::Relaxed),
+                        underflow: n.underflow.load(Ordering::Relaxed),
+                    },
                 })
                 .collect()
         })
@@ -113,6 +131,9 @@ impl Progress {
                     work_calls: AtomicU64::new(0),
                     busy_ns: AtomicU64::new(0),
                     waiting_ns: AtomicU64::new(0),
+                    late: AtomicU64::new(0),
+                    dropped: AtomicU64::new(0),
+                    underflow: AtomicU64::new(0),
                 })
             })
             .collect();

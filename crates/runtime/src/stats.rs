@@ -7,6 +7,66 @@ use std::time::{Duration, Instant};
 thread_local! {
     /// Time slept through [`sleep`] on this thread since the scheduler last asked.
     static SLEPT: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+    /// Trouble counted through [`count`] on this thread since the scheduler last asked.
+    static TROUBLES: Cell<Troubles> = const { Cell::new(Troubles { late: 0, dropped: 0, underflow: 0 }) };
+}
+
+/// A kind of trouble a node counts as it happens ([`count`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trouble {
+    /// A deadline missed: a late period, a buffer a device wanted before it was ready.
+    Late,
+    /// Items lost: a real-time source's overflow, a full buffer that had to drop.
+    Dropped,
+    /// Items a real-time sink had to invent (zeros played) because its input came late.
+    Underflow,
+}
+
+/// Trouble counts of a node: what [`count`] added up while it ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Troubles {
+    /// Deadlines missed ([`Trouble::Late`]).
+    pub late: u64,
+    /// Items lost ([`Trouble::Dropped`]).
+    pub dropped: u64,
+    /// Items invented for late input ([`Trouble::Underflow`]).
+    pub underflow: u64,
+}
+
+impl Troubles {
+    /// Whether nothing was counted.
+    pub fn is_zero(&self) -> bool {
+        *self == Troubles::default()
+    }
+
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: Troubles) {
+        self.late += other.late;
+        self.dropped += other.dropped;
+        self.underflow += other.underflow;
+    }
+}
+
+/// Counts `n` occurrences of `trouble` for the node whose `work` is running on this thread, so
+/// that a live display (the web console, its `/metrics`) shows it as it happens rather than in
+/// the warnings at the end. Real-time safe: a thread-local add, no lock, no allocation, no
+/// system call; the scheduler collects it after the `work` call.
+pub fn count(trouble: Trouble, n: u64) {
+    TROUBLES.with(|t| {
+        let mut v = t.get();
+        match trouble {
+            Trouble::Late => v.late += n,
+            Trouble::Dropped => v.dropped += n,
+            Trouble::Underflow => v.underflow += n,
+        }
+        t.set(v);
+    });
+}
+
+/// The trouble counted through [`count`] on this thread since the last call (the schedulers
+/// call it after each `work`).
+pub(crate) fn take_troubles() -> Troubles {
+    TROUBLES.with(|t| t.replace(Troubles::default()))
 }
 
 /// Sleeps for `duration` inside a node's `work` (pacing: a throttle, a real-time source),
@@ -48,6 +108,8 @@ pub struct NodeStats {
     /// receivers gone) and messages left unread in its inboxes when it ended; each connection
     /// is also named in `warnings`.
     pub messages_dropped: u64,
+    /// What the node counted through [`count`] (late periods, dropped items, underflows).
+    pub troubles: Troubles,
 }
 
 /// The outcome of a finished run.

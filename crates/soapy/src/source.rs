@@ -143,6 +143,7 @@ impl SoapySource {
                 }
             };
             self.lost += lost;
+            sluice_runtime::count(sluice_runtime::Trouble::Dropped, lost);
             self.device_samples += lost;
             Self::tag_all(outs, at, metadata::GAP, &TagValue::U64(lost));
         }
@@ -286,6 +287,7 @@ impl Node for SoapySource {
             Read::Overflow => {
                 self.overflows += 1;
                 self.overflowed = true;
+                sluice_runtime::count(sluice_runtime::Trouble::Late, 1);
                 Ok(Work::Progress)
             }
             Read::Samples { n, time_ns } => {

@@ -101,7 +101,19 @@ function onStats(s) {
   const f = s.nodes.map((n) => n.fraction).filter((x) => x !== null);
   if (f.length) { const m = Math.max(...f); $("progress").firstElementChild.style.width = (100 * m) + "%"; $("fraction").textContent = (100 * m).toFixed(1) + " %"; }
   $("elapsed").textContent = s.elapsed_s.toFixed(1) + " s" + (s.stopping ? " · stopping" : "");
+  showWarnings(s.warnings || []);
   drawGraph(s); last = s;
+}
+
+// The live warnings list, newest first; rebuilt only when an entry was added.
+function showWarnings(w) {
+  const ul = $("warnings");
+  const key = w.length ? w.length + ":" + w[w.length - 1].node + ":" + w[w.length - 1].total + ":" + w[w.length - 1].kind : "0";
+  if (ul.dataset.key === key) return;
+  ul.dataset.key = key;
+  ul.replaceChildren();
+  if (!w.length) { ul.append(el("li", "none", "muted")); return; }
+  for (const e of w.slice().reverse()) ul.append(el("li", e.elapsed_s.toFixed(1) + " s  " + e.node + ": " + e.text, "warning"));
 }
 
 // Colour of a level 0..1 on the waterfall: dark blue, cyan, yellow, red.

@@ -113,16 +113,26 @@ pub(crate) fn graph(shared: &Shared) -> Value {
 /// Live statistics: per node and per edge.
 pub(crate) fn stats(shared: &Shared) -> Value {
     let h = &shared.handles;
-    let nodes: Vec<Value> = h
-        .progress
-        .snapshot()
+    let snapshot = h.progress.snapshot();
+    let elapsed_s = shared.started.elapsed().as_secs_f64();
+    let warnings = {
+        // Held for a few map lookups, only by console threads.
+        let mut log = shared
+            .troubles
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        log.update(elapsed_s, &snapshot);
+        log.to_json()
+    };
+    let nodes: Vec<Value> = snapshot
         .iter()
         .map(|n| {
             json!({
                 "name": n.name, "items_in": n.items_in, "items_out": n.items_out,
                 "work_calls": n.work_calls, "busy_s": n.busy.as_secs_f64(),
                 "waiting_s": n.waiting.as_secs_f64(), "length": n.length,
-                "fraction": n.fraction(),
+                "fraction": n.fraction(), "late": n.troubles.late,
+                "dropped": n.troubles.dropped, "underflow": n.troubles.underflow,
             })
         })
         .collect();
@@ -138,10 +148,11 @@ pub(crate) fn stats(shared: &Shared) -> Value {
         })
         .collect();
     json!({
-        "elapsed_s": shared.started.elapsed().as_secs_f64(),
+        "elapsed_s": elapsed_s,
         "stopping": h.stop.is_stopped(),
         "nodes": nodes,
         "edges": edges,
+        "warnings": warnings,
     })
 }
 

@@ -15,6 +15,11 @@ use crate::http::{HttpError, Request};
 pub struct Guard {
     token: String,
     hosts: Vec<String>,
+    /// `http` or `https`: what the `Origin` of our own page starts with.
+    scheme: &'static str,
+    /// Bound to every address (HTTPS only): any host name on our port is ours, since a
+    /// rebinding domain's name fails the browser's certificate check instead.
+    any_host_port: Option<u16>,
 }
 
 /// A fresh random token: 128 bits from the kernel's generator, as 32 hex digits.
@@ -28,6 +33,11 @@ pub fn new_token() -> std::io::Result<String> {
 impl Guard {
     /// Rules for a console serving on `addr` with `token`.
     pub fn new(addr: std::net::SocketAddr, token: String) -> Self {
+        Self::with_scheme(addr, token, false)
+    }
+
+    /// Rules for a console serving on `addr` with `token`, over HTTPS when `tls`.
+    pub fn with_scheme(addr: std::net::SocketAddr, token: String, tls: bool) -> Self {
         let port = addr.port();
         let mut hosts = vec![addr.to_string()];
         if addr.ip().is_loopback() {
@@ -35,7 +45,12 @@ impl Guard {
             hosts.push(format!("127.0.0.1:{port}"));
             hosts.push(format!("[::1]:{port}"));
         }
-        Guard { token, hosts }
+        Guard {
+            token,
+            hosts,
+            scheme: if tls { "https" } else { "http" },
+            any_host_port: (tls && addr.ip().is_unspecified()).then_some(port),
+        }
     }
 
     /// The token.
@@ -48,7 +63,16 @@ impl Guard {
         let host = req
             .header("host")
             .ok_or_else(|| HttpError::new(400, "the Host header is missing"))?;
-        if self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+        let any = self.any_host_port.is_some_and(|port| {
+            host.rsplit_once(':').is_some_and(|(name, p)| {
+                p == port.to_string()
+                    && !name.is_empty()
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-.[]:".contains(&b))
+            })
+        });
+        if any || self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
             Ok(host)
         } else {
             Err(HttpError::new(
@@ -83,11 +107,12 @@ impl Guard {
                 "the Origin header is missing (a change must come from the console's page)",
             )
         })?;
-        if origin != format!("http://{host}") {
+        let scheme = self.scheme;
+        if origin != format!("{scheme}://{host}") {
             return Err(HttpError::new(
                 403,
                 format!(
-                    "Origin '{}' is not this console's (expected http://{host})",
+                    "Origin '{}' is not this console's (expected {scheme}://{host})",
                     origin.escape_default()
                 ),
             ));
@@ -147,5 +172,39 @@ mod tests {
         assert_eq!(g.check_change(&req(&other_site)).unwrap_err().status, 403);
         assert!(g.check_host(&req(&[("host", "localhost:8080")])).is_ok());
         assert_eq!(new_token().unwrap().len(), 32);
+    }
+
+    #[test]
+    fn over_https_on_every_address_any_name_on_our_port_is_ours_with_an_https_origin() {
+        let g = Guard::with_scheme("0.0.0.0:8443".parse().unwrap(), "t0k".into(), true);
+        let ok = [
+            ("host", "box.lan:8443"),
+            ("authorization", "Bearer t0k"),
+            ("origin", "https://box.lan:8443"),
+        ];
+        assert!(g.check_change(&req(&ok)).is_ok());
+        let plain_origin = [ok[0], ok[1], ("origin", "http://box.lan:8443")];
+        assert_eq!(g.check_change(&req(&plain_origin)).unwrap_err().status, 403);
+        assert_eq!(
+            g.check_host(&req(&[("host", "box.lan:9999")]))
+                .unwrap_err()
+                .status,
+            421
+        );
+        assert_eq!(
+            g.check_host(&req(&[("host", "a b:8443")]))
+                .unwrap_err()
+                .status,
+            421
+        );
+        // Over plain HTTP the names stay the bound address's own.
+        let plain = Guard::new("127.0.0.1:8080".parse().unwrap(), "t0k".into());
+        assert_eq!(
+            plain
+                .check_host(&req(&[("host", "box.lan:8080")]))
+                .unwrap_err()
+                .status,
+            421
+        );
     }
 }

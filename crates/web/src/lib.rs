@@ -13,11 +13,17 @@ mod api;
 mod guard;
 mod http;
 mod metrics;
+mod metrics_server;
 mod page;
 mod server;
+mod tls;
+mod troubles;
 mod views;
 
 pub use guard::{new_token, Guard};
 pub use http::{parse_request, HttpError, Request, MAX_BODY, MAX_HEADERS, MAX_HEAD_BYTES};
+pub use metrics::WatchedRun;
+pub use metrics_server::{MetricsServer, RunsSource};
 pub use server::{Console, ConsoleError, ConsoleOptions, RunHandles};
+pub use tls::Tls;
 pub use views::{View, ViewKind};

@@ -11,15 +11,47 @@ fn label(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// The metrics page.
+/// One run whose metrics a page shows, with the labels that tell it from the others (none
+/// for the console's single run; `partition` for a worker's).
+#[derive(Debug, Clone)]
+pub struct WatchedRun {
+    /// Extra labels on every sample of this run, `(name, value)`; names must be valid
+    /// Prometheus label names (they come from code, values may come from anywhere).
+    pub labels: Vec<(String, String)>,
+    /// The run's live counts.
+    pub progress: sluice_runtime::Progress,
+    /// The run's edges.
+    pub monitor: sluice_runtime::Monitor,
+}
+
+/// The console's metrics page.
 pub(crate) fn render(shared: &Shared) -> String {
     let h = &shared.handles;
-    let nodes = h.progress.snapshot();
-    let edges = h.monitor.edges();
+    render_runs(&[WatchedRun {
+        labels: Vec::new(),
+        progress: h.progress.clone(),
+        monitor: h.monitor.clone(),
+    }])
+}
+
+/// The metrics page of `runs`: one family per metric, each with the samples of every run.
+pub(crate) fn render_runs(runs: &[WatchedRun]) -> String {
+    let snapshots: Vec<_> = runs
+        .iter()
+        .map(|r| {
+            let extra: String = r
+                .labels
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{}\",", label(v)))
+                .collect();
+            (extra, r.progress.snapshot(), r.monitor.edges(), &r.progress)
+        })
+        .collect();
     let mut s = String::new();
     let mut family = |name: &str, kind: &str, help: &str, rows: Vec<(String, String)>| {
         let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}");
         for (labels, value) in rows {
+            let labels = labels.trim_end_matches(',');
             if labels.is_empty() {
                 let _ = writeln!(s, "{name} {value}");
             } else {
@@ -28,9 +60,13 @@ pub(crate) fn render(shared: &Shared) -> String {
         }
     };
     let per_node = |f: &dyn Fn(&sluice_runtime::NodeCounts) -> String| {
-        nodes
+        snapshots
             .iter()
-            .map(|n| (format!("node=\"{}\"", label(&n.name)), f(n)))
+            .flat_map(|(extra, nodes, _, _)| {
+                nodes
+                    .iter()
+                    .map(move |n| (format!("{extra}node=\"{}\"", label(&n.name)), f(n)))
+            })
             .collect::<Vec<_>>()
     };
     family(
@@ -63,14 +99,38 @@ pub(crate) fn render(shared: &Shared) -> String {
         "Time the node waited for input or output room.",
         per_node(&|n| format!("{:.6}", n.waiting.as_secs_f64())),
     );
+    family(
+        "sluice_node_late_total",
+        "counter",
+        "Deadlines the node missed (late periods, device buffers it could not serve in time).",
+        per_node(&|n| n.troubles.late.to_string()),
+    );
+    family(
+        "sluice_node_dropped_items_total",
+        "counter",
+        "Items the node lost because the graph fell behind (a real-time source's overflow).",
+        per_node(&|n| n.troubles.dropped.to_string()),
+    );
+    family(
+        "sluice_node_underflow_items_total",
+        "counter",
+        "Items of zeros a real-time sink played because its input came late.",
+        per_node(&|n| n.troubles.underflow.to_string()),
+    );
     let per_edge = |f: &dyn Fn(&sluice_runtime::TapPoint) -> String| {
-        edges
+        snapshots
             .iter()
-            .map(|e| {
-                (
-                    format!("node=\"{}\",port=\"{}\"", label(&e.node), label(&e.port)),
-                    f(e),
-                )
+            .flat_map(|(extra, _, edges, _)| {
+                edges.iter().map(move |e| {
+                    (
+                        format!(
+                            "{extra}node=\"{}\",port=\"{}\"",
+                            label(&e.node),
+                            label(&e.port)
+                        ),
+                        f(e),
+                    )
+                })
             })
             .collect::<Vec<_>>()
     };
@@ -98,15 +158,20 @@ pub(crate) fn render(shared: &Shared) -> String {
         "Taps (live views) attached to the output port's queue.",
         per_edge(&|e| e.taps().to_string()),
     );
-    let fraction = h
-        .progress
-        .leading()
-        .map_or(String::from("NaN"), |(_, f)| f.to_string());
+    let fractions = snapshots
+        .iter()
+        .map(|(extra, _, _, progress)| {
+            let f = progress
+                .leading()
+                .map_or(String::from("NaN"), |(_, f)| f.to_string());
+            (extra.clone(), f)
+        })
+        .collect();
     family(
         "sluice_run_progress_ratio",
         "gauge",
         "How far a finite run has come (0 to 1; NaN when endless).",
-        vec![(String::new(), fraction)],
+        fractions,
     );
     s
 }

@@ -48,10 +48,19 @@ pub struct ConsoleOptions {
 pub enum ConsoleError {
     /// A non-loopback address without TLS.
     #[error(
-        "the console serves plain HTTP on loopback only (asked for {0}); bind 127.0.0.1 or \
-         ::1 and reach it through an SSH tunnel (ssh -L 8080:127.0.0.1:8080 host)"
+        "the console serves plain HTTP on loopback only (asked for {0}); serve HTTPS there \
+         (sluice run: --http-cert/--http-key, or a certificate made at start), or bind \
+         127.0.0.1 and reach it through an SSH tunnel (ssh -L 8080:127.0.0.1:8080 host)"
     )]
     NotLoopback(SocketAddr),
+    /// The TLS certificate could not be read or made.
+    #[error("console on {addr}: TLS: {reason}")]
+    Tls {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// What was wrong.
+        reason: String,
+    },
     /// The listener or the token could not be made.
     #[error("console on {addr}: {source}")]
     Io {
@@ -67,11 +76,17 @@ pub(crate) struct Shared {
     pub guard: Guard,
     pub started: Instant,
     pub closing: AtomicBool,
+    /// The TLS server configuration when serving HTTPS.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The live warnings list (`troubles.rs`), filled when statistics are read.
+    pub troubles: std::sync::Mutex<crate::troubles::TroubleLog>,
 }
 
 /// A running console; dropping it stops the server (streams end within a frame).
 pub struct Console {
     addr: SocketAddr,
+    /// SHA-256 fingerprint and DER of the certificate when serving HTTPS.
+    cert: Option<(String, Vec<u8>)>,
     shared: Arc<Shared>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -83,9 +98,19 @@ impl std::fmt::Debug for Console {
 }
 
 impl Console {
-    /// Binds and starts serving `handles` (refusing a non-loopback address).
+    /// Binds and starts serving `handles` over plain HTTP (refusing a non-loopback address).
     pub fn start(opts: ConsoleOptions, handles: RunHandles) -> Result<Console, ConsoleError> {
-        if !opts.bind.ip().is_loopback() {
+        Self::start_with_tls(opts, None, handles)
+    }
+
+    /// Binds and starts serving `handles`, over HTTPS with `tls` (any address), or plain HTTP
+    /// without (loopback only).
+    pub fn start_with_tls(
+        opts: ConsoleOptions,
+        tls: Option<&crate::Tls>,
+        handles: RunHandles,
+    ) -> Result<Console, ConsoleError> {
+        if tls.is_none() && !opts.bind.ip().is_loopback() {
             return Err(ConsoleError::NotLoopback(opts.bind));
         }
         let io = |source| ConsoleError::Io {
@@ -95,15 +120,26 @@ impl Console {
         let listener = TcpListener::bind(opts.bind).map_err(io)?;
         let addr = listener.local_addr().map_err(io)?;
         listener.set_nonblocking(true).map_err(io)?;
+        let setup = match tls {
+            Some(t) => Some(
+                crate::tls::setup(t, addr).map_err(|reason| ConsoleError::Tls {
+                    addr: opts.bind,
+                    reason,
+                })?,
+            ),
+            None => None,
+        };
         let token = match opts.token {
             Some(t) => t,
             None => crate::guard::new_token().map_err(io)?,
         };
         let shared = Arc::new(Shared {
             handles,
-            guard: Guard::new(addr, token),
+            guard: Guard::with_scheme(addr, token, setup.is_some()),
             started: Instant::now(),
             closing: AtomicBool::new(false),
+            tls: setup.as_ref().map(|s| Arc::clone(&s.config)),
+            troubles: Default::default(),
         });
         let thread = {
             let shared = Arc::clone(&shared);
@@ -114,6 +150,7 @@ impl Console {
         };
         Ok(Console {
             addr,
+            cert: setup.map(|s| (s.fingerprint, s.cert_der)),
             shared,
             thread: Some(thread),
         })
@@ -132,7 +169,19 @@ impl Console {
     /// The page's address with the token in the fragment (never sent to the server, never
     /// in logs), as printed at start.
     pub fn url(&self) -> String {
-        format!("http://{}/#token={}", self.addr, self.token())
+        let scheme = if self.cert.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}/#token={}", self.addr, self.token())
+    }
+
+    /// The SHA-256 fingerprint of the certificate served (hex bytes joined by colons), when
+    /// serving HTTPS: compare it with what the browser shows.
+    pub fn fingerprint(&self) -> Option<&str> {
+        self.cert.as_ref().map(|(f, _)| f.as_str())
+    }
+
+    /// The certificate served (DER), when serving HTTPS: for a client that pins it.
+    pub fn certificate_der(&self) -> Option<&[u8]> {
+        self.cert.as_ref().map(|(_, d)| d.as_slice())
     }
 }
 
@@ -153,7 +202,10 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 let _ = stream.set_nonblocking(false);
                 if active.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
                     active.fetch_sub(1, Ordering::AcqRel);
-                    refuse_busy(stream);
+                    // Over TLS a plain answer would be garbage to the client: just close.
+                    if shared.tls.is_none() {
+                        refuse_busy(stream);
+                    }
                     continue;
                 }
                 let (conn_shared, conn_active) = (Arc::clone(&shared), Arc::clone(&active));
@@ -182,16 +234,51 @@ fn refuse_busy(mut stream: TcpStream) {
     let _ = http::respond(&mut stream, 503, "application/json", &body);
 }
 
+/// A connection, plain or TLS (whose handshake runs, bounded by the socket's timeouts, on the
+/// first read).
+enum Conn {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>),
+}
+
+impl std::io::Read for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.read(buf),
+            Conn::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.write(buf),
+            Conn::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Conn::Plain(s) => s.flush(),
+            Conn::Tls(s) => s.flush(),
+        }
+    }
+}
+
 fn serve(stream: TcpStream, shared: &Shared) {
     let _ = stream.set_read_timeout(Some(IO_TIMEOUT));
     let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
-    let Ok(write_half) = stream.try_clone() else {
-        return;
+    let conn = match &shared.tls {
+        None => Conn::Plain(stream),
+        Some(config) => match rustls::ServerConnection::new(Arc::clone(config)) {
+            Ok(c) => Conn::Tls(Box::new(rustls::StreamOwned::new(c, stream))),
+            Err(_) => return,
+        },
     };
-    let mut out = std::io::BufWriter::new(write_half);
-    let mut reader = BufReader::new(stream);
-    let result =
-        http::parse_request(&mut reader).and_then(|req| crate::api::route(&req, shared, &mut out));
+    let mut reader = BufReader::new(conn);
+    let parsed = http::parse_request(&mut reader);
+    let mut out = std::io::BufWriter::new(reader.get_mut());
+    let result = parsed.and_then(|req| crate::api::route(&req, shared, &mut out));
     if let Err(HttpError { status, reason }) = result {
         let _ = http::respond(
             &mut out,

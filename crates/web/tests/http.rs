@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Steps, Tone, TONE};
+use common::{Lossy, Steps, Tone, TONE};
 use serde_json::{json, Value};
 use sluice_runtime::{Graph, Monitor, Progress, RunOptions, StopHandle};
 use sluice_web::{Console, ConsoleOptions, RunHandles};
@@ -164,6 +164,9 @@ fn the_console_serves_steers_and_refuses_as_documented() {
         "sluice_queue_capacity_items",
         "sluice_taps",
         "sluice_port_items_out_total",
+        "sluice_node_late_total",
+        "sluice_node_dropped_items_total",
+        "sluice_node_underflow_items_total",
     ] {
         assert!(
             scrape.samples.iter().any(|s| s.metric == name),
@@ -360,4 +363,228 @@ fn a_non_loopback_bind_is_refused_with_the_reason() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("loopback only"), "{e}");
+}
+
+/// The value of `metric` for `node` in a `/metrics` page, `node` as escaped on the wire (the
+/// parser keeps label values as written and skips samples with escaped quotes, so the line is
+/// read here; the parser still checks that the whole page is in the exposition format).
+fn node_metric(text: &str, metric: &str, node: &str) -> Option<f64> {
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    prometheus_parse::Scrape::parse(lines).expect("the exposition format parses");
+    let prefix = format!("{metric}{{node=\"{node}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.parse().expect("a number"))
+}
+
+#[test]
+fn trouble_counted_by_a_node_shows_in_metrics_and_the_warnings_list_as_it_happens() {
+    let mut g = Graph::new();
+    let tone = g
+        .add(
+            "tone",
+            Tone {
+                n: 0,
+                gain: 1.0,
+                noise: 0.0,
+            },
+        )
+        .unwrap();
+    let lossy = g.add("lossy \"dev\"", Lossy { calls: 0 }).unwrap();
+    g.connect(tone, "out", lossy, "in").unwrap();
+    let (progress, monitor, stop) = (Progress::new(), Monitor::new(), StopHandle::new());
+    let console = Console::start(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: Some(TOKEN.into()),
+        },
+        RunHandles {
+            control: g.control_handle(),
+            stop: stop.clone(),
+            progress: progress.clone(),
+            monitor: monitor.clone(),
+            title: "trouble".into(),
+        },
+    )
+    .unwrap();
+    let addr = console.addr().to_string();
+    let run = std::thread::spawn(move || {
+        g.run(&RunOptions {
+            progress: Some(progress),
+            monitor: Some(monitor),
+            stop: Some(stop),
+            deadlock_timeout: Duration::from_secs(10),
+            ..RunOptions::default()
+        })
+    });
+    // While the graph runs: the counters rise, and the warnings list names the node.
+    let node = "lossy \"dev\"";
+    let wire = r#"lossy \"dev\""#;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, text) = get(&addr, "/metrics");
+        assert_eq!(status, 200);
+        let dropped = node_metric(&text, "sluice_node_dropped_items_total", wire);
+        let late = node_metric(&text, "sluice_node_late_total", wire);
+        if dropped.is_some_and(|d| d > 0.0) && late == Some(1.0) {
+            assert_eq!(
+                node_metric(&text, "sluice_node_underflow_items_total", wire),
+                Some(0.0)
+            );
+            assert_eq!(
+                node_metric(&text, "sluice_node_dropped_items_total", "tone"),
+                Some(0.0)
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "no trouble counted: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stats: Value = serde_json::from_str(&get(&addr, "/api/stats").1).unwrap();
+    let warnings = stats["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["node"] == node && w["kind"] == "late" && w["total"] == 1),
+        "{warnings:?}"
+    );
+    let dropped = warnings
+        .iter()
+        .find(|w| w["node"] == node && w["kind"] == "dropped")
+        .expect("a dropped entry");
+    assert!(dropped["text"].as_str().unwrap().contains("dropped"));
+    let lossy = stats["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == node)
+        .unwrap();
+    assert!(lossy["dropped"].as_u64().unwrap() > 0);
+    assert_eq!(lossy["late"], 1);
+    assert_eq!(post(&addr, "/api/stop", &json!({})).0, 200);
+    let report = run.join().unwrap().unwrap();
+    // The same counts reach the run's report.
+    let t = report.node(node).unwrap().troubles;
+    assert_eq!(t.late, 1);
+    assert!(t.dropped >= lossy["dropped"].as_u64().unwrap());
+    drop(console);
+}
+
+/// One request over TLS to `addr`, trusting only `cert` (DER) for the name `localhost`;
+/// returns (status, body).
+fn tls_request(addr: &str, cert: &[u8], raw: &str) -> (u16, String) {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from(cert.to_vec()))
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let sock = TcpStream::connect(addr).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    tls.write_all(raw.as_bytes()).unwrap();
+    let mut text = Vec::new();
+    // The server closes without close_notify: what came before that is the answer.
+    let _ = tls.read_to_end(&mut text);
+    let text = String::from_utf8_lossy(&text).to_string();
+    let status = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or(String::new(), |(_, b)| b.to_string());
+    (status, body)
+}
+
+#[test]
+fn https_serves_with_a_certificate_made_at_start_and_the_token_rules_hold() {
+    let g = Graph::new();
+    let stop = StopHandle::new();
+    let console = Console::start_with_tls(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: Some(TOKEN.into()),
+        },
+        Some(&sluice_web::Tls::SelfSigned),
+        RunHandles {
+            control: g.control_handle(),
+            stop: stop.clone(),
+            progress: Progress::new(),
+            monitor: Monitor::new(),
+            title: "tls".into(),
+        },
+    )
+    .unwrap();
+    let port = console.addr().port();
+    let addr = console.addr().to_string();
+    assert!(console.url().starts_with("https://"), "{}", console.url());
+    let fingerprint = console.fingerprint().unwrap();
+    assert_eq!(fingerprint.len(), 32 * 3 - 1, "{fingerprint}");
+    let cert = console.certificate_der().unwrap().to_vec();
+    let host = format!("localhost:{port}");
+
+    // A read needs no token; the page comes over TLS.
+    let (status, body) = tls_request(
+        &addr,
+        &cert,
+        &format!("GET /api/graph HTTP/1.1\r\nHost: {host}\r\n\r\n"),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["title"],
+        "tls"
+    );
+    // The token and the Origin rules hold over HTTPS, with an https:// origin.
+    let stop_req = |headers: &str| {
+        format!("POST /api/stop HTTP/1.1\r\nHost: {host}\r\n{headers}Content-Length: 2\r\n\r\n{{}}")
+    };
+    let auth = format!("Authorization: Bearer {TOKEN}\r\n");
+    let (status, body) = tls_request(
+        &addr,
+        &cert,
+        &stop_req(&format!("Origin: https://{host}\r\n")),
+    );
+    assert_eq!(status, 401, "{body}");
+    let (status, body) = tls_request(
+        &addr,
+        &cert,
+        &stop_req(&format!("{auth}Origin: http://{host}\r\n")),
+    );
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        reason(&body).contains(&format!("expected https://{host}")),
+        "{body}"
+    );
+    let (status, _) = tls_request(
+        &addr,
+        &cert,
+        &format!("GET /api/graph HTTP/1.1\r\nHost: evil.example:{port}\r\n\r\n"),
+    );
+    assert_eq!(status, 421);
+    assert!(!stop.is_stopped());
+    let (status, body) = tls_request(
+        &addr,
+        &cert,
+        &stop_req(&format!("{auth}Origin: https://{host}\r\n")),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(stop.is_stopped());
+    // Plain HTTP to the HTTPS port gets no HTTP answer (the server waits for the rest of what
+    // it takes for a TLS record, at most its 5 s I/O timeout, then closes).
+    let mut plain = TcpStream::connect(&addr).unwrap();
+    plain
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    plain
+        .write_all(format!("GET /api/graph HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = plain.read_to_end(&mut answer);
+    assert!(!answer.starts_with(b"HTTP/"), "{answer:?}");
+    drop(console);
 }

@@ -115,6 +115,7 @@ impl<T: Item> FdSource<T> {
             Ok(got) => {
                 let total = partial + got;
                 self.gaps.lose((total / size) as u64);
+                sluice_runtime::count(sluice_runtime::Trouble::Dropped, (total / size) as u64);
                 let rest = total % size;
                 // The new partial item is the last `rest` bytes of carry + what came in.
                 if rest <= got {

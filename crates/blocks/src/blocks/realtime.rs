@@ -94,6 +94,7 @@ impl<T: Item> RtThrottle<T> {
         input.consume(lost as usize);
         self.clock.account(lost);
         self.gaps.lose(lost);
+        sluice_runtime::count(sluice_runtime::Trouble::Dropped, lost);
         self.shift -= i128::from(lost);
     }
 
@@ -107,6 +108,7 @@ impl<T: Item> RtThrottle<T> {
         y[..zeros].fill(T::zeroed());
         output.add_tag(written, UNDERFLOW, TagValue::U64(zeros as u64));
         self.gaps.lose(zeros as u64);
+        sluice_runtime::count(sluice_runtime::Trouble::Underflow, zeros as u64);
         self.gaps.take_pending(); // each fill is its own gap, tagged here
         self.clock.account(zeros as u64);
         self.shift += zeros as i128;

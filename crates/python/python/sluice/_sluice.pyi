@@ -83,8 +83,9 @@ class Graph:
     def run(self, scheduler: Union[None, str, int] = None) -> List[Dict[str, Any]]:
         """Runs to the end and returns per-node statistics; Ctrl-C stops gracefully and
         raises KeyboardInterrupt. `scheduler`: "auto", "thread_per_node" or a thread count."""
-    def start(self, scheduler: Union[None, str, int] = None, read: Optional[Sequence[End]] = None) -> Handle:
-        """Starts in the background; `read` taps outputs for `Handle.read`."""
+    def start(self, scheduler: Union[None, str, int] = None, read: Optional[Sequence[End]] = None, http: Optional[str] = None) -> Handle:
+        """Starts in the background; `read` taps outputs for `Handle.read`; `http`
+        ("127.0.0.1:0") serves the web console, whose address is `Handle.console_url`."""
     def check(self) -> None:
         """Checks the graph (rates included) without running it (consumes it)."""
     @property
@@ -98,6 +99,9 @@ class Handle:
     def wait(self, timeout: Optional[float] = None) -> Optional[List[Dict[str, Any]]]:
         """Waits for the end (None if still running after `timeout` seconds); returns the
         statistics or raises the run's error."""
+    @property
+    def console_url(self) -> Optional[str]:
+        """The web console's address (token in the fragment), or None without `http=`."""
     @property
     def running(self) -> bool:
         """Whether the graph still runs."""

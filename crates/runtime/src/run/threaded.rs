@@ -521,6 +521,14 @@ fn run_group(
                 m.cpu += os::thread_cpu_time().saturating_sub(cpu0);
             }
             m.stats.work_calls += 1;
+            let troubles = crate::stats::take_troubles();
+            if !troubles.is_zero() {
+                // Rare: only a node in trouble pays for the extra stores.
+                m.stats.troubles.add(troubles);
+                if let Some(progress) = &m.node.progress {
+                    progress.record_troubles(m.stats.troubles);
+                }
+            }
             if let Some(progress) = &m.node.progress {
                 progress.record_times(&m.stats);
             }

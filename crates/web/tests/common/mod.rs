@@ -91,3 +91,32 @@ impl Node for Steps {
         Ok(Work::Progress)
     }
 }
+
+/// Reads its input and counts every item as dropped (as a real-time source that fell behind
+/// would), and one late deadline on its first call.
+pub struct Lossy {
+    pub calls: u64,
+}
+
+impl Node for Lossy {
+    fn ports(&self) -> Ports {
+        Ports::new().input::<Complex32>("in")
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let input = io.inputs.get::<Complex32>(0)?;
+        let Some(x) = input.window(1)? else {
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        };
+        if x.is_empty() {
+            return Ok(Work::Done);
+        }
+        let n = x.len();
+        input.consume(n);
+        if self.calls == 0 {
+            sluice_runtime::count(sluice_runtime::Trouble::Late, 1);
+        }
+        self.calls += 1;
+        sluice_runtime::count(sluice_runtime::Trouble::Dropped, n as u64);
+        Ok(Work::Progress)
+    }
+}

@@ -2,7 +2,8 @@
 //!
 //! The worker listens on its control address; each connection proves the cluster key
 //! ([`sluice_net::auth`]) before anything else, then follows [`crate::protocol`]: load a
-//! partition (a graph file, validated and built here, its stream listeners bound), run it on
+//! partition (a typed [`PartitionDoc`], checked against this worker's own configuration,
+//! validated and built here, its stream listeners bound), run it on
 //! Go, report live counts, stop on Stop or when the controller's connection drops, report the
 //! end. A peer without the key is refused and logged.
 //!
@@ -14,7 +15,7 @@
 use crate::etcd::Etcd;
 use crate::lease::{Campaign, CampaignEvent, PartitionLease};
 use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
-use sluice_graph::Registry;
+use sluice_graph::{PartitionDoc, Registry};
 use sluice_net::auth::ClusterKey;
 use sluice_net::secure::{self, Credentials, Identity, Link, Peers, Purpose, SecureWriter};
 use sluice_net::Fence;
@@ -25,7 +26,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
-use toml::{Table, Value};
 
 /// How long a peer has to prove the cluster key, and a controller to send its Load.
 const HANDSHAKE: Duration = Duration::from_secs(10);
@@ -228,32 +228,28 @@ impl Session {
             .map_err(io_err)?;
         let (reader, mut out) = secure::split(link).map_err(io_err)?;
         let mut input = BufReader::new(reader);
-        let (run, origin, partition, cwd, stream_receivers, lease) = match protocol::receive(
-            &mut input, peer,
-        )? {
-            ToWorker::Load {
-                version,
-                run,
-                origin,
-                partition,
-                cwd,
-                stream_receivers,
-                lease,
-            } => {
-                if version != protocol::VERSION {
-                    let message = format!(
-                        "controller speaks control protocol {version}, this worker {} (run the same sluice version on every host)",
-                        protocol::VERSION
-                    );
+        // The version first: a controller of another version is told so (see
+        // `protocol::receive_load`).
+        let (run, origin, partition, cwd, stream_receivers, lease) =
+            match protocol::receive_load(&mut input, peer)? {
+                Ok(ToWorker::Load {
+                    run,
+                    origin,
+                    doc,
+                    cwd,
+                    stream_receivers,
+                    lease,
+                    ..
+                }) => (run, origin, doc, cwd, stream_receivers, lease),
+                Ok(other) => {
+                    let message = format!("expected Load first, got {other:?}");
                     return protocol::send(&mut out, &FromWorker::Error { message }, peer);
                 }
-                (run, origin, partition, cwd, stream_receivers, lease)
-            }
-            other => {
-                let message = format!("expected Load first, got {other:?}");
-                return protocol::send(&mut out, &FromWorker::Error { message }, peer);
-            }
-        };
+                Err(message) => {
+                    self.log(&format!("refused: {message}"));
+                    return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+                }
+            };
         if self.busy.swap(true, Ordering::AcqRel) {
             let message = format!("worker {} is busy with another run", self.name);
             return protocol::send(&mut out, &FromWorker::Error { message }, peer);
@@ -265,7 +261,7 @@ impl Session {
         if let Some(l) = &lease {
             Fence::forget(&l.fence);
         }
-        let graph = match self.load(&partition, &origin, &cwd) {
+        let graph = match self.load(partition, &origin, &cwd) {
             Ok(graph) => graph,
             Err(message) => {
                 return protocol::send(&mut out, &FromWorker::Error { message }, peer);
@@ -583,23 +579,25 @@ impl Session {
         ))
     }
 
-    /// Builds the partition, its streams keyed and its files confined to the data directory
-    /// (the process's working directory is never changed: see [`crate::confine`]).
+    /// Builds the partition from its document: block types this worker refuses are refused,
+    /// its streams keyed, its files confined to the data directory (the process's working
+    /// directory is never changed: see [`crate::confine`]), and its endpoints made the stream
+    /// blocks they name; then it loads as a graph file does.
     fn load(
         &self,
-        partition: &str,
+        mut partition: PartitionDoc,
         origin: &str,
         cwd: &str,
     ) -> Result<sluice_runtime::Graph, String> {
         self.opts
             .refused
-            .check(partition)
+            .check(&partition)
             .map_err(|e| format!("{origin} on host {}: {e}", self.name))?;
-        let text = with_stream_key(partition, &self.opts.key_file)
-            .map_err(|e| format!("{origin}: {e}"))?;
-        let text = crate::confine::confine(&text, &self.registry, &self.opts.paths, cwd)
+        with_stream_key(&mut partition, &self.opts.key_file);
+        crate::confine::confine(&mut partition, &self.registry, &self.opts.paths, cwd)
             .map_err(|e| format!("{origin} on host {}: {e}", self.name))?;
-        sluice_graph::load_with(&text, origin, &self.registry, &[])
+        let graph = sluice_net::graph_blocks::partition_graph(&partition);
+        sluice_graph::load_doc(&graph, origin, &self.registry)
             .map(|loaded| loaded.graph)
             .map_err(|e| e.to_string())
     }
@@ -630,27 +628,25 @@ fn done_message(report: &RunReport, wall_s: f64, cpu_s: f64) -> FromWorker {
     }
 }
 
-/// The stream blocks of a partition with the worker's key file (`key_file`), unless the
-/// partition names one.
-pub fn with_stream_key(partition: &str, key_file: &std::path::Path) -> Result<String, String> {
-    let mut doc: Table = toml::from_str(partition).map_err(|e| e.to_string())?;
-    if let Some(Value::Array(nodes)) = doc.get_mut("node") {
-        for node in nodes.iter_mut().filter_map(Value::as_table_mut) {
-            let kind = node.get("type").and_then(Value::as_str).unwrap_or("");
-            if kind != "tcp_sink" && kind != "tcp_source" {
-                continue;
-            }
-            let params = node
-                .entry("params")
-                .or_insert_with(|| Value::Table(Table::new()));
-            if let Value::Table(params) = params {
-                params
-                    .entry("key_file")
-                    .or_insert_with(|| Value::String(key_file.display().to_string()));
-            }
+/// Gives the stream endpoints of a partition the worker's key file, unless the partition
+/// names one; and the graph's own `tcp_sink` and `tcp_source` nodes too, as before partitions
+/// were typed.
+pub fn with_stream_key(partition: &mut PartitionDoc, key_file: &std::path::Path) {
+    use sluice_net::graph_blocks::{param, TCP_SINK, TCP_SOURCE};
+    let key = key_file.display().to_string();
+    for endpoint in &mut partition.streams {
+        endpoint
+            .security
+            .key_file
+            .get_or_insert_with(|| key.clone());
+    }
+    for node in &mut partition.graph.nodes {
+        if node.kind == TCP_SINK || node.kind == TCP_SOURCE {
+            node.params
+                .entry(param::KEY_FILE.to_string())
+                .or_insert_with(|| toml::Value::String(key.clone()));
         }
     }
-    toml::to_string(&doc).map_err(|e| e.to_string())
 }
 
 /// The credentials of a control connection: the cluster key as PSK, this end's identity (a

@@ -284,6 +284,31 @@ fn unconnected_ports_and_duplicate_names_are_found_when_loading() {
     );
 }
 
+/// A typed graph loads as its file does, with every check, its mistakes named without lines.
+#[test]
+fn a_typed_graph_loads_as_its_file_does() {
+    let doc = crate::GraphDoc::from_graph_file(GOOD).unwrap();
+    let report = load_doc(&doc, "partition", &registry())
+        .unwrap()
+        .graph
+        .run_stepped()
+        .unwrap();
+    assert_eq!(report.node("sink").unwrap().items_in, 1000);
+    // Written as a file and read back, it is the same graph.
+    assert_eq!(crate::GraphDoc::from_graph_file(&doc.to_toml()).unwrap(), doc);
+    let mut bad = doc.clone();
+    bad.nodes[0].params.insert("itmes".into(), toml::Value::Integer(1));
+    bad.edges.clear();
+    bad.nodes.push(bad.nodes[1].clone());
+    let err = load_doc(&bad, "partition", &registry()).err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "partition: node 'sink': a node of that name is already declared; names must be unique\n\
+         partition: node 'src': unknown parameter 'itmes' for count (did you mean 'item'?)"
+    );
+    assert_eq!((err.line, err.column), (None, None));
+}
+
 #[test]
 fn overrides_replace_parameters_and_must_name_a_node() {
     let set: Override = "src.items=10".parse().unwrap();

@@ -397,7 +397,9 @@ mod tests {
         let mut later = serde_json::to_value(load()).unwrap();
         later["version"] = serde_json::json!(5);
         later["doc"] = serde_json::json!({ "shape": "unknown to version 4" });
-        let refusal = receive_load(&mut line(&later), "peer").unwrap().unwrap_err();
+        let refusal = receive_load(&mut line(&later), "peer")
+            .unwrap()
+            .unwrap_err();
         assert!(refusal.starts_with("controller speaks control protocol 5, this worker 4"));
     }
 

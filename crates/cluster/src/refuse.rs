@@ -42,12 +42,12 @@ impl RefusedBlocks {
             .nodes
             .iter()
             .map(|n| (n.name.as_str(), n.kind.as_str()))
-            .chain(partition.streams.iter().map(|e| {
-                (
-                    e.name.as_str(),
-                    sluice_net::graph_blocks::endpoint_type(e),
-                )
-            }));
+            .chain(
+                partition
+                    .streams
+                    .iter()
+                    .map(|e| (e.name.as_str(), sluice_net::graph_blocks::endpoint_type(e))),
+            );
         for (name, kind) in nodes {
             if self.0.iter().any(|r| r == kind) {
                 return Err(format!(

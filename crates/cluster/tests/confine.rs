@@ -132,7 +132,10 @@ fn a_file_name_pattern_is_confined_as_a_written_file() {
         )
     };
     let e = wav("../x/{}.wav").unwrap_err();
-    assert!(e.contains("node 'rec' parameter path") && e.contains("`..`"), "{e}");
+    assert!(
+        e.contains("node 'rec' parameter path") && e.contains("`..`"),
+        "{e}"
+    );
     let e = wav("rec/../../{}.wav").unwrap_err();
     assert!(e.contains("`..`"), "{e}");
     let e = wav("/tmp/x/{}.wav").unwrap_err();

@@ -559,10 +559,12 @@ impl Pair<'_> {
             timing.peer_timeout_s = Some(REPLICA_PEER_TIMEOUT_S);
         }
         let direction = if sender {
+            // A worker runs one partition at a time: the protected host's name is unique there.
             let fence = from_protected.then(|| s.from_host.clone());
-            let warm = fence
-                .as_ref()
-                .and_then(|_| self.warm.get(&s.from_host))
+            let warm = self
+                .warm
+                .get(&s.from_host)
+                .filter(|_| from_protected)
                 .map(|&(decimation, lag)| WarmMap { decimation, lag });
             if into_warm.is_some() {
                 timing.resume_timeout_s = Some(WARM_RESUME_TIMEOUT_S);

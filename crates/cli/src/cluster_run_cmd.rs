@@ -151,7 +151,7 @@ pub fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
             overrides: args.overrides.clone(),
             addresses,
             // Each worker passes its own key file to its streams.
-            stream_params: toml::Table::new(),
+            stream_security: Default::default(),
         },
     )?;
     let run = format!("{}-{}", std::process::id(), unix_seconds());

@@ -6,11 +6,18 @@
 //! configuration allows paths outside (`--allow-paths-outside`; then, as before, relative
 //! paths are the controller's, resolved against its working directory). The process's working
 //! directory never changes: partitions run side by side on threads.
+//!
+//! A file name pattern (a parameter declared with
+//! [`Param::writes_pattern`](sluice_graph::Param::writes_pattern), e.g. `wav_files`' `path`)
+//! is confined as a written file is: its directory part is checked beneath the root and
+//! rebased there, its file name keeps the pattern (whose `{}` each file replaces with a
+//! number). A pattern that varies its directory (`ch{}/x.wav`) is refused: what it names
+//! cannot be checked before the files are made.
 
 use rustix::fs::{Mode, OFlags, ResolveFlags};
-use sluice_graph::{FileAccess, Registry};
+use sluice_graph::{FileAccess, PartitionDoc, Registry};
 use std::path::{Component, Path, PathBuf};
-use toml::{Table, Value};
+use toml::Value;
 
 /// Where a worker's partitions may read and write files.
 #[derive(Debug, Clone)]
@@ -22,44 +29,34 @@ pub struct PathPolicy {
     pub allow_outside: bool,
 }
 
-/// Rewrites the file parameters of `partition` (a graph file's text) by `policy`: every file
-/// path becomes absolute, checked; the first refused path is the error (naming the node, the
-/// parameter and the path).
+/// Rewrites the file parameters of `partition`'s nodes by `policy`: every file path becomes
+/// absolute, checked; the first refused path is the error (naming the node, the parameter and
+/// the path).
 pub fn confine(
-    partition: &str,
+    partition: &mut PartitionDoc,
     registry: &Registry,
     policy: &PathPolicy,
     controller_cwd: &str,
-) -> Result<String, String> {
-    let mut doc: Table = toml::from_str(partition).map_err(|e| e.to_string())?;
-    let Some(Value::Array(nodes)) = doc.get_mut("node") else {
-        return Ok(partition.to_string());
-    };
-    for node in nodes.iter_mut().filter_map(Value::as_table_mut) {
-        let name = node
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string();
-        let kind = node.get("type").and_then(Value::as_str).unwrap_or("");
-        let Some(decl) = registry.find(kind) else {
+) -> Result<(), String> {
+    for node in &mut partition.graph.nodes {
+        let Some(decl) = registry.find(&node.kind) else {
             continue; // the loader names the unknown type
         };
-        let files: Vec<(String, FileAccess)> =
-            decl.files().map(|(p, a)| (p.to_string(), a)).collect();
-        let Some(Value::Table(params)) = node.get_mut("params") else {
-            continue;
-        };
-        for (param, access) in files {
-            let Some(Value::String(path)) = params.get_mut(&param) else {
-                continue;
+        for (param, access) in decl.files() {
+            let Some(Value::String(path)) = node.params.get_mut(param) else {
+                continue; // absent, or not text: the loader names a wrong kind
             };
             let resolved = resolve(Path::new(path.as_str()), access, policy, controller_cwd)
-                .map_err(|why| format!("node '{name}' parameter {param} = {path:?}: {why}"))?;
+                .map_err(|why| {
+                    format!(
+                        "node '{}' parameter {param} = {path:?}: {why}",
+                        sluice_net::escape::text(&node.name)
+                    )
+                })?;
             *path = resolved.display().to_string();
         }
     }
-    toml::to_string(&doc).map_err(|e| e.to_string())
+    Ok(())
 }
 
 fn resolve(
@@ -86,6 +83,15 @@ fn resolve(
             policy.data_dir.display()
         ));
     }
+    let directory = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if access == FileAccess::WritePattern
+        && directory.is_some_and(|d| d.to_string_lossy().contains("{}"))
+    {
+        return Err(format!(
+            "a file name pattern whose directory varies; beneath the data directory {} only the file name may (write DIR/NAME{{}}.wav)",
+            policy.data_dir.display()
+        ));
+    }
     // The kernel resolves it beneath the root: a link that leads out fails here. A file to be
     // read must exist; one to be written needs its directory.
     let root = rustix::fs::open(
@@ -97,9 +103,7 @@ fn resolve(
     let (target, flags) = match access {
         FileAccess::Read => (path, OFlags::RDONLY),
         FileAccess::Write | FileAccess::WritePattern => (
-            path.parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new(".")),
+            directory.unwrap_or(Path::new(".")),
             OFlags::RDONLY | OFlags::DIRECTORY,
         ),
     };

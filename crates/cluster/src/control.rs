@@ -340,7 +340,8 @@ pub fn run(
             version: protocol::VERSION,
             run: opts.run.clone(),
             origin: format!("{} (partition of host {})", plan.origin, part.host),
-            partition: part.text.clone(),
+            doc: part.doc.clone(),
+            v3_partition: String::new(),
             cwd: opts.cwd.clone(),
             stream_receivers: plan
                 .streams

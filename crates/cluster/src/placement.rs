@@ -3,9 +3,14 @@
 //! Every edge between two hosts becomes a sluice-net stream: on the producer's host a
 //! `tcp_sink` connects to a `tcp_source` that listens on the consumer's host, on a port the
 //! plan assigns. One stream carries an output to each host that consumes it (the fan-out to
-//! several consumers on that host happens there), with its tags and stream metadata. The
-//! partitions are graph files themselves, so a worker loads one exactly as `sluice run` loads a
-//! file, and a user can read what runs where (`sluice cluster plan`).
+//! several consumers on that host happens there), with its tags and stream metadata. Each
+//! partition is a typed document ([`PartitionDoc`]): the host's nodes and edges as the file
+//! gives them, and its stream endpoints as typed values (URL, direction, fence, warm map, …)
+//! that the stream blocks' own crate turns into nodes
+//! ([`sluice_net::graph_blocks::endpoint_node`]), so no block type or parameter name of the
+//! stream blocks is spelt here. The controller sends the document; a worker loads it exactly as
+//! `sluice run` loads a file (every check), and a user reads it as a graph file
+//! ([`Partition::text`], `sluice cluster plan`).
 //!
 //! A host may have a hot standby (`[hosts.b] standby = "s"`): host `s` then runs a copy of
 //! `b`'s partition (same node names) on copies of the same input streams, and its senders
@@ -51,18 +56,21 @@
 //! assert!(plan.partitions[0].text.contains("tcp_sink"));
 //! ```
 
-use sluice_graph::{GraphFileError, LoadedGraph, Memory, Override, Registry, StandbyMode};
+use sluice_graph::{
+    Consumer, EdgeEntry, FileAccess, GraphDoc, GraphFileError, LoadedGraph, Memory, NodeEntry,
+    Override, PartitionDoc, PortRef, ReceiveEnd, Registry, SendEnd, StandbyMode, StreamDirection,
+    StreamEndpoint, StreamSecurity, StreamTiming, WarmInput, WarmMap,
+};
 use std::collections::BTreeMap;
-use toml::{Table, Value};
 
 /// What [`plan`] needs beyond the graph file.
 #[derive(Debug, Clone)]
 pub struct PlanOptions {
     /// The port of the first stream; stream `i` listens on `first_port + i`.
     pub first_port: u16,
-    /// Parameters added to every stream block (`tcp_sink` and `tcp_source`), e.g. the cluster
-    /// key's file or a shorter `resume_timeout`.
-    pub stream_params: Table,
+    /// Credentials of every stream endpoint (a worker gives its own cluster key to the
+    /// endpoints that name none).
+    pub stream_security: StreamSecurity,
     /// `--set` overrides applied to the file before it is split.
     pub overrides: Vec<Override>,
     /// Addresses of hosts whose `[hosts.NAME]` table gives none: the addresses their workers
@@ -74,7 +82,7 @@ impl Default for PlanOptions {
     fn default() -> Self {
         PlanOptions {
             first_port: 7400,
-            stream_params: Table::new(),
+            stream_security: StreamSecurity::default(),
             overrides: Vec::new(),
             addresses: BTreeMap::new(),
         }
@@ -106,8 +114,11 @@ pub struct Partition {
     pub address: String,
     /// The nodes of the file placed on it, in file order.
     pub nodes: Vec<String>,
-    /// The partition as a graph file: its nodes and edges, plus a stream block per edge that
-    /// crosses to or from another host.
+    /// The partition as the controller sends it: its nodes and edges, and an endpoint per
+    /// stream to or from another host.
+    pub doc: PartitionDoc,
+    /// The same partition as a graph file, for people to read (`sluice cluster plan`): its
+    /// endpoints as the stream blocks they become.
     pub text: String,
     /// The host that runs a hot copy of this partition (`[hosts.NAME] standby = "…"`).
     pub standby: Option<String>,
@@ -148,8 +159,8 @@ pub struct Stream {
     /// The consumer is a partition with a warm standby: the sender listens on the producer's
     /// address and the replica that runs connects to it.
     pub into_warm: bool,
-    /// The consumers on that host (node, input port).
-    pub to: Vec<(String, String)>,
+    /// The consumers on that host (input port, and the capacity its edge gives).
+    pub to: Vec<Consumer>,
     /// The item type as sluice-net names it (`c32`, `f32`, `i16`, `u8`).
     pub item: String,
     /// Items per vector on the port (1 for a plain stream).
@@ -263,21 +274,15 @@ pub fn plan(
             "the graph declares no hosts: add [hosts.NAME] tables with an address, and host = \"NAME\" on every node (or run it on one machine with `sluice run`)".into(),
         ));
     }
-    // The file as TOML, to copy nodes and edges into the partitions as written (with the
-    // command line's overrides applied).
-    let mut doc: Table = toml::from_str(text).map_err(|e| split_err(e.to_string()))?;
-    let mut nodes: Vec<Table> = array_of_tables(&mut doc, "node");
-    let edges: Vec<Table> = array_of_tables(&mut doc, "edge");
+    // The file's nodes and edges, to copy into the partitions as written (with the command
+    // line's overrides applied).
+    let mut doc = GraphDoc::from_graph_file(text).map_err(split_err)?;
     for o in &options.overrides {
-        if let Some(node) = nodes.iter_mut().find(|n| str_of(n, "name") == o.node) {
-            let params = node
-                .entry("params")
-                .or_insert_with(|| Value::Table(Table::new()));
-            if let Value::Table(params) = params {
-                params.insert(o.param.clone(), o.value.clone());
-            }
+        if let Some(node) = doc.nodes.iter_mut().find(|n| n.name == o.node) {
+            node.params.insert(o.param.clone(), o.value.clone());
         }
     }
+    let (nodes, edges) = (&doc.nodes, &doc.edges);
     let mut addresses = BTreeMap::new();
     for (host, decl) in &source.hosts {
         let address = decl
@@ -310,15 +315,15 @@ pub fn plan(
         .map(|(h, _)| h.clone())
         .collect();
     // Both replicas would write the same file (on a shared filesystem, over each other).
-    for node in &nodes {
-        let (name, kind) = (str_of(node, "name"), str_of(node, "type"));
+    for node in nodes {
+        let (name, kind) = (node.name.as_str(), node.kind.as_str());
         let host = host_of(name);
         let Some(s) = standby.get(&host) else {
             continue;
         };
         let writes = registry.find(kind).and_then(|b| {
             b.files()
-                .find(|(_, access)| *access == sluice_graph::FileAccess::Write)
+                .find(|(_, access)| matches!(access, FileAccess::Write | FileAccess::WritePattern))
         });
         if let Some((param, _)) = writes {
             return Err(split_err(format!(
@@ -342,10 +347,10 @@ pub fn plan(
 
     // Streams: one per (output port, consuming host).
     let mut streams: Vec<Stream> = Vec::new();
-    // Per partition: the edges to copy, rewritten where they cross.
-    let mut host_edges: BTreeMap<String, Vec<Table>> = BTreeMap::new();
-    for edge in &edges {
-        let (from, to) = (str_of(edge, "from"), str_of(edge, "to"));
+    // Per partition: the edges between its own nodes (those that cross become streams).
+    let mut host_edges: BTreeMap<String, Vec<EdgeEntry>> = BTreeMap::new();
+    for edge in edges {
+        let (from, to) = (edge.from.as_str(), edge.to.as_str());
         let (Some((a, ap)), Some((b, bp))) = (from.rsplit_once('.'), to.rsplit_once('.')) else {
             continue; // the loader has refused these already
         };
@@ -394,24 +399,16 @@ pub fn plan(
                     item,
                     vlen: port_spec.vlen,
                     port,
-                    sender: sender.clone(),
+                    sender,
                     receiver,
                 });
-                let mut out_edge = Table::new();
-                out_edge.insert("from".into(), Value::String(from.to_string()));
-                out_edge.insert("to".into(), Value::String(format!("{sender}.in")));
-                host_edges.entry(ha.clone()).or_default().push(out_edge);
                 streams.len() - 1
             }
         };
-        let stream = &mut streams[index];
-        stream.to.push((b.to_string(), bp.to_string()));
-        let mut in_edge = edge.clone();
-        in_edge.insert(
-            "from".into(),
-            Value::String(format!("{}.out", stream.receiver)),
-        );
-        host_edges.entry(hb).or_default().push(in_edge);
+        streams[index].to.push(Consumer {
+            input: PortRef::new(b, bp),
+            capacity: edge.capacity,
+        });
     }
 
     // A standby consumes what its primary consumes: each stream into a protected host is
@@ -441,19 +438,12 @@ pub fn plan(
             sender: unique(format!("{a}_{ap}_to_{s}"), &mut used),
             ..streams[i].clone()
         };
-        let mut out_edge = Table::new();
-        out_edge.insert("from".into(), Value::String(format!("{a}.{ap}")));
-        out_edge.insert("to".into(), Value::String(format!("{}.in", copy.sender)));
-        host_edges
-            .entry(copy.from_host.clone())
-            .or_default()
-            .push(out_edge);
         streams.push(copy);
     }
 
     let mut warm_maps = BTreeMap::new();
     for host in &warm {
-        let map = warm_chain(host, &standby[host], &nodes, &host_edges, &streams, &loaded)
+        let map = warm_chain(host, &standby[host], nodes, &host_edges, &streams, &loaded)
             .map_err(split_err)?;
         warm_maps.insert(host.clone(), map);
     }
@@ -462,65 +452,52 @@ pub fn plan(
     for (host, address) in &addresses {
         // A standby runs its primary's nodes, edges and senders.
         let runs = standby_of.get(host).unwrap_or(host);
-        let mine: Vec<Table> = nodes
+        let mine: Vec<NodeEntry> = nodes
             .iter()
-            .filter(|n| host_of(str_of(n, "name")) == *runs)
-            .cloned()
-            .map(|mut n| {
-                n.remove("host");
-                n
+            .filter(|n| host_of(&n.name) == *runs)
+            .map(|n| NodeEntry {
+                host: None,
+                ..n.clone()
             })
             .collect();
         if mine.is_empty() {
             continue;
         }
-        let mut part_nodes: Vec<Value> = mine.iter().cloned().map(Value::Table).collect();
         let pair = Pair {
             standby: &standby,
             standby_of: &standby_of,
             warm: &warm_maps,
         };
-        for s in streams.iter().filter(|s| s.from_host == *runs) {
-            let params = pair.params(s, true);
-            part_nodes.push(stream_node(
-                &s.sender,
-                "tcp_sink",
-                &s.sender_url(),
-                s,
-                options,
-                params,
-            ));
-        }
+        let mut endpoints: Vec<StreamEndpoint> = streams
+            .iter()
+            .filter(|s| s.from_host == *runs)
+            .map(|s| pair.endpoint(s, true, options))
+            .collect();
         // A warm standby has its primary's receivers (they connect to the same senders).
         let receives = if warm_maps.contains_key(runs) {
             runs
         } else {
             host
         };
-        for s in streams.iter().filter(|s| s.to_host == *receives) {
-            let params = pair.params(s, false);
-            part_nodes.push(stream_node(
-                &s.receiver,
-                "tcp_source",
-                &s.receiver_url(),
-                s,
-                options,
-                params,
-            ));
+        endpoints.extend(
+            streams
+                .iter()
+                .filter(|s| s.to_host == *receives)
+                .map(|s| pair.endpoint(s, false, options)),
+        );
+        let part = PartitionDoc {
+            host: host.clone(),
+            graph: GraphDoc {
+                options: doc.options.clone(),
+                nodes: mine,
+                edges: host_edges.get(runs).cloned().unwrap_or_default(),
+            },
+            streams: endpoints,
+        };
+        if let Some(why) = part.unsendable() {
+            return Err(split_err(format!("host {host}'s partition: {why}")));
         }
-        let mut part = Table::new();
-        if let Some(opts) = doc.get("options") {
-            part.insert("options".into(), opts.clone());
-        }
-        part.insert("node".into(), Value::Array(part_nodes));
-        let part_edges = host_edges.get(runs).cloned().unwrap_or_default();
-        if !part_edges.is_empty() {
-            part.insert(
-                "edge".into(),
-                Value::Array(part_edges.into_iter().map(Value::Table).collect()),
-            );
-        }
-        let body = toml::to_string(&part).map_err(|e| split_err(e.to_string()))?;
+        let body = sluice_net::graph_blocks::partition_graph(&part).to_toml();
         let mode = if warm_maps.contains_key(runs) {
             "Warm"
         } else {
@@ -534,7 +511,8 @@ pub fn plan(
         partitions.push(Partition {
             host: host.clone(),
             address: address.clone(),
-            nodes: mine.iter().map(|n| str_of(n, "name").to_string()).collect(),
+            nodes: part.graph.nodes.iter().map(|n| n.name.clone()).collect(),
+            doc: part,
             text: format!(
                 "# Partition of {origin} for host {host} ({address}), written by sluice cluster.{role}\n{body}"
             ),
@@ -559,54 +537,73 @@ struct Pair<'a> {
 }
 
 impl Pair<'_> {
-    /// The parameters a stream's block gets because a replicated partition is at one of its
-    /// ends: senders of a protected partition follow its fence and their receivers accept both
-    /// replicas (`fenced`); senders to one of a hot pair may lose it (`replica`); the stream
-    /// into a warm partition waits for whichever replica runs and keeps what its outputs do not
-    /// reflect yet; every such stream watches its peer closely.
-    fn params(&self, s: &Stream, sender: bool) -> Table {
+    /// The endpoint of stream `s` at its sending (`sender`) or receiving end, with what it
+    /// does because a replicated partition is at one of its ends: senders of a protected
+    /// partition follow its fence and their receivers accept both replicas (`fenced`); senders
+    /// to one of a hot pair may lose it (`replica`); the stream into a warm partition waits
+    /// for whichever replica runs and keeps what its outputs do not reflect yet; every such
+    /// stream watches its peer closely.
+    fn endpoint(&self, s: &Stream, sender: bool, options: &PlanOptions) -> StreamEndpoint {
         let from_protected = self.standby.contains_key(&s.from_host);
         let to_pair =
             self.standby.contains_key(&s.to_host) || self.standby_of.contains_key(&s.to_host);
-        let mut params = Table::new();
-        if !from_protected && !to_pair {
-            return params;
+        let replicated = from_protected || to_pair;
+        let into_warm = s
+            .into_warm
+            .then(|| self.warm.get(&s.to_host))
+            .flatten()
+            .copied();
+        let mut timing = StreamTiming::default();
+        if replicated {
+            timing.heartbeat_s = Some(REPLICA_HEARTBEAT_S);
+            timing.peer_timeout_s = Some(REPLICA_PEER_TIMEOUT_S);
         }
-        params.insert("heartbeat".into(), Value::Float(REPLICA_HEARTBEAT_S));
-        params.insert("peer_timeout".into(), Value::Float(REPLICA_PEER_TIMEOUT_S));
-        if sender && from_protected {
+        let direction = if sender {
             // A worker runs one partition at a time: the protected host's name is unique there.
-            params.insert("fence".into(), Value::String(s.from_host.clone()));
-            if let Some(&(decimation, lag)) = self.warm.get(&s.from_host) {
-                params.insert("warm_decimation".into(), Value::Integer(decimation as i64));
-                params.insert("warm_lag".into(), Value::Integer(lag as i64));
+            let fence = from_protected.then(|| s.from_host.clone());
+            let warm = self
+                .warm
+                .get(&s.from_host)
+                .filter(|_| from_protected)
+                .map(|&(decimation, lag)| WarmMap { decimation, lag });
+            if into_warm.is_some() {
+                timing.resume_timeout_s = Some(WARM_RESUME_TIMEOUT_S);
             }
-        }
-        if let (true, Some(&(decimation, lag))) = (s.into_warm, self.warm.get(&s.to_host)) {
-            if sender {
-                params.insert("resume_timeout".into(), Value::Float(WARM_RESUME_TIMEOUT_S));
+            StreamDirection::Send(SendEnd {
+                from: PortRef::new(&s.from.0, &s.from.1),
+                fence,
+                replica: to_pair && into_warm.is_none(),
+                warm,
+            })
+        } else {
+            if to_pair && into_warm.is_none() {
+                timing.resume_timeout_s = Some(REPLICA_RESUME_TIMEOUT_S);
+            }
+            StreamDirection::Receive(ReceiveEnd {
+                to: s.to.clone(),
+                fenced: from_protected && into_warm.is_none(),
+                // The receiver's worker reads this fence's lease back before a raised
+                // revision displaces the primary (see `crate::lease_check`).
+                fenced_by: (from_protected && into_warm.is_none()).then(|| s.from_host.clone()),
+                warm: into_warm.map(|(decimation, lag)| WarmInput {
+                    fence: s.to_host.clone(),
+                    history: lag * decimation,
+                }),
+            })
+        };
+        StreamEndpoint {
+            name: if sender { &s.sender } else { &s.receiver }.clone(),
+            direction,
+            url: if sender {
+                s.sender_url()
             } else {
-                params.insert("warm".into(), Value::String(s.to_host.clone()));
-                params.insert("history".into(), Value::Integer((lag * decimation) as i64));
-            }
-            return params;
+                s.receiver_url()
+            },
+            item: s.item.clone(),
+            vlen: s.vlen,
+            timing,
+            security: options.stream_security.clone(),
         }
-        if sender && to_pair {
-            params.insert("replica".into(), Value::Boolean(true));
-        }
-        if !sender && to_pair {
-            params.insert(
-                "resume_timeout".into(),
-                Value::Float(REPLICA_RESUME_TIMEOUT_S),
-            );
-        }
-        if !sender && from_protected {
-            params.insert("fenced".into(), Value::Boolean(true));
-            // The receiver's worker reads this fence's lease back before a raised revision
-            // displaces the primary (see `crate::lease_check`).
-            params.insert("fenced_by".into(), Value::String(s.from_host.clone()));
-        }
-        params
     }
 }
 
@@ -616,8 +613,8 @@ impl Pair<'_> {
 fn warm_chain(
     host: &str,
     standby: &str,
-    nodes: &[Table],
-    host_edges: &BTreeMap<String, Vec<Table>>,
+    nodes: &[NodeEntry],
+    host_edges: &BTreeMap<String, Vec<EdgeEntry>>,
     streams: &[Stream],
     loaded: &LoadedGraph,
 ) -> Result<(u64, u64), String> {
@@ -625,7 +622,7 @@ fn warm_chain(
     let why = format!("host {host} has a warm standby ({standby})");
     let mine: Vec<&str> = nodes
         .iter()
-        .map(|n| str_of(n, "name"))
+        .map(|n| n.name.as_str())
         .filter(|n| source.node_hosts.get(*n).map(String::as_str) == Some(host))
         .collect();
     for name in &mine {
@@ -692,22 +689,14 @@ fn warm_chain(
     }
     // Follow the edges inside the partition from the input's consumer to the output's
     // producer: each node feeds exactly the next.
-    let edges: Vec<(&str, &str)> = host_edges
-        .get(host)
-        .map(|e| {
-            e.iter()
-                .map(|e| (str_of(e, "from"), str_of(e, "to")))
-                .collect()
-        })
-        .unwrap_or_default();
-    let node_of = |port: &str| port.rsplit_once('.').map_or(port, |(n, _)| n).to_string();
-    let mut chain = vec![input.to[0].0.clone()];
+    let edges = host_edges.get(host).map_or(&[][..], Vec::as_slice);
+    let mut chain = vec![input.to[0].input.node.clone()];
     loop {
         let at = chain.last().expect("starts with one");
         let next: Vec<String> = edges
             .iter()
-            .filter(|(f, _)| node_of(f) == *at)
-            .map(|(_, t)| node_of(t))
+            .filter(|e| e.from_node() == at)
+            .map(|e| e.to_node().to_string())
             .filter(|t| mine.contains(&t.as_str()))
             .collect();
         let feeds_output = *at == output.from.0;
@@ -738,48 +727,14 @@ fn warm_chain(
         .ok_or_else(|| format!("{why}: a node of its chain keeps infinite memory"))
 }
 
-fn stream_node(
-    name: &str,
-    kind: &str,
-    url: &str,
-    s: &Stream,
-    options: &PlanOptions,
-    extra: Table,
-) -> Value {
-    let mut params = options.stream_params.clone();
-    params.extend(extra);
-    params.insert("url".into(), Value::String(url.to_string()));
-    params.insert("item".into(), Value::String(s.item.clone()));
-    if s.vlen > 1 {
-        params.insert("vlen".into(), Value::Integer(s.vlen as i64));
-    }
-    let mut node = Table::new();
-    node.insert("name".into(), Value::String(name.to_string()));
-    node.insert("type".into(), Value::String(kind.to_string()));
-    node.insert("params".into(), Value::Table(params));
-    Value::Table(node)
-}
-
-fn array_of_tables(doc: &mut Table, key: &str) -> Vec<Table> {
-    match doc.remove(key) {
-        Some(Value::Array(items)) => items
-            .into_iter()
-            .filter_map(|v| match v {
-                Value::Table(t) => Some(t),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn str_of<'a>(table: &'a Table, key: &str) -> &'a str {
-    table.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toml::{Table, Value};
+
+    fn str_of<'a>(table: &'a Table, key: &str) -> &'a str {
+        table.get(key).and_then(Value::as_str).unwrap_or("")
+    }
 
     fn registry() -> Registry {
         sluice_blocks::graph_blocks::standard_registry()
@@ -1021,6 +976,59 @@ to = "sink.in"
             params(&plan, "c", &to_c.receiver)["fenced"],
             Value::Boolean(true)
         );
+    }
+
+    /// The partition is sent as a typed document: its stream endpoints carry what the stream
+    /// blocks need as typed fields, it survives the wire as it is, and the text is its reading.
+    #[test]
+    fn the_partition_is_a_typed_document() {
+        let plan = split(&warm(&graph(None, ""))).unwrap();
+        let s = plan.partition("s").unwrap();
+        assert_eq!(s.doc.host, "s");
+        let names: Vec<&str> = s.doc.graph.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["lowpass"]);
+        assert!(s.doc.graph.nodes.iter().all(|n| n.host.is_none()));
+        assert!(s.doc.graph.edges.is_empty(), "{:?}", s.doc.graph.edges);
+        let [tx, rx] = &s.doc.streams[..] else {
+            panic!("{:?}", s.doc.streams)
+        };
+        assert_eq!(
+            tx.direction,
+            StreamDirection::Send(SendEnd {
+                from: PortRef::new("lowpass", "out"),
+                fence: Some("b".into()),
+                replica: false,
+                warm: Some(WarmMap {
+                    decimation: 1,
+                    lag: 14
+                }),
+            })
+        );
+        assert_eq!(
+            rx.direction,
+            StreamDirection::Receive(ReceiveEnd {
+                to: vec![Consumer {
+                    input: PortRef::new("lowpass", "in"),
+                    capacity: None
+                }],
+                fenced: false,
+                fenced_by: None,
+                warm: Some(WarmInput {
+                    fence: "b".into(),
+                    history: 14
+                }),
+            })
+        );
+        assert_eq!(rx.url, "tcp://10.0.0.1:7400");
+        assert_eq!(rx.timing.heartbeat_s, Some(REPLICA_HEARTBEAT_S));
+        assert_eq!(s.doc.receivers().collect::<Vec<_>>(), [rx.name.as_str()]);
+        for p in &plan.partitions {
+            let json = serde_json::to_string(&p.doc).unwrap();
+            let back: PartitionDoc = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, p.doc);
+            let graph = sluice_net::graph_blocks::partition_graph(&p.doc).to_toml();
+            assert!(p.text.ends_with(&graph), "{}", p.text);
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! controller                                worker
-//!   Load { run, origin, partition, cwd, lease } ->
+//!   Load { version, run, origin, doc, cwd, lease } ->
 //!                                        <- Loaded            (or Error: the partition is bad)
 //!   Go                                   ->
 //!                                        <- Stats { … }       (every stats period while it runs)
@@ -13,8 +13,14 @@
 //!
 //! A worker runs one partition at a time; it stops its graph gracefully if the controller's
 //! connection drops, so no run outlives its controller.
+//!
+//! A worker reads the Load's `version` before the rest of it ([`receive_load`]): a controller
+//! of another version is answered with an Error that names both versions, whatever else its
+//! Load holds; and a Load carries an empty `partition` text beside its typed document, so that
+//! a worker of version 3 (which read the whole message first) can read it and answer so too.
 
 use serde::{Deserialize, Serialize};
+use sluice_graph::PartitionDoc;
 use std::io::{BufRead, Write};
 
 /// The longest line either side accepts (a partition of the 333-channel AMPS receiver is
@@ -24,7 +30,8 @@ pub const MAX_LINE: usize = 4 << 20;
 /// The protocol's version, checked in [`ToWorker::Load`]. Version 2 added the partition
 /// lease ([`LeaseSpec`]): a worker of version 1 would ignore it and run a standby as a
 /// second primary. Version 3 added warm standbys ([`LeaseSpec::warm`]): a worker of version 2
-/// would run a warm standby at once. Version 4 moved the partition leases to
+/// would run a warm standby at once. Version 4 sends the partition as a typed document
+/// ([`PartitionDoc`]) instead of a graph file's text, moved the partition leases to
 /// `/sluice/CLUSTER/leases/HOST/RUN` and has fenced receivers read them back there
 /// ([`crate::lease_check`]): a worker of version 3 would look for them elsewhere.
 pub const VERSION: u32 = 4;
@@ -64,8 +71,15 @@ pub enum ToWorker {
         run: String,
         /// Names the partition in messages: the graph file and the host.
         origin: String,
-        /// The partition, a graph file.
-        partition: String,
+        /// The partition: written once here, read once by the worker, which builds its graph
+        /// from it.
+        doc: PartitionDoc,
+        /// Where version 3 sent the partition, as a graph file's text: empty from version 4
+        /// on, and not read. Still sent because a worker of version 3 reads the whole message
+        /// before it checks the version: with this field there, it can, and answers with its
+        /// version refusal instead of dropping the connection.
+        #[serde(rename = "partition", default)]
+        v3_partition: String,
         /// The controller's working directory: relative paths in the graph are relative to it.
         cwd: String,
         /// The partition's stream receivers (`tcp_source` blocks fed by other hosts): a Stop
@@ -182,6 +196,47 @@ pub fn send<T: Serialize>(
         })
 }
 
+/// Reads the first message of a control connection, a Load: `Ok(Err(message))` is the
+/// refusal to answer with (a controller of another version, a first message that is not a
+/// Load, a Load this version cannot read). The version is checked before the rest of the
+/// message is read, so that a controller of another version is told which, not how its
+/// message failed to parse.
+pub fn receive_load<R: BufRead>(
+    input: &mut R,
+    peer: &str,
+) -> Result<Result<ToWorker, String>, ProtocolError> {
+    let value: serde_json::Value = receive(input, peer)?;
+    let kind = value.get("type").and_then(serde_json::Value::as_str);
+    if kind != Some("load") {
+        return Ok(Err(format!(
+            "expected Load first, got {}",
+            kind.map_or("a message without a type".to_string(), |k| format!(
+                "'{}'",
+                sluice_net::escape::text(k)
+            ))
+        )));
+    }
+    match value.get("version").and_then(serde_json::Value::as_u64) {
+        Some(v) if v == u64::from(VERSION) => {}
+        Some(v) => {
+            return Ok(Err(format!(
+                "controller speaks control protocol {v}, this worker {VERSION} (run the same sluice version on every host)"
+            )))
+        }
+        None => {
+            return Ok(Err(format!(
+                "a Load without a protocol version; this worker speaks {VERSION} (run the same sluice version on every host)"
+            )))
+        }
+    }
+    Ok(serde_json::from_value(value).map_err(|e| {
+        format!(
+            "a Load of protocol {VERSION} this worker cannot read: {}",
+            sluice_net::escape::text(&e.to_string())
+        )
+    }))
+}
+
 /// Reads one message (a line of at most [`MAX_LINE`] bytes).
 pub fn receive<T: for<'de> Deserialize<'de>, R: BufRead>(
     input: &mut R,
@@ -235,13 +290,35 @@ pub fn fuzz_lines(data: &[u8]) -> (usize, usize) {
 mod tests {
     use super::*;
 
+    fn doc() -> PartitionDoc {
+        let graph = sluice_graph::GraphDoc::from_graph_file(
+            "[[node]]\nname = \"x\"\ntype = \"null_source\"\n",
+        )
+        .unwrap();
+        PartitionDoc::new("a", graph)
+    }
+
+    fn load() -> ToWorker {
+        ToWorker::Load {
+            version: VERSION,
+            run: "r1".into(),
+            origin: "g.toml (host a)".into(),
+            doc: doc(),
+            v3_partition: String::new(),
+            cwd: "/tmp".into(),
+            stream_receivers: Vec::new(),
+            lease: None,
+        }
+    }
+
     #[test]
     fn messages_round_trip_as_lines() {
         let msg = ToWorker::Load {
             version: VERSION,
             run: "r1".into(),
             origin: "g.toml (host a)".into(),
-            partition: "[[node]]\nname = \"x\"\n".into(),
+            doc: doc(),
+            v3_partition: String::new(),
             cwd: "/tmp".into(),
             stream_receivers: vec!["x_out_from_b".into()],
             lease: Some(LeaseSpec {
@@ -279,5 +356,86 @@ mod tests {
         let mut input = std::io::Cursor::new(b"{\"type\":\"go\"".to_vec());
         let err = receive::<ToWorker, _>(&mut input, "p").unwrap_err();
         assert!(err.to_string().contains("closed in the middle"), "{err}");
+    }
+
+    /// Version 3's Load, as its controllers wrote it and its workers read it.
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum V3ToWorker {
+        Load {
+            version: u32,
+            run: String,
+            origin: String,
+            partition: String,
+            cwd: String,
+            #[serde(default)]
+            stream_receivers: Vec<String>,
+            #[serde(default)]
+            lease: Option<LeaseSpec>,
+        },
+    }
+
+    fn line(message: &impl Serialize) -> std::io::Cursor<Vec<u8>> {
+        let mut buf = Vec::new();
+        send(&mut buf, message, "peer").unwrap();
+        std::io::Cursor::new(buf)
+    }
+
+    #[test]
+    fn a_load_of_this_version_is_read() {
+        let got = receive_load(&mut line(&load()), "peer").unwrap().unwrap();
+        assert_eq!(got, load());
+    }
+
+    /// Across versions 3 and 4, each side is told the other's version, in words, whichever
+    /// is the worker: neither reads the other's partition.
+    #[test]
+    fn another_version_is_refused_in_words() {
+        // A controller of version 3 to this worker.
+        let old = V3ToWorker::Load {
+            version: 3,
+            run: "r1".into(),
+            origin: "g.toml".into(),
+            partition: "[[node]]\nname = \"x\"\n".into(),
+            cwd: "/tmp".into(),
+            stream_receivers: Vec::new(),
+            lease: None,
+        };
+        let refusal = receive_load(&mut line(&old), "peer").unwrap().unwrap_err();
+        assert_eq!(
+            refusal,
+            "controller speaks control protocol 3, this worker 4 (run the same sluice version on every host)"
+        );
+        // This controller to a worker of version 3: it reads the Load (and then refuses it by
+        // its version, as version 3's worker does).
+        let read: V3ToWorker = receive(&mut line(&load()), "peer").unwrap();
+        let V3ToWorker::Load { version, .. } = read;
+        assert_eq!(version, VERSION);
+        // A later version whose document this version could not read is refused by its number.
+        let mut later = serde_json::to_value(load()).unwrap();
+        later["version"] = serde_json::json!(5);
+        later["doc"] = serde_json::json!({ "shape": "unknown to version 4" });
+        let refusal = receive_load(&mut line(&later), "peer")
+            .unwrap()
+            .unwrap_err();
+        assert!(refusal.starts_with("controller speaks control protocol 5, this worker 4"));
+    }
+
+    #[test]
+    fn a_bad_first_message_is_refused_in_words() {
+        let refusal = receive_load(&mut line(&ToWorker::Go), "peer")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(refusal, "expected Load first, got 'go'");
+        let mut bad = serde_json::to_value(load()).unwrap();
+        bad["doc"]["graph"]["node"][0]["name"] = serde_json::json!(7);
+        let refusal = receive_load(&mut line(&bad), "peer").unwrap().unwrap_err();
+        assert!(
+            refusal.starts_with("a Load of protocol 4 this worker cannot read: invalid type"),
+            "{refusal}"
+        );
+        let mut input = std::io::Cursor::new(b"[1, 2]\n".to_vec());
+        let refusal = receive_load(&mut input, "peer").unwrap().unwrap_err();
+        assert_eq!(refusal, "expected Load first, got a message without a type");
     }
 }

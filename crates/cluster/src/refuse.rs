@@ -3,8 +3,7 @@
 //! the controller is. A worker that must never send data elsewhere, or never touch files,
 //! says so itself instead of trusting every controller to.
 
-use sluice_graph::Registry;
-use toml::{Table, Value};
+use sluice_graph::{PartitionDoc, Registry};
 
 /// The block types a worker refuses.
 #[derive(Debug, Clone, Default)]
@@ -32,20 +31,25 @@ impl RefusedBlocks {
         self.0.is_empty()
     }
 
-    /// Checks a partition (a graph file's text): the first node of a refused type is the
-    /// error, naming the node and its type.
-    pub fn check(&self, partition: &str) -> Result<(), String> {
+    /// Checks a partition: the first node of a refused type is the error, naming the node
+    /// and its type; a stream endpoint counts as the stream block it becomes.
+    pub fn check(&self, partition: &PartitionDoc) -> Result<(), String> {
         if self.0.is_empty() {
             return Ok(());
         }
-        let doc: Table = toml::from_str(partition).map_err(|e| e.to_string())?;
-        let Some(Value::Array(nodes)) = doc.get("node") else {
-            return Ok(());
-        };
-        for node in nodes.iter().filter_map(Value::as_table) {
-            let kind = node.get("type").and_then(Value::as_str).unwrap_or("");
+        let nodes = partition
+            .graph
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n.kind.as_str()))
+            .chain(
+                partition
+                    .streams
+                    .iter()
+                    .map(|e| (e.name.as_str(), sluice_net::graph_blocks::endpoint_type(e))),
+            );
+        for (name, kind) in nodes {
             if self.0.iter().any(|r| r == kind) {
-                let name = node.get("name").and_then(Value::as_str).unwrap_or("?");
                 return Err(format!(
                     "node '{}' is a {kind}, a block type this worker's configuration refuses (--refuse-blocks {})",
                     sluice_net::escape::text(name),

@@ -2,7 +2,8 @@
 //!
 //! The worker listens on its control address; each connection proves the cluster key
 //! ([`sluice_net::auth`]) before anything else, then follows [`crate::protocol`]: load a
-//! partition (a graph file, validated and built here, its stream listeners bound), run it on
+//! partition (a typed [`PartitionDoc`], checked against this worker's own configuration,
+//! validated and built here, its stream listeners bound), run it on
 //! Go, report live counts, stop on Stop or when the controller's connection drops, report the
 //! end. A peer without the key is refused and logged.
 //!
@@ -14,7 +15,7 @@
 use crate::etcd::Etcd;
 use crate::lease::{Campaign, CampaignEvent, PartitionLease};
 use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
-use sluice_graph::Registry;
+use sluice_graph::{PartitionDoc, Registry};
 use sluice_net::accept::{AcceptOptions, Acceptor, Admission, Prepare};
 use sluice_net::auth::ClusterKey;
 use sluice_net::secure::{
@@ -28,7 +29,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
-use toml::{Table, Value};
 
 /// How long a controller has to send its Load once its connection is authenticated.
 const HANDSHAKE: Duration = Duration::from_secs(10);
@@ -314,32 +314,28 @@ impl Session {
             .map_err(io_err)?;
         let (reader, mut out) = secure::split(link).map_err(io_err)?;
         let mut input = BufReader::new(reader);
-        let (run, origin, partition, cwd, stream_receivers, lease) = match protocol::receive(
-            &mut input, peer,
-        )? {
-            ToWorker::Load {
-                version,
-                run,
-                origin,
-                partition,
-                cwd,
-                stream_receivers,
-                lease,
-            } => {
-                if version != protocol::VERSION {
-                    let message = format!(
-                        "controller speaks control protocol {version}, this worker {} (run the same sluice version on every host)",
-                        protocol::VERSION
-                    );
+        // The version first: a controller of another version is told so (see
+        // `protocol::receive_load`).
+        let (run, origin, partition, cwd, stream_receivers, lease) =
+            match protocol::receive_load(&mut input, peer)? {
+                Ok(ToWorker::Load {
+                    run,
+                    origin,
+                    doc,
+                    cwd,
+                    stream_receivers,
+                    lease,
+                    ..
+                }) => (run, origin, doc, cwd, stream_receivers, lease),
+                Ok(other) => {
+                    let message = format!("expected Load first, got {other:?}");
                     return protocol::send(&mut out, &FromWorker::Error { message }, peer);
                 }
-                (run, origin, partition, cwd, stream_receivers, lease)
-            }
-            other => {
-                let message = format!("expected Load first, got {other:?}");
-                return protocol::send(&mut out, &FromWorker::Error { message }, peer);
-            }
-        };
+                Err(message) => {
+                    self.log(&format!("refused: {message}"));
+                    return protocol::send(&mut out, &FromWorker::Error { message }, peer);
+                }
+            };
         if self.busy.swap(true, Ordering::AcqRel) {
             let message = format!("worker {} is busy with another run", self.name);
             return protocol::send(&mut out, &FromWorker::Error { message }, peer);
@@ -361,7 +357,7 @@ impl Session {
                 &run,
             )) as Arc<dyn sluice_net::fence::RevisionCheck>
         }));
-        let graph = match self.load(&partition, &origin, &cwd) {
+        let graph = match self.load(partition, &origin, &cwd) {
             Ok(graph) => graph,
             Err(message) => {
                 return protocol::send(&mut out, &FromWorker::Error { message }, peer);
@@ -724,27 +720,29 @@ impl Session {
         ))
     }
 
-    /// Builds the partition, its streams keyed and its files confined to the data directory
-    /// (the process's working directory is never changed: see [`crate::confine`]).
+    /// Builds the partition from its document: block types this worker refuses are refused,
+    /// its streams keyed, its files confined to the data directory (the process's working
+    /// directory is never changed: see [`crate::confine`]), and its endpoints made the stream
+    /// blocks they name; then it loads as a graph file does.
     fn load(
         &self,
-        partition: &str,
+        mut partition: PartitionDoc,
         origin: &str,
         cwd: &str,
     ) -> Result<sluice_runtime::Graph, String> {
         self.opts
             .refused
-            .check(partition)
+            .check(&partition)
             .map_err(|e| format!("{origin} on host {}: {e}", self.name))?;
-        let text = with_stream_key(
-            partition,
+        with_stream_key(
+            &mut partition,
             &self.opts.key_file,
             self.opts.identity_file.as_deref(),
-        )
-        .map_err(|e| format!("{origin}: {e}"))?;
-        let text = crate::confine::confine(&text, &self.registry, &self.opts.paths, cwd)
+        );
+        crate::confine::confine(&mut partition, &self.registry, &self.opts.paths, cwd)
             .map_err(|e| format!("{origin} on host {}: {e}", self.name))?;
-        sluice_graph::load_with(&text, origin, &self.registry, &[])
+        let graph = sluice_net::graph_blocks::partition_graph(&partition);
+        sluice_graph::load_doc(&graph, origin, &self.registry)
             .map(|loaded| loaded.graph)
             .map_err(|e| e.to_string())
     }
@@ -840,37 +838,37 @@ fn done_message(report: &RunReport, wall_s: f64, cpu_s: f64) -> FromWorker {
     }
 }
 
-/// The stream blocks of a partition with the worker's key file (`key_file`) and, when it has
-/// one, its identity file (`identity_file`: a fenced receiver then knows which host's
-/// sender connects), unless the partition names them.
+/// Gives the stream endpoints of a partition the worker's key file and, when it has one, its
+/// identity file (a fenced receiver then knows which host's sender connects), unless the
+/// partition names them; and the graph's own `tcp_sink` and `tcp_source` nodes too, as before
+/// partitions were typed.
 pub fn with_stream_key(
-    partition: &str,
+    partition: &mut PartitionDoc,
     key_file: &std::path::Path,
     identity_file: Option<&std::path::Path>,
-) -> Result<String, String> {
-    let mut doc: Table = toml::from_str(partition).map_err(|e| e.to_string())?;
-    if let Some(Value::Array(nodes)) = doc.get_mut("node") {
-        for node in nodes.iter_mut().filter_map(Value::as_table_mut) {
-            let kind = node.get("type").and_then(Value::as_str).unwrap_or("");
-            if kind != "tcp_sink" && kind != "tcp_source" {
-                continue;
-            }
-            let params = node
-                .entry("params")
-                .or_insert_with(|| Value::Table(Table::new()));
-            if let Value::Table(params) = params {
-                params
-                    .entry("key_file")
-                    .or_insert_with(|| Value::String(key_file.display().to_string()));
-                if let Some(file) = identity_file {
-                    params
-                        .entry("identity_file")
-                        .or_insert_with(|| Value::String(file.display().to_string()));
-                }
+) {
+    use sluice_net::graph_blocks::{param, TCP_SINK, TCP_SOURCE};
+    let key = key_file.display().to_string();
+    let identity = identity_file.map(|f| f.display().to_string());
+    for endpoint in &mut partition.streams {
+        let c = &mut endpoint.security;
+        c.key_file.get_or_insert_with(|| key.clone());
+        if let Some(id) = &identity {
+            c.identity_file.get_or_insert_with(|| id.clone());
+        }
+    }
+    for node in &mut partition.graph.nodes {
+        if node.kind == TCP_SINK || node.kind == TCP_SOURCE {
+            node.params
+                .entry(param::KEY_FILE.to_string())
+                .or_insert_with(|| toml::Value::String(key.clone()));
+            if let Some(id) = &identity {
+                node.params
+                    .entry(param::IDENTITY_FILE.to_string())
+                    .or_insert_with(|| toml::Value::String(id.clone()));
             }
         }
     }
-    toml::to_string(&doc).map_err(|e| e.to_string())
 }
 
 /// The credentials of a control connection: the cluster key as PSK, this end's identity (a

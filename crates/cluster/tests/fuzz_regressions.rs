@@ -63,7 +63,14 @@ fn control_seeds() -> Vec<(&'static str, Vec<u8>)> {
         version: protocol::VERSION,
         run: "r1".into(),
         origin: "g.toml (host a)".into(),
-        partition: "[[node]]\nname = \"src\"\ntype = \"null_source\"\n".into(),
+        doc: sluice_graph::PartitionDoc::new(
+            "a",
+            sluice_graph::GraphDoc::from_graph_file(
+                "[[node]]\nname = \"src\"\ntype = \"null_source\"\nparams = { item = \"f32\" }\n",
+            )
+            .unwrap(),
+        ),
+        v3_partition: String::new(),
         cwd: "/tmp".into(),
         stream_receivers: vec!["x_out_from_b".into()],
         lease: Some(LeaseSpec {

@@ -91,7 +91,11 @@ impl TestWorker {
             version: protocol::VERSION,
             run: "r1".into(),
             origin: "g.toml (partition of host h2)".into(),
-            partition: partition.into(),
+            doc: sluice_graph::PartitionDoc::new(
+                "h2",
+                sluice_graph::GraphDoc::from_graph_file(partition).unwrap(),
+            ),
+            v3_partition: String::new(),
             cwd: std::env::temp_dir().display().to_string(),
             stream_receivers: Vec::new(),
             lease: Some(lease),

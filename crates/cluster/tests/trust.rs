@@ -144,6 +144,13 @@ fn an_etcd_record_pointing_at_another_identity_is_refused() {
     assert!(report.ok(), "{report:?}");
 }
 
+/// The one host's partition of [`GRAPH`], as a controller sends it.
+fn partition() -> sluice_graph::PartitionDoc {
+    let registry = sluice_blocks::graph_blocks::standard_registry();
+    let plan = placement::plan(GRAPH, "g.toml", &registry, &PlanOptions::default()).unwrap();
+    plan.partitions[0].doc.clone()
+}
+
 /// Connects with `creds` and sends a Load: the worker's first answer, or how it failed.
 fn try_load(addr: SocketAddr, creds: &Credentials) -> Result<FromWorker, String> {
     let mut stream = TcpStream::connect(addr).unwrap();
@@ -157,9 +164,8 @@ fn try_load(addr: SocketAddr, creds: &Credentials) -> Result<FromWorker, String>
         version: protocol::VERSION,
         run: "r1".into(),
         origin: "g.toml".into(),
-        partition: GRAPH
-            .replace("[hosts.a]\naddress = \"127.0.0.1\"", "")
-            .replace("host = \"a\"\n", ""),
+        doc: partition(),
+        v3_partition: String::new(),
         cwd: std::env::temp_dir().display().to_string(),
         stream_receivers: Vec::new(),
         lease: None,

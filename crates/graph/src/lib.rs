@@ -96,22 +96,31 @@
 #![forbid(unsafe_code)]
 
 pub mod decl;
+pub mod doc;
 mod load;
 pub mod memory;
 mod params;
+pub mod partition;
 mod registry;
 
 pub use decl::memory::{chain_memory, Memory};
-pub use decl::param::{Default, FileAccess, Param, ParamDecl, ParamKind};
+pub use decl::param::{
+    pattern_file, pattern_label, Default, FileAccess, Param, ParamDecl, ParamKind, PatternLabels,
+};
 pub use decl::port::{Count, Direction, ItemDecl, PortDecl, ResolvedPort, Vlen};
 pub use decl::rate::Rate;
 pub use decl::{Block, BlockType, BuildFn, Family, MemoryFn, Text};
+pub use doc::{EdgeEntry, GraphDoc, GraphOptions, NodeEntry};
 pub use load::{
-    build_node, follow_rates, load_branch, load_file, load_str, load_with, read, same_file,
-    BranchFile, CodeEdge, CodeNode, Feed, GraphFileError, GraphSource, HostDecl, KnownRate,
-    LoadedGraph, MistakeKind, NodeMistake, Override, StandbyMode,
+    build_node, follow_rates, load_branch, load_doc, load_file, load_str, load_with, read,
+    same_file, BranchFile, CodeEdge, CodeNode, Feed, GraphFileError, GraphSource, HostDecl,
+    KnownRate, LoadedGraph, MistakeKind, NodeMistake, Override, StandbyMode,
 };
 pub use params::{ParamError, Params};
+pub use partition::{
+    Consumer, PartitionDoc, PortRef, ReceiveEnd, SecurityMode, SendEnd, StreamDirection,
+    StreamEndpoint, StreamSecurity, StreamTiming, WarmInput, WarmMap,
+};
 pub use registry::{DuplicateBlock, Registry};
 
 use sluice_runtime::Graph;

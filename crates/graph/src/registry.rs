@@ -145,8 +145,16 @@ impl Registry {
                 _ if !unit.is_empty() => notes.push(unit.trim().to_string()),
                 _ => {}
             }
-            if let Some(access) = p.file {
-                notes.push(format!("a file it {}", access_verb(access)));
+            match (p.file, &p.labels) {
+                (Some(FileAccess::WritePattern), Some(labels)) => notes.push(format!(
+                    "a pattern naming the files it writes, one per label ({}, or 0 to {} − 1)",
+                    labels.list, labels.count
+                )),
+                (Some(FileAccess::WritePattern), None) => {
+                    notes.push("a pattern naming the files it writes".into())
+                }
+                (Some(access), _) => notes.push(format!("a file it {}", access_verb(access))),
+                (None, _) => {}
             }
             if p.settable {
                 notes.push("settable".into());
@@ -248,7 +256,7 @@ fn access_verb(access: FileAccess) -> &'static str {
     match access {
         FileAccess::Read => "reads",
         FileAccess::Write => "writes",
-        FileAccess::WritePattern => "writes files named by",
+        FileAccess::WritePattern => "writes (named by a pattern)",
     }
 }
 

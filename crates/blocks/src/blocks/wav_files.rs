@@ -21,7 +21,7 @@ pub struct WavFiles {
 /// The file of `label` under `pattern`: its `{}` replaced by the label, zero-padded to three
 /// digits (`amps_ch{}.wav`, 7 → `amps_ch007.wav`).
 pub fn channel_path(pattern: &str, label: u64) -> PathBuf {
-    PathBuf::from(pattern.replacen("{}", &format!("{label:03}"), 1))
+    PathBuf::from(sluice_graph::pattern_file(pattern, label))
 }
 
 impl WavFiles {

@@ -50,10 +50,13 @@ pub(super) fn block_types() -> Vec<BlockType> {
         "Writes each channel of a vector stream to a WAV file of its own (one node for all channels).",
     )
     .port(PortDecl::input("in", ItemDecl::fixed("f32")).vlen(Vlen::param("channels")))
-    .param(Param::writes_pattern(
-        "path",
-        "file name pattern; its {} becomes the channel's label, zero-padded to 3 digits",
-    ))
+    .param(
+        Param::writes_pattern(
+            "path",
+            "file name pattern; its {} becomes the channel's label, zero-padded to 3 digits",
+        )
+        .labelled_by("labels", "channels"),
+    )
     .param(Param::integer("channels", "channels per vector item (one file each)").default(1))
     .param(
         Param::integers("labels", "one whole number per channel, in vector order, for the file names")

@@ -69,11 +69,41 @@ pub enum FileAccess {
     /// The block writes the file (a sink): loading refuses a graph in which it would write a
     /// file that another node reads or writes.
     Write,
-    /// The block writes several files named by a pattern (its `{}` replaced per file): confined
-    /// on a cluster's workers as a written file is, but not compared with other nodes' files
-    /// (a pattern names many).
+    /// The block writes several files named by a pattern, its first `{}` replaced by each
+    /// file's label ([`pattern_file`]): confined on a cluster's workers as a written file is
+    /// (its directory checked and rebased, its file name kept as the pattern); when the
+    /// declaration says where the labels come from ([`ParamDecl::labelled_by`]), loading
+    /// compares each labelled file with the other nodes' files (and the node's own).
     #[serde(rename = "write_pattern")]
     WritePattern,
+}
+
+/// The file a file name pattern names for `label`: its first `{}` replaced by the label,
+/// zero-padded to three digits (`ch{}.wav`, 7 → `ch007.wav`).
+pub fn pattern_file(pattern: &str, label: u64) -> String {
+    pattern.replacen("{}", &format!("{label:03}"), 1)
+}
+
+/// The label under which `pattern` names the file name `name`, if it names it (the inverse of
+/// [`pattern_file`], for file names).
+pub fn pattern_label(pattern: &str, name: &str) -> Option<u64> {
+    let (before, after) = pattern.split_once("{}")?;
+    let digits = name.strip_prefix(before)?.strip_suffix(after)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let label: u64 = digits.parse().ok()?;
+    (format!("{label:03}") == digits).then_some(label)
+}
+
+/// Where a file name pattern's labels come from: a parameter that lists them, or, when the
+/// node leaves the list out, one that says how many files there are (labelled 0, 1, …).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PatternLabels {
+    /// The parameter listing the labels (whole numbers).
+    pub list: Text,
+    /// The parameter giving how many files there are when the list is left out.
+    pub count: Text,
 }
 
 /// One parameter of a block type. Built with [`Param`]'s constructors and the methods below.
@@ -98,6 +128,9 @@ pub struct ParamDecl {
     pub settable: bool,
     /// Whether it names a file the block reads or writes.
     pub file: Option<FileAccess>,
+    /// A file name pattern's labels ([`ParamDecl::labelled_by`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<PatternLabels>,
     /// Whether it is the rate of the block's input stream: left out, the loader gives the
     /// stream's rate; given, it must agree with the stream's (see [`super::rate`]).
     pub follows_stream: bool,
@@ -118,6 +151,7 @@ impl Param {
             help: help.into(),
             settable: false,
             file: None,
+            labels: None,
             follows_stream: false,
         }
     }
@@ -176,7 +210,8 @@ impl Param {
             ..Param::text(name, help)
         }
     }
-    /// Files the block writes, named by a pattern whose `{}` each file replaces.
+    /// Files the block writes, named by a pattern whose first `{}` each file's label replaces
+    /// ([`pattern_file`]); say where the labels come from with [`ParamDecl::labelled_by`].
     pub fn writes_pattern(name: impl Into<Text>, help: impl Into<Text>) -> ParamDecl {
         ParamDecl {
             file: Some(FileAccess::WritePattern),
@@ -215,6 +250,17 @@ impl ParamDecl {
         self.unit = Some(unit.into());
         self
     }
+    /// A file name pattern's labels are the whole numbers parameter `list` gives or, when the
+    /// node leaves it out, 0 to `count` − 1 (parameter `count`, or its default): loading then
+    /// compares each file the pattern names with the graph's other files.
+    pub fn labelled_by(mut self, list: impl Into<Text>, count: impl Into<Text>) -> Self {
+        self.labels = Some(PatternLabels {
+            list: list.into(),
+            count: count.into(),
+        });
+        self
+    }
+
     /// It can also be changed while the graph runs.
     pub fn settable(mut self) -> Self {
         self.settable = true;
@@ -364,6 +410,26 @@ mod tests {
             hz.check(&Value::Float(-1.0)).unwrap(),
             "must be at least 0 Hz, not -1"
         );
+    }
+
+    #[test]
+    fn a_pattern_names_a_file_per_label_and_back() {
+        assert_eq!(pattern_file("rec/ch{}.wav", 7), "rec/ch007.wav");
+        assert_eq!(pattern_file("ch{}_{}.wav", 1234), "ch1234_{}.wav");
+        assert_eq!(pattern_label("ch{}.wav", "ch007.wav"), Some(7));
+        assert_eq!(pattern_label("ch{}.wav", "ch1234.wav"), Some(1234));
+        assert_eq!(pattern_label("ch{}_{}.wav", "ch001_{}.wav"), Some(1));
+        for other in [
+            "ch7.wav",
+            "ch0007.wav",
+            "ch.wav",
+            "ch00x.wav",
+            "cx007.wav",
+            "ch007.wa",
+        ] {
+            assert_eq!(pattern_label("ch{}.wav", other), None, "{other}");
+        }
+        assert_eq!(pattern_label("no_label.wav", "no_label.wav"), None);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use sluice_runtime::Graph;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use toml::{Spanned, Value};
+use toml::Spanned;
 
 /// A cycle would have each node on it wait for the next forever: refused with the line of its
 /// first node.
@@ -98,63 +98,183 @@ pub(super) fn check_unconnected(
 
 /// Refuses, before any node is built (and so before any file is opened), a graph in which a
 /// node would write a file that another node reads or writes. Which parameters name files, and
-/// whether they are read or written, comes from the registry.
+/// whether they are read or written, comes from the registry; a file name pattern whose
+/// labels are declared ([`crate::ParamDecl::labelled_by`]) counts as the file of each label.
 pub(super) fn check_file_collisions(
     nodes: &[Spanned<NodeDoc>],
     registry: &Registry,
 ) -> Result<(), (Range<usize>, String, String)> {
-    let mut files: Vec<(&NodeDoc, &Spanned<Value>, FileAccess)> = Vec::new();
+    let mut files: Vec<FileUse<'_>> = Vec::new();
     for node in nodes.iter().map(Spanned::get_ref) {
         let Some(block) = registry.find(node.kind.get_ref()) else {
             continue;
         };
-        for (param, access) in block.files() {
-            if let Some(path) = node.params.get(param) {
-                files.push((node, path, access));
-            }
-        }
-    }
-    for (i, (writer, path, access)) in files.iter().enumerate() {
-        if *access != FileAccess::Write {
-            continue;
-        }
-        let Some(written) = path.get_ref().as_str() else {
-            continue;
-        };
-        for (j, (other, other_path, other_access)) in files.iter().enumerate() {
-            let Some(other_file) = other_path.get_ref().as_str() else {
+        for decl in &block.params {
+            let Some(access) = decl.file else {
                 continue;
             };
-            if *other_access == FileAccess::WritePattern {
-                continue; // a pattern names many files: not compared
-            }
-            if i == j || (*other_access == FileAccess::Write && j < i) {
+            let Some(path) = node.params.get(decl.name.as_ref()) else {
                 continue;
+            };
+            let Some(text) = path.get_ref().as_str() else {
+                continue;
+            };
+            let labels = match (access, &decl.labels) {
+                (FileAccess::WritePattern, Some(from)) => labels(node, block, from),
+                _ => None,
+            };
+            files.push(FileUse {
+                node,
+                span: path.span(),
+                path: text,
+                access,
+                labels,
+            });
+        }
+    }
+    for (i, writer) in files.iter().enumerate() {
+        match writer.access {
+            FileAccess::Write => {
+                for (j, other) in files.iter().enumerate() {
+                    if other.access == FileAccess::WritePattern {
+                        continue; // compared from the pattern's side
+                    }
+                    if i == j || (other.access == FileAccess::Write && j < i) {
+                        continue;
+                    }
+                    if same_file(Path::new(writer.path), Path::new(other.path)) {
+                        return Err(collision(writer, writer.path, other));
+                    }
+                }
             }
-            if same_file(Path::new(written), Path::new(other_file)) {
-                let what = match other_access {
-                    FileAccess::Write | FileAccess::WritePattern => "writes",
-                    FileAccess::Read => "reads",
+            FileAccess::WritePattern => {
+                let Some(labels) = &writer.labels else {
+                    continue; // without labels, a pattern names files it cannot list
                 };
-                let name = writer.name.get_ref();
-                let other_name = other.name.get_ref();
-                let whom = if other_name == name {
-                    "the same node also".to_string()
-                } else {
-                    format!("node '{other_name}'")
-                };
-                return Err((
-                    path.span(),
-                    name.clone(),
-                    format!(
-                        "node '{name}': writes {written}, which {whom} {what}; \
-                         choose another output path (nothing was opened or changed)"
-                    ),
-                ));
+                let mut seen = std::collections::BTreeSet::new();
+                if let Some(twice) = labels.iter().find(|l| !seen.insert(**l)) {
+                    return Err(collision(
+                        writer,
+                        &crate::pattern_file(writer.path, *twice),
+                        writer,
+                    ));
+                }
+                for (j, other) in files.iter().enumerate() {
+                    if i == j || (other.access == FileAccess::WritePattern && j < i) {
+                        continue;
+                    }
+                    if let Some(label) = writer.names(other, labels) {
+                        return Err(collision(
+                            writer,
+                            &crate::pattern_file(writer.path, label),
+                            other,
+                        ));
+                    }
+                }
             }
+            FileAccess::Read => {}
         }
     }
     Ok(())
+}
+
+/// A file parameter a node gives.
+struct FileUse<'a> {
+    node: &'a NodeDoc,
+    span: Range<usize>,
+    path: &'a str,
+    access: FileAccess,
+    /// A file name pattern's labels, when its declaration says where they come from.
+    labels: Option<Vec<u64>>,
+}
+
+impl FileUse<'_> {
+    /// The label of pattern `self` (with `labels`) whose file `other` names too, if one does.
+    fn names(&self, other: &FileUse<'_>, labels: &[u64]) -> Option<u64> {
+        let (dir, pattern) = split(self.path)?;
+        let same_dir = |other_dir: &Path| same_file(&dir, other_dir);
+        match other.access {
+            FileAccess::Read | FileAccess::Write => {
+                let (other_dir, name) = split(other.path)?;
+                let label = crate::pattern_label(&pattern, &name)?;
+                (labels.contains(&label) && same_dir(&other_dir)).then_some(label)
+            }
+            FileAccess::WritePattern => {
+                let other_labels = other.labels.as_ref()?;
+                let (other_dir, other_pattern) = split(other.path)?;
+                let label = labels.iter().copied().find(|&l| {
+                    crate::pattern_label(&other_pattern, &crate::pattern_file(&pattern, l))
+                        .is_some_and(|m| other_labels.contains(&m))
+                })?;
+                same_dir(&other_dir).then_some(label)
+            }
+        }
+    }
+}
+
+/// A path's directory (`.` when it has none) and file name.
+fn split(path: &str) -> Option<(PathBuf, String)> {
+    let path = Path::new(path);
+    let name = path.file_name()?.to_str()?.to_string();
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Some((dir.to_path_buf(), name))
+}
+
+/// The labels a node gives a pattern: its list, or 0 to its count − 1 (`None` when they are
+/// not whole numbers, which the parameters' own check reports, or more than a million).
+fn labels(
+    node: &NodeDoc,
+    block: &crate::BlockType,
+    from: &crate::PatternLabels,
+) -> Option<Vec<u64>> {
+    const MOST: u64 = 1 << 20;
+    if let Some(list) = node.params.get(from.list.as_ref()) {
+        let items = list.get_ref().as_array()?;
+        return items
+            .iter()
+            .map(|v| v.as_integer().and_then(|i| u64::try_from(i).ok()))
+            .collect::<Option<Vec<u64>>>()
+            .filter(|l| l.len() as u64 <= MOST);
+    }
+    let count = match node.params.get(from.count.as_ref()) {
+        Some(given) => given.get_ref().as_integer()?,
+        None => match &block.params.iter().find(|p| p.name == from.count)?.default {
+            crate::Default::Value(v) => v.as_integer()?,
+            _ => return None,
+        },
+    };
+    let count = u64::try_from(count).ok().filter(|&c| c <= MOST)?;
+    Some((0..count).collect())
+}
+
+/// The error for `writer` writing `file`, which `other` reads or writes too.
+fn collision(
+    writer: &FileUse<'_>,
+    file: &str,
+    other: &FileUse<'_>,
+) -> (Range<usize>, String, String) {
+    let what = match other.access {
+        FileAccess::Write | FileAccess::WritePattern => "writes",
+        FileAccess::Read => "reads",
+    };
+    let name = writer.node.name.get_ref();
+    let other_name = other.node.name.get_ref();
+    let whom = if other_name == name {
+        "the same node also".to_string()
+    } else {
+        format!("node '{other_name}'")
+    };
+    (
+        writer.span.clone(),
+        name.clone(),
+        format!(
+            "node '{name}': writes {file}, which {whom} {what}; \
+             choose another output path (nothing was opened or changed)"
+        ),
+    )
 }
 
 /// Whether `a` and `b` name the same file (after resolving links and `..`; a path that does not

@@ -37,6 +37,15 @@ pub(super) struct EdgeSpec {
 pub(super) type Edge = (String, String, String, String);
 
 impl EdgeDoc {
+    /// An edge of a typed graph (no place in a text).
+    pub(super) fn new(from: &str, to: &str, capacity: Option<u64>) -> Self {
+        EdgeDoc {
+            from: Spanned::new(0..0, from.to_string()),
+            to: Spanned::new(0..0, to.to_string()),
+            capacity: capacity.map(|c| Spanned::new(0..0, c)),
+        }
+    }
+
     /// The edge this table describes, or the place and words of what is wrong.
     pub(super) fn spec(self) -> Result<EdgeSpec, (Range<usize>, String)> {
         let end = |s: &Spanned<String>| {

@@ -233,7 +233,7 @@ pub struct LoadedGraph {
 pub struct GraphSource {
     /// Where the text came from.
     pub origin: String,
-    /// Each node's `[[node]]` line.
+    /// Each node's `[[node]]` line (0 for a graph loaded from a typed value, which has none).
     pub node_lines: BTreeMap<String, usize>,
     /// Each node's type name.
     pub node_types: BTreeMap<String, String>,
@@ -255,8 +255,8 @@ impl GraphSource {
     /// `origin:line: ` for node `name` (just `origin: ` for a name the file does not declare).
     pub fn locate_node(&self, name: &str) -> String {
         match self.node_lines.get(name) {
-            Some(line) => format!("{}:{line}: ", self.origin),
-            None => format!("{}: ", self.origin),
+            Some(line) if *line > 0 => format!("{}:{line}: ", self.origin),
+            _ => format!("{}: ", self.origin),
         }
     }
 
@@ -346,6 +346,56 @@ pub fn load_with(
     load_any(text, origin, registry, overrides, false).map(|(loaded, _)| loaded)
 }
 
+/// Loads a graph given as a typed value ([`GraphDoc`](crate::GraphDoc)) with every check a
+/// graph file gets; `origin` names it in errors, which have no line (there is no text).
+pub fn load_doc(
+    doc: &crate::GraphDoc,
+    origin: &str,
+    registry: &Registry,
+) -> Result<LoadedGraph, GraphFileError> {
+    let at = || 0..0;
+    let file = FileDoc {
+        sluice: None,
+        options: doc.options.as_ref().map(|o| OptionsDoc {
+            queue_bytes: o.queue_bytes.map(|b| Spanned::new(at(), b)),
+            flavor: o.flavor.clone().map(|f| Spanned::new(at(), f)),
+        }),
+        node: doc
+            .nodes
+            .iter()
+            .map(|n| {
+                Spanned::new(
+                    at(),
+                    NodeDoc {
+                        name: Spanned::new(at(), n.name.clone()),
+                        kind: Spanned::new(at(), n.kind.clone()),
+                        params: n
+                            .params
+                            .iter()
+                            .map(|(k, v)| (k.clone(), Spanned::new(at(), v.clone())))
+                            .collect(),
+                        host: n.host.clone().map(|h| Spanned::new(at(), h)),
+                    },
+                )
+            })
+            .collect(),
+        edge: doc
+            .edges
+            .iter()
+            .map(|e| Spanned::new(at(), EdgeDoc::new(&e.from, &e.to, e.capacity)))
+            .collect(),
+        connect: Vec::new(),
+        hosts: BTreeMap::new(),
+        feed: Vec::new(),
+    };
+    let errors = Errors {
+        text: None,
+        origin,
+        list: Vec::new(),
+    };
+    load_parsed(file, errors, registry, &[]).map(|(loaded, _)| loaded)
+}
+
 /// A graph file, or with `branch` a branch file (whose `[[feed]]` tables are returned).
 fn load_any(
     text: &str,
@@ -355,7 +405,7 @@ fn load_any(
     branch: bool,
 ) -> Result<(LoadedGraph, Vec<Feed>), GraphFileError> {
     let mut errors = Errors {
-        text,
+        text: Some(text),
         origin,
         list: Vec::new(),
     };
@@ -399,6 +449,17 @@ fn load_any(
         );
         return Err(errors.finish());
     }
+    load_parsed(doc, errors, registry, overrides)
+}
+
+/// Loads a parsed graph: `errors` has the text it was parsed from, if any (for lines).
+fn load_parsed(
+    doc: FileDoc,
+    mut errors: Errors<'_>,
+    registry: &Registry,
+    overrides: &[Override],
+) -> Result<(LoadedGraph, Vec<Feed>), GraphFileError> {
+    let (text, origin) = (errors.text, errors.origin);
     let mut graph = Graph::new();
     if let Some(opts) = &doc.options {
         if let Some(bytes) = &opts.queue_bytes {
@@ -457,15 +518,21 @@ fn load_any(
         let name = node.name.get_ref();
         let kind = node.kind.get_ref();
         if let Some(previous) = node_lines.get(name) {
+            let place = match previous {
+                0 => String::new(),
+                line => format!(" on line {line}"),
+            };
             errors.add(
                 Some(node.name.span()),
                 Some(name),
-                format!("node '{name}': a node of that name is already declared on line {previous}; names must be unique"),
+                format!("node '{name}': a node of that name is already declared{place}; names must be unique"),
             );
             duplicate[i] = true;
             continue;
         }
-        node_lines.insert(name.clone(), line_column(text, node.name.span().start).0);
+        // No text, no line: 0.
+        let line = text.map_or(0, |t| line_column(t, node.name.span().start).0);
+        node_lines.insert(name.clone(), line);
         let Some(block) = registry.find(kind) else {
             errors.add(
                 Some(node.kind.span()),
@@ -476,7 +543,7 @@ fn load_any(
         };
         node_types.insert(name.clone(), block.name.to_string());
     }
-    let (hosts, node_hosts) = match check_placement(&doc.hosts, &nodes, text) {
+    let (hosts, node_hosts) = match check_placement(&doc.hosts, &nodes, text.unwrap_or("")) {
         Ok(placed) => placed,
         Err((span, node, msg)) => {
             errors.add(Some(span), node.as_deref(), msg);
@@ -696,14 +763,18 @@ fn node_error(errors: &mut Errors, name: &str, span: Range<usize>, params: &Para
 
 /// The mistakes found in one file, in the order found.
 struct Errors<'a> {
-    text: &'a str,
+    /// The text the graph was read from; `None` for a typed graph (its mistakes have no line).
+    text: Option<&'a str>,
     origin: &'a str,
     list: Vec<GraphFileError>,
 }
 
 impl Errors<'_> {
     fn add(&mut self, span: Option<Range<usize>>, node: Option<&str>, message: String) {
-        let (line, column) = span.map(|s| line_column(self.text, s.start)).unzip();
+        let (line, column) = match self.text {
+            Some(text) => span.map(|s| line_column(text, s.start)).unzip(),
+            None => (None, None),
+        };
         self.push(line, column, node.map(str::to_string), message);
     }
 
@@ -721,7 +792,8 @@ impl Errors<'_> {
         if self.list.len() < MAX_ERRORS {
             self.list.push(GraphFileError {
                 origin: self.origin.to_string(),
-                line,
+                // Line 0: a node of a typed graph, which has no lines.
+                line: line.filter(|&l| l > 0),
                 column,
                 node,
                 message,

@@ -284,6 +284,36 @@ fn unconnected_ports_and_duplicate_names_are_found_when_loading() {
     );
 }
 
+/// A typed graph loads as its file does, with every check, its mistakes named without lines.
+#[test]
+fn a_typed_graph_loads_as_its_file_does() {
+    let doc = crate::GraphDoc::from_graph_file(GOOD).unwrap();
+    let report = load_doc(&doc, "partition", &registry())
+        .unwrap()
+        .graph
+        .run_stepped()
+        .unwrap();
+    assert_eq!(report.node("sink").unwrap().items_in, 1000);
+    // Written as a file and read back, it is the same graph.
+    assert_eq!(
+        crate::GraphDoc::from_graph_file(&doc.to_toml()).unwrap(),
+        doc
+    );
+    let mut bad = doc.clone();
+    bad.nodes[0]
+        .params
+        .insert("itmes".into(), toml::Value::Integer(1));
+    bad.edges.clear();
+    bad.nodes.push(bad.nodes[1].clone());
+    let err = load_doc(&bad, "partition", &registry()).err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "partition: node 'sink': a node of that name is already declared; names must be unique\n\
+         partition: node 'src': unknown parameter 'itmes' for count (did you mean 'item'?)"
+    );
+    assert_eq!((err.line, err.column), (None, None));
+}
+
 #[test]
 fn overrides_replace_parameters_and_must_name_a_node() {
     let set: Override = "src.items=10".parse().unwrap();
@@ -627,4 +657,99 @@ fn feeds_are_refused_in_a_graph_file_and_checked_in_a_branch_file() {
     // Without its feed, the input is unconnected, as in any graph file.
     let e = load(&BRANCH.replace("[[feed]]\nfrom = \"main.out\"\nto = \"pass.in\"\n", ""));
     assert!(e.contains("input port 'in' is not connected"), "{e}");
+}
+
+/// A file name pattern with declared labels is compared per label: with a file another node
+/// reads or writes, with another pattern, and with itself (a label given twice).
+#[test]
+fn a_pattern_is_compared_per_label() {
+    let mut reg = registry();
+    reg.add(
+        BlockType::new("drain_each", Family::Sinks, "consumes, a file per label")
+            .input("in", ItemDecl::fixed("f32"))
+            .param(Param::writes_pattern("path", "files").labelled_by("labels", "channels"))
+            .param(Param::integer("channels", "how many").default(2))
+            .param(Param::integers("labels", "their labels").derived("0, 1, …"))
+            .build(|_| Ok(Box::new(Drain::<f32>(Default::default())))),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let graph = |each: &str, sink: &str| {
+        format!(
+            "[[node]]\nname = \"src\"\ntype = \"count\"\nparams = {{ items = 10 }}\n\
+             [[node]]\nname = \"each\"\ntype = \"drain_each\"\nparams = {{ {each} }}\n\
+             [[node]]\nname = \"sink\"\ntype = \"drain\"\nparams = {{ {sink} }}\n\
+             [[edge]]\nfrom = \"src.out\"\nto = \"each.in\"\n\
+             [[edge]]\nfrom = \"src.out\"\nto = \"sink.in\"\n"
+        )
+    };
+    let error = |text: &str| match load_str(text, "g.toml", &reg) {
+        Ok(_) => None,
+        Err(e) => Some(e.to_string()),
+    };
+    // Labels 0 and 1 by default: ch001 is the pattern's.
+    let e = error(&graph(
+        &format!("path = \"{d}/ch{{}}.wav\""),
+        &format!("path = \"{d}/./ch001.wav\""),
+    ))
+    .unwrap();
+    assert!(
+        e.contains(&format!(
+            "node 'each': writes {d}/ch001.wav, which node 'sink' writes"
+        )),
+        "{e}"
+    );
+    // Other labels, another directory, another name: no collision.
+    for (each, sink) in [
+        (
+            format!("path = \"{d}/ch{{}}.wav\", labels = [5, 7]"),
+            format!("path = \"{d}/ch001.wav\""),
+        ),
+        (
+            format!("path = \"{d}/ch{{}}.wav\""),
+            format!("path = \"{d}/sub/ch001.wav\""),
+        ),
+        (
+            format!("path = \"{d}/ch{{}}.wav\""),
+            format!("path = \"{d}/ch1.wav\""),
+        ),
+    ] {
+        assert_eq!(error(&graph(&each, &sink)), None, "{each} / {sink}");
+    }
+    let e = error(&graph(
+        &format!("path = \"{d}/ch{{}}.wav\", channels = 12"),
+        &format!("path = \"{d}/ch011.wav\""),
+    ))
+    .unwrap();
+    assert!(e.contains("ch011.wav, which node 'sink' writes"), "{e}");
+    // A label given twice names one file twice.
+    let e = error(&graph(
+        &format!("path = \"{d}/ch{{}}.wav\", labels = [3, 4, 3]"),
+        &format!("path = \"{d}/x.wav\""),
+    ))
+    .unwrap();
+    assert!(
+        e.contains(&format!(
+            "writes {d}/ch003.wav, which the same node also writes"
+        )),
+        "{e}"
+    );
+    // Two patterns that share a label in one directory.
+    let twice = graph(
+        &format!("path = \"{d}/ch{{}}.wav\", labels = [1, 2]"),
+        &format!("path = \"{d}/x.wav\""),
+    )
+    .replace(
+        "[[edge]]\nfrom = \"src.out\"\nto = \"each.in\"",
+        "[[node]]\nname = \"more\"\ntype = \"drain_each\"\nparams = { path = \"DIR/ch{}.wav\", labels = [2, 9] }\n[[edge]]\nfrom = \"src.out\"\nto = \"each.in\"\n[[edge]]\nfrom = \"src.out\"\nto = \"more.in\"",
+    )
+    .replace("DIR", &d.to_string());
+    let e = error(&twice).unwrap();
+    assert!(
+        e.contains(&format!(
+            "node 'each': writes {d}/ch002.wav, which node 'more' writes"
+        )),
+        "{e}"
+    );
 }

@@ -108,6 +108,14 @@ pub(crate) struct RateLog {
 }
 
 impl RateLog {
+    /// A log that has printed nothing yet.
+    pub(crate) const fn new() -> Self {
+        RateLog {
+            next: None,
+            suppressed: 0,
+        }
+    }
+
     /// Prints `sluice-net: <line>` on stderr unless a line was printed less than `every` ago.
     pub(crate) fn line(&mut self, every: Duration, line: &str) {
         let now = Instant::now();
@@ -119,6 +127,16 @@ impl RateLog {
         match std::mem::take(&mut self.suppressed) {
             0 => eprintln!("sluice-net: {line}"),
             n => eprintln!("sluice-net: {line} ({n} more such lines not shown)"),
+        }
+    }
+
+    /// Once the interval has passed, tells the count of the lines not shown since the last
+    /// one (`what` names the listener), so that a burst's tail is never silent.
+    pub(crate) fn flush(&mut self, what: &str) {
+        if self.suppressed > 0 && self.next.is_none_or(|t| Instant::now() >= t) {
+            let n = std::mem::take(&mut self.suppressed);
+            self.next = None;
+            eprintln!("sluice-net: {what}: {n} more refused connections or accept errors, not shown line by line");
         }
     }
 }
@@ -347,6 +365,11 @@ fn accept_loop<T: Send + 'static>(
     let mut backoff = BACKOFF_FIRST;
     while !shared.stop.load(Ordering::Acquire) {
         sweep(shared);
+        shared
+            .log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .flush(&shared.what);
         wait_fd(listener, PollFlags::IN, SWEEP);
         if shared.stop.load(Ordering::Acquire) {
             return;

@@ -1268,7 +1268,16 @@ impl<T: Item> TcpSource<T> {
 
 /// Refuses a connection: an ERROR frame to the peer (best effort) and a line on stderr.
 fn refuse(mut stream: Link, peer: &str, why: &str) {
-    eprintln!("sluice-net: refused {peer}: {}", crate::escape::text(why));
+    // At most a line a second (a peer that reconnects in a loop must not flood the log).
+    static REFUSALS: std::sync::Mutex<crate::accept::RateLog> =
+        std::sync::Mutex::new(crate::accept::RateLog::new());
+    REFUSALS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .line(
+            Duration::from_secs(1),
+            &format!("refused {peer}: {}", crate::escape::text(why)),
+        );
     let _ = stream
         .stream
         .set_write_timeout(Some(Duration::from_millis(100)));

@@ -397,7 +397,7 @@ fn probes(targets: Vec<SocketAddr>, stop: Arc<AtomicBool>, t: Tally) {
             t.add("probe: connect failed", 1);
             continue;
         };
-        let bytes: Vec<u8> = if k % 2 == 0 {
+        let bytes: Vec<u8> = if k.is_multiple_of(2) {
             t.add("probe: http", 1);
             b"GET / HTTP/1.1\r\nHost: soak\r\nUser-Agent: probe\r\n\r\n".to_vec()
         } else {

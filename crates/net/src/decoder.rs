@@ -200,8 +200,9 @@ impl Decoder {
         }
     }
 
-    /// A receiver's decoder that refuses a DATA frame with more than `max` tags (a protocol
-    /// error of that connection; the default is [`DEFAULT_MAX_TAGS`]).
+    /// A receiver's decoder that refuses a DATA frame with more than `max` tags
+    /// ([`NetError::TagBudget`]: it costs that connection; the default is
+    /// [`DEFAULT_MAX_TAGS`]).
     pub fn with_max_tags(mut self, max: u32) -> Self {
         self.max_tags = max;
         self

@@ -8,8 +8,8 @@
 //! `capacity` offsets are all a queue can hold unread, so the tags on them bound what it holds,
 //! and the window needs nothing from the queue's readers (which may look ahead without
 //! consuming, so that waiting for them to drop tags could wait forever). A frame that would
-//! pass the budget is the peer's protocol error: that connection ends, with the reason, and the
-//! stream resumes (or, from a sender that keeps doing it, keeps failing with the reason that
+//! pass the budget costs its connection ([`NetError::TagBudget`](crate::NetError::TagBudget)):
+//! it ends with the reason, and the stream resumes (or, from a sender that keeps doing it, keeps failing with the reason that
 //! names the setting to raise).
 
 use std::collections::VecDeque;

@@ -446,6 +446,28 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// Ends a connection whose stream is complete without destroying what the peer has yet
+    /// to read: this end stops sending (a FIN after everything sent), then reads and drops
+    /// what the peer still sends until it closes too or `within` passes. Closing with unread
+    /// bytes would reset the connection, and a reset can discard the peer's unread END and
+    /// fail its next ACK, leaving it waiting for a resume that never comes.
+    pub(crate) fn close_after_peer(self, within: Duration) {
+        self.keeper_stop.store(true, Ordering::Release);
+        let _ = self.stream.shutdown(std::net::Shutdown::Write);
+        let deadline = Instant::now() + within;
+        let mut scratch = [0u8; 4096];
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            wait_fd(&self.stream, PollFlags::IN, left);
+            match rustix::net::recv(&self.stream, &mut scratch, RecvFlags::DONTWAIT) {
+                Ok((0, _)) => break,
+                Ok(_) | Err(rustix::io::Errno::AGAIN) | Err(rustix::io::Errno::INTR) => {}
+                Err(_) => break,
+            }
+        }
+    }
+}
+
 impl Drop for Conn {
     fn drop(&mut self) {
         self.keeper_stop.store(true, Ordering::Release);

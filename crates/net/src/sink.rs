@@ -649,7 +649,9 @@ impl<T: Item> TcpSink<T> {
     /// The stream is delivered: the sink is done (and a warm partition's input is all
     /// reflected in acknowledged outputs).
     fn delivered(&mut self) -> Work {
-        self.session = None;
+        if let Some(s) = self.session.take() {
+            s.conn.close_after_peer(Duration::from_millis(200));
+        }
         if let (Some(_), Some(fence)) = (self.opts.warm, &self.opts.fence) {
             fence.input_acknowledged().advance(u64::MAX);
         }

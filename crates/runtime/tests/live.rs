@@ -7,7 +7,7 @@ use sluice_runtime::{
     Detach, Graph, LiveError, LiveGraph, Node, NodeError, Ports, RunOptions, Scheduler, Work,
     WorkIo,
 };
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,8 @@ struct Counter {
     next: u64,
     total: u64,
     gate: Arc<AtomicU64>,
+    /// How many it has written so far.
+    made: Arc<AtomicU64>,
 }
 
 impl Node for Counter {
@@ -41,6 +43,7 @@ impl Node for Counter {
         }
         out.commit(n);
         self.next += n as u64;
+        self.made.store(self.next, Ordering::Release);
         Ok(Work::Progress)
     }
 }
@@ -50,6 +53,8 @@ impl Node for Counter {
 struct MovingSum {
     width: usize,
     past: Vec<u32>,
+    /// It reads no item from this one on (`u64::MAX`: no such limit).
+    read_below: u64,
 }
 
 impl MovingSum {
@@ -57,6 +62,7 @@ impl MovingSum {
         MovingSum {
             width,
             past: vec![0; width - 1],
+            read_below: u64::MAX,
         }
     }
 }
@@ -71,6 +77,7 @@ impl Node for MovingSum {
     fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
         let input = io.inputs.get::<u32>(0)?;
         let output = io.outputs.get::<u32>(0)?;
+        let allowed = self.read_below.saturating_sub(input.items_read());
         let Some(x) = input.window(1)? else {
             return Ok(Work::NeedInput { port: 0, items: 1 });
         };
@@ -80,7 +87,13 @@ impl Node for MovingSum {
         let Some(y) = output.reserve(1)? else {
             return Ok(Work::NeedOutput { port: 0, items: 1 });
         };
-        let n = x.len().min(y.len());
+        let n = x
+            .len()
+            .min(y.len())
+            .min(allowed.try_into().unwrap_or(usize::MAX));
+        if n == 0 {
+            return Ok(Work::Progress);
+        }
         for (o, &v) in y[..n].iter_mut().zip(&x[..n]) {
             *o = self.past.iter().fold(v, |a, &p| a.wrapping_add(p));
             if !self.past.is_empty() {
@@ -154,6 +167,7 @@ fn main_graph(total: u64, gate: &Arc<AtomicU64>, sum: &Arc<AtomicU64>) -> Graph 
                 next: 0,
                 total,
                 gate: Arc::clone(gate),
+                made: Default::default(),
             },
         )
         .unwrap();
@@ -359,6 +373,7 @@ fn a_node_replaced_at_item_n_gives_the_old_output_before_n_and_the_new_from_n() 
                     next: 0,
                     total,
                     gate: Arc::clone(&gate),
+                    made: Default::default(),
                 },
             )
             .unwrap();
@@ -425,6 +440,121 @@ fn a_node_replaced_at_item_n_gives_the_old_output_before_n_and_the_new_from_n() 
             } else {
                 moving_sum(9, n)
             };
+            assert_eq!(v, want, "{scheduler:?}: item {n}");
+        }
+    }
+}
+
+/// Sums like [`MovingSum`] but reads nothing from item `cap` on until `release` is set; once
+/// there and the source has written up to `at`, it blocks inside its `work` call until then,
+/// and that call then reads on to `at` at once (as a node busy on a long call would).
+struct Paused {
+    inner: MovingSum,
+    made: Arc<AtomicU64>,
+    at: u64,
+    inside: Arc<AtomicBool>,
+    release: Arc<AtomicBool>,
+}
+
+impl Node for Paused {
+    fn ports(&self) -> Ports {
+        self.inner.ports()
+    }
+    fn history(&self) -> u64 {
+        self.inner.history()
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        let read = io.inputs.get::<u32>(0)?.items_read();
+        if self.inner.read_below != u64::MAX && read == self.inner.read_below {
+            if self.made.load(Ordering::Acquire) < self.at {
+                std::thread::sleep(Duration::from_millis(1));
+                return Ok(Work::Progress);
+            }
+            self.inside.store(true, Ordering::Release);
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !self.release.load(Ordering::Acquire) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            self.inner.read_below = u64::MAX;
+        }
+        self.inner.work(io)
+    }
+}
+
+/// A request that arrives while the node is inside a `work` call that then reads every item
+/// up to the offset at once: the new node's history must still be in the ring when the node's
+/// thread takes the request up. (Before the caller held the node back at the history, this
+/// failed with "item 19992 is no longer in the ring".)
+#[test]
+fn a_replacement_asked_during_a_long_work_call_still_warms_up_on_its_history() {
+    for scheduler in [Scheduler::Auto, Scheduler::ThreadPerNode] {
+        let (total, at) = (30_000u64, 20_000u64);
+        let gate = Arc::new(AtomicU64::new(at));
+        let made = Arc::new(AtomicU64::new(0));
+        let (inside, release) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut g = Graph::new();
+        let c = g
+            .add(
+                "count",
+                Counter {
+                    next: 0,
+                    total,
+                    gate: Arc::clone(&gate),
+                    made: Arc::clone(&made),
+                },
+            )
+            .unwrap();
+        let mut inner = MovingSum::new(4);
+        inner.read_below = at - 100;
+        let paused = Paused {
+            inner,
+            made: Arc::clone(&made),
+            at,
+            inside: Arc::clone(&inside),
+            release: Arc::clone(&release),
+        };
+        let m = g.add("filter", paused).unwrap();
+        let k = g.add("keep", Collect(Arc::clone(&seen))).unwrap();
+        g.connect(c, "out", m, "in").unwrap();
+        g.connect(m, "out", k, "in").unwrap();
+        let live = LiveGraph::new();
+        let opts = RunOptions {
+            scheduler,
+            ..RunOptions::default()
+        };
+        let runner = {
+            let live = live.clone();
+            std::thread::spawn(move || g.run_live(&opts, &live))
+        };
+        // The filter is inside the call that will read on to `at`, below the 8 items of history.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !inside.load(Ordering::Acquire) {
+            assert!(
+                Instant::now() < deadline,
+                "{scheduler:?}: the filter never paused"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let pending = live
+            .replace("filter", Box::new(MovingSum::new(9)), at)
+            .unwrap();
+        release.store(true, Ordering::Release);
+        assert_eq!(
+            pending.wait(Duration::from_secs(20)).unwrap(),
+            at,
+            "{scheduler:?}"
+        );
+        gate.store(u64::MAX, Ordering::Release);
+        runner.join().unwrap().unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len() as u64, total, "{scheduler:?}");
+        for (n, &v) in seen.iter().enumerate() {
+            let n = n as u64;
+            let want = moving_sum(if n < at { 4 } else { 9 }, n);
             assert_eq!(v, want, "{scheduler:?}: item {n}");
         }
     }

@@ -303,7 +303,7 @@ impl LiveGraph {
                     });
                 }
             }
-            let slot = Arc::new(swap::SwapSlot::default());
+            let slot = Arc::new(swap::SwapSlot::new(n));
             n.swap = Swapper::new(Arc::clone(&slot));
             live_nodes.push(LiveNode {
                 name: n.name.clone(),

@@ -2,8 +2,11 @@
 //!
 //! The replacement happens on the node's own thread, between two `work` calls, in three steps:
 //!
-//! 1. *Begin* (when the request arrives): check the offset `N` against what the node has read
-//!    and written; attach the new node's readers to each stream input's queue at
+//! 0. *Ask* (on the caller's thread): hold the old node's stream inputs at `N − history`, so
+//!    that the items the new node warms up on are still in the ring when the node's thread
+//!    takes the request up (one `work` call may consume any number of items).
+//! 1. *Begin* (when the node's thread takes the request): check the offset `N` against what
+//!    the node has read and written; attach the new node's readers to each stream input's queue at
 //!    `N − history` (or where the old node reads, if that is later, skipping ahead at the
 //!    switch); hold the old node's and the new readers at `N`.
 //! 2. The old node runs on until it asks for input it cannot see: everything before `N` is
@@ -37,13 +40,44 @@ struct Request {
 }
 
 /// Where a replacement request waits for its node's thread.
-#[derive(Default)]
 pub(crate) struct SwapSlot {
     /// A request is waiting in `request` (the node's thread looks at this between calls).
     queued: AtomicBool,
     /// A request is waiting or under way.
     busy: AtomicBool,
     request: Mutex<Option<Request>>,
+    /// The read limits of the node's stream inputs: the caller holds them back at the new
+    /// node's history before the node's thread takes the request up. A switch puts the new
+    /// readers' limits here.
+    holds: Mutex<Vec<Arc<ReadLimit>>>,
+}
+
+impl SwapSlot {
+    /// The slot of `node`, with a read limit on each of its stream inputs.
+    pub(crate) fn new(node: &mut BuiltNode) -> Self {
+        let stream = node.stream_inputs();
+        let holds = stream
+            .into_iter()
+            .map(|i| stream_input(&mut node.inputs[i]).limit())
+            .collect();
+        SwapSlot {
+            queued: AtomicBool::new(false),
+            busy: AtomicBool::new(false),
+            request: Mutex::new(None),
+            holds: Mutex::new(holds),
+        }
+    }
+
+    /// Lets the node read on (a request refused or ended before its switch).
+    fn lift_holds(&self) {
+        for hold in self.holds().iter() {
+            hold.lift();
+        }
+    }
+
+    fn holds(&self) -> std::sync::MutexGuard<'_, Vec<Arc<ReadLimit>>> {
+        self.holds.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// A replacement under way.
@@ -109,6 +143,9 @@ impl Swapper {
     ) {
         // Free first: a caller told the outcome may ask again at once.
         if let Some(slot) = &self.slot {
+            if outcome.is_err() {
+                slot.lift_holds();
+            }
             slot.busy.store(false, Ordering::Release);
         }
         let _ = reply.send(outcome);
@@ -174,6 +211,12 @@ impl LiveGraph {
             return Err(LiveError::Busy(node.to_string()));
         }
         new.attach_control(running.control.clone());
+        // Before the request is visible: the node's thread moves these holds on to `at`
+        // when it takes the request up, and must not find them moved back after that.
+        let history_from = at.saturating_sub(new.history());
+        for hold in live.slot.holds().iter() {
+            hold.hold_at(history_from);
+        }
         let (reply, answer) = sync_channel(1);
         *live
             .slot
@@ -374,6 +417,9 @@ impl BuiltNode {
         }
         for hold in &holds {
             hold.lift();
+        }
+        if let Some(slot) = &self.swap.slot {
+            *slot.holds() = holds;
         }
         drop(old_inputs); // their readers detach: the writers stop waiting for them
         self.policy = self.node.tag_policy();

@@ -282,7 +282,22 @@ pub fn plan(
             node.params.insert(o.param.clone(), o.value.clone());
         }
     }
-    let (nodes, edges) = (&doc.nodes, &doc.edges);
+    // Every edge the loader connected, `connect` chains included, with its ports named (a
+    // chain may leave a single port implicit) and the capacity its `[[edge]]` table gives.
+    let edges: Vec<EdgeEntry> = source
+        .edges
+        .iter()
+        .map(|(a, ap, b, bp)| {
+            let (from, to) = (format!("{a}.{ap}"), format!("{b}.{bp}"));
+            let capacity = doc
+                .edges
+                .iter()
+                .find(|e| e.from == from && e.to == to)
+                .and_then(|e| e.capacity);
+            EdgeEntry { from, to, capacity }
+        })
+        .collect();
+    let nodes = &doc.nodes;
     let mut addresses = BTreeMap::new();
     for (host, decl) in &source.hosts {
         let address = decl
@@ -349,7 +364,7 @@ pub fn plan(
     let mut streams: Vec<Stream> = Vec::new();
     // Per partition: the edges between its own nodes (those that cross become streams).
     let mut host_edges: BTreeMap<String, Vec<EdgeEntry>> = BTreeMap::new();
-    for edge in edges {
+    for edge in &edges {
         let (from, to) = (edge.from.as_str(), edge.to.as_str());
         let (Some((a, ap)), Some((b, bp))) = (from.rsplit_once('.'), to.rsplit_once('.')) else {
             continue; // the loader has refused these already
@@ -1060,5 +1075,46 @@ to = "sink.in"
                 && err.contains("2 output streams"),
             "{err}"
         );
+    }
+
+    /// `connect` chains split as `[[edge]]` tables do: the chain's edges inside a host stay in
+    /// its partition (ports named), and a chain that crosses hosts becomes a stream.
+    #[test]
+    fn connect_chains_are_split_like_edge_tables() {
+        let text = r#"connect = ["src -> gain -> sink"]
+[hosts.a]
+address = "10.0.0.1"
+[hosts.b]
+address = "10.0.0.2"
+[[node]]
+name = "src"
+type = "signal_source"
+host = "a"
+params = { item = "f32" }
+[[node]]
+name = "gain"
+type = "multiply_const"
+host = "a"
+params = { item = "f32", gain = 2.0 }
+[[node]]
+name = "sink"
+type = "null_sink"
+host = "b"
+params = { item = "f32" }
+"#;
+        let plan = split(text).unwrap();
+        let routes: Vec<(&str, &str, &str)> = plan
+            .streams
+            .iter()
+            .map(|s| (s.from.0.as_str(), s.from_host.as_str(), s.to_host.as_str()))
+            .collect();
+        assert_eq!(routes, [("gain", "a", "b")]);
+        let a = &plan.partition("a").unwrap().doc.graph;
+        let inside: Vec<(&str, &str)> = a
+            .edges
+            .iter()
+            .map(|e| (e.from.as_str(), e.to.as_str()))
+            .collect();
+        assert_eq!(inside, [("src.out", "gain.in")]);
     }
 }

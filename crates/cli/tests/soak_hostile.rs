@@ -10,8 +10,6 @@
 //! distinct subscriptions, a peer announcing a huge frame and stopping; a connection flood
 //! against the worker.
 
-use sluice_cluster::confine::PathPolicy;
-use sluice_cluster::refuse::RefusedBlocks;
 use sluice_cluster::worker::{self, Worker, WorkerOptions};
 use sluice_net::accept::AcceptOptions;
 use sluice_net::auth::ClusterKey;
@@ -578,27 +576,17 @@ fn worker_flood(worker: SocketAddr, stop: Arc<AtomicBool>, t: Tally) {
 
 fn start_worker(key: ClusterKey) -> (SocketAddr, StopHandle, JoinHandle<Result<(), String>>) {
     let opts = WorkerOptions {
-        name: "soak".into(),
-        listen: "127.0.0.1:0".parse().unwrap(),
-        key,
-        key_file: PathBuf::from("/nonexistent/key"),
-        stats_period: Duration::from_millis(500),
-        identity: None,
-        identity_file: None,
-        cluster: "soak".into(),
-        controllers: None,
-        paths: PathPolicy {
-            data_dir: std::env::temp_dir(),
-            allow_outside: false,
-        },
-        refused: RefusedBlocks::default(),
-        etcd: None,
         accept: AcceptOptions {
             budget: Duration::from_secs(1),
             ..worker::default_accept()
         },
-        max_sessions: worker::DEFAULT_MAX_SESSIONS,
-        liveness: Default::default(),
+        ..WorkerOptions::new(
+            "soak",
+            "soak",
+            key,
+            PathBuf::from("/nonexistent/key"),
+            std::env::temp_dir(),
+        )
     };
     let w = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
     let addr = w.local_addr();

@@ -93,6 +93,43 @@ pub struct WorkerOptions {
     pub liveness: Liveness,
 }
 
+impl WorkerOptions {
+    /// A worker called `name` of cluster `cluster`, proving `key` (read from `key_file`) and
+    /// confining its partitions' files to `data_dir`, with every other setting at its
+    /// default: listening on loopback at a port the system picks, counts every 500 ms, a fresh
+    /// key pair per start, any holder of the key as controller, no refused blocks, no etcd
+    /// (partitions with a lease are refused), [`default_accept`], [`DEFAULT_MAX_SESSIONS`] and
+    /// [`Liveness::default`]. Set the fields to change any of them.
+    pub fn new(
+        name: impl Into<String>,
+        cluster: impl Into<String>,
+        key: ClusterKey,
+        key_file: PathBuf,
+        data_dir: PathBuf,
+    ) -> Self {
+        WorkerOptions {
+            name: name.into(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            key,
+            key_file,
+            identity: None,
+            identity_file: None,
+            cluster: cluster.into(),
+            controllers: None,
+            stats_period: Duration::from_millis(500),
+            paths: crate::confine::PathPolicy {
+                data_dir,
+                allow_outside: false,
+            },
+            refused: crate::refuse::RefusedBlocks::default(),
+            etcd: None,
+            accept: default_accept(),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            liveness: Liveness::default(),
+        }
+    }
+}
+
 /// What keeps a worker from waiting forever on a controller that went quiet, and a fenced
 /// partition from running on while its standby writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,8 +4,6 @@
 //! completes its handshake. The worker runs in a child process (this test binary again, its
 //! `worker_under_a_flood` test) under `prlimit --nofile=64`, so that the limit is its own.
 
-use sluice_cluster::confine::PathPolicy;
-use sluice_cluster::refuse::RefusedBlocks;
 use sluice_cluster::worker::{self, Worker, WorkerOptions};
 use sluice_net::accept::AcceptOptions;
 use sluice_net::auth::ClusterKey;
@@ -34,27 +32,18 @@ fn worker_under_a_flood() {
         return;
     }
     let opts = WorkerOptions {
-        name: "flooded".into(),
-        listen: "127.0.0.1:0".parse().unwrap(),
-        key: key(),
-        key_file: PathBuf::from("/nonexistent/key"),
         stats_period: Duration::from_millis(200),
-        identity: None,
-        identity_file: None,
-        cluster: "flood".into(),
-        controllers: None,
-        paths: PathPolicy {
-            data_dir: std::env::temp_dir(),
-            allow_outside: false,
-        },
-        refused: RefusedBlocks::default(),
-        etcd: None,
         accept: AcceptOptions {
             budget: Duration::from_secs(1),
             ..worker::default_accept()
         },
-        max_sessions: worker::DEFAULT_MAX_SESSIONS,
-        liveness: Default::default(),
+        ..WorkerOptions::new(
+            "flooded",
+            "flood",
+            key(),
+            PathBuf::from("/nonexistent/key"),
+            std::env::temp_dir(),
+        )
     };
     let w = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
     println!("listening={}", w.local_addr());

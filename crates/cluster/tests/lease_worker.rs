@@ -36,26 +36,19 @@ impl TestWorker {
 
     fn start_with(name: &str, etcd: &Etcd, liveness: Liveness) -> TestWorker {
         let key = ClusterKey::random().unwrap();
-        let opts = WorkerOptions {
-            name: name.to_string(),
-            listen: "127.0.0.1:0".parse().unwrap(),
-            key: key.clone(),
-            key_file: PathBuf::from("/nonexistent/key"), // the partitions have no streams
+        let mut opts = WorkerOptions {
             stats_period: Duration::from_millis(200),
-            identity: None,
-            identity_file: None,
-            cluster: "t".into(),
-            controllers: None,
-            paths: sluice_cluster::confine::PathPolicy {
-                data_dir: std::env::temp_dir(),
-                allow_outside: true,
-            },
-            refused: Default::default(),
             etcd: Some(etcd.clone()),
-            accept: sluice_cluster::worker::default_accept(),
-            max_sessions: sluice_cluster::worker::DEFAULT_MAX_SESSIONS,
             liveness,
+            ..WorkerOptions::new(
+                name,
+                "t",
+                key.clone(),
+                PathBuf::from("/nonexistent/key"), // the partitions have no streams
+                std::env::temp_dir(),
+            )
         };
+        opts.paths.allow_outside = true;
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();
         let stop = StopHandle::new();

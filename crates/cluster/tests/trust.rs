@@ -4,7 +4,6 @@
 //! a holder of the cluster key alone (the key every stream endpoint holds). No etcd needed:
 //! the workers' addresses are given as etcd would give them.
 
-use sluice_cluster::confine::PathPolicy;
 use sluice_cluster::control::{self, ControlOptions};
 use sluice_cluster::placement::{self, PlanOptions};
 use sluice_cluster::protocol::{self, FromWorker, ToWorker};
@@ -41,24 +40,17 @@ impl TestWorker {
     ) -> TestWorker {
         let identity = Arc::new(Identity::generate().unwrap());
         let opts = WorkerOptions {
-            name: name.to_string(),
-            listen: "127.0.0.1:0".parse().unwrap(),
-            key: key.clone(),
-            key_file: PathBuf::from("/nonexistent/key"), // the partitions have no streams
             stats_period: Duration::from_millis(200),
             identity: Some(identity.clone()),
-            identity_file: None,
-            cluster: "t".into(),
             controllers,
-            paths: PathPolicy {
-                data_dir: std::env::temp_dir(),
-                allow_outside: false,
-            },
             refused: refused.clone(),
-            etcd: None,
-            accept: sluice_cluster::worker::default_accept(),
-            max_sessions: sluice_cluster::worker::DEFAULT_MAX_SESSIONS,
-            liveness: Default::default(),
+            ..WorkerOptions::new(
+                name,
+                "t",
+                key.clone(),
+                PathBuf::from("/nonexistent/key"), // the partitions have no streams
+                std::env::temp_dir(),
+            )
         };
         let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
         let addr = worker.local_addr();

@@ -3,10 +3,8 @@
 //! the run and the host, names escaped as the console escapes them; when the run ends it goes.
 //! No etcd needed: the worker's address is given as etcd would give it.
 
-use sluice_cluster::confine::PathPolicy;
 use sluice_cluster::control::{self, ControlOptions};
 use sluice_cluster::placement::{self, PlanOptions};
-use sluice_cluster::refuse::RefusedBlocks;
 use sluice_cluster::worker::{Worker, WorkerOptions};
 use sluice_net::auth::ClusterKey;
 use sluice_runtime::StopHandle;
@@ -73,24 +71,14 @@ fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
 fn a_workers_running_partition_is_in_its_metrics_until_the_run_ends() {
     let key = ClusterKey::random().unwrap();
     let opts = WorkerOptions {
-        name: "a".into(),
-        listen: "127.0.0.1:0".parse().unwrap(),
-        key: key.clone(),
-        key_file: PathBuf::from("/nonexistent/key"), // the partition has no streams
         stats_period: Duration::from_millis(200),
-        identity: None,
-        identity_file: None,
-        cluster: "t".into(),
-        controllers: None,
-        paths: PathPolicy {
-            data_dir: std::env::temp_dir(),
-            allow_outside: false,
-        },
-        refused: RefusedBlocks::default(),
-        etcd: None,
-        accept: sluice_cluster::worker::default_accept(),
-        max_sessions: sluice_cluster::worker::DEFAULT_MAX_SESSIONS,
-        liveness: Default::default(),
+        ..WorkerOptions::new(
+            "a",
+            "t",
+            key.clone(),
+            PathBuf::from("/nonexistent/key"), // the partition has no streams
+            std::env::temp_dir(),
+        )
     };
     let worker = Worker::bind(opts, sluice_blocks::graph_blocks::standard_registry()).unwrap();
     let worker_addr = worker.local_addr();

@@ -4,8 +4,8 @@
 //! source mode: it drops what downstream cannot take in time, so a late graph shows as lost
 //! items) through a frequency-translating decimating FIR to a checksum sink. Each round runs
 //! it once plainly (no statistics, no monitor, no console) and once as `sluice run --http`
-//! does, with the console serving and three clients reading its NDJSON streams, as an open page
-//! would: a spectrum tap and a waterfall tap on the paced c32 edge at `--frame-rate` (25) frames
+//! does, with the console serving and three clients reading its server-sent event streams, as
+//! an open page would: a spectrum tap and a waterfall tap on the paced c32 edge at `--frame-rate` (25) frames
 //! per second and the statistics stream.
 //!
 //! CPU is measured per thread, so the console's own work is not charged to the graph: the
@@ -459,7 +459,8 @@ impl Clients {
     }
 }
 
-/// Waits until the run's edges exist, opens a stream, and reads it line by line until `stop`.
+/// Waits until the run's edges exist, opens a stream, and hands on each event's data (a JSON
+/// object) until `stop`.
 fn read_stream(
     addr: SocketAddr,
     token: &str,
@@ -507,7 +508,11 @@ fn read_stream(
         match reader.read_until(b'\n', &mut text) {
             Ok(0) => break,
             Ok(_) if text.ends_with(b"\n") => {
-                line(&text);
+                // One `data:` line per event (`event:` lines, keep-alive comments and the
+                // blank lines between events are the framing).
+                if let Some(data) = text.strip_prefix(b"data: ") {
+                    line(data);
+                }
                 text.clear();
             }
             Ok(_) => {}

@@ -2,6 +2,10 @@
 //! rustix, bounded waits with `poll`, and a keeper thread that sends HEARTBEATs whenever the
 //! node's thread has sent nothing for a heartbeat period (the node may be parked by the
 //! scheduler, waiting on its queue, for any length of time).
+//!
+//! The bytes a node's thread sends and receives (plaintext, frame headers included) are
+//! counted for the live display ([`sluice_runtime::count_bytes`], a thread-local add per
+//! system call).
 
 use crate::secure::{Got, Link, RxBuf, Sealer, MAX_PLAIN};
 
@@ -13,6 +17,7 @@ use crate::wire;
 use crate::NetError;
 use rustix::event::{poll, PollFd, PollFlags};
 use rustix::net::{RecvFlags, SendAncillaryBuffer, SendFlags};
+use sluice_runtime::{count_bytes, Direction};
 use std::io::{IoSlice, IoSliceMut};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -308,6 +313,7 @@ impl Conn {
             Ok((0, _)) if len > 0 => Ok(Recv::Eof),
             Ok((n, _)) => {
                 self.last_rx = Instant::now();
+                count_bytes(Direction::Received, n as u64);
                 Ok(Recv::Got(n))
             }
             Err(rustix::io::Errno::AGAIN) => Ok(Recv::WouldBlock),
@@ -328,6 +334,7 @@ impl Conn {
             Ok(0) if total > 0 => Ok(Recv::Eof),
             Ok(n) => {
                 self.last_rx = Instant::now();
+                count_bytes(Direction::Received, n as u64);
                 Ok(Recv::Got(n))
             }
             Err(rustix::io::Errno::AGAIN) | Err(rustix::io::Errno::INTR) => Ok(Recv::WouldBlock),
@@ -356,7 +363,10 @@ impl Conn {
             self.last_rx = Instant::now();
         }
         Ok(match got {
-            Got::Bytes(n) => Recv::Got(n),
+            Got::Bytes(n) => {
+                count_bytes(Direction::Received, n as u64);
+                Recv::Got(n)
+            }
             Got::WouldBlock => Recv::WouldBlock,
             Got::Eof => Recv::Eof,
         })
@@ -374,7 +384,9 @@ impl Conn {
         let total: usize = iov.iter().map(|s| s.len()).sum();
         let mut tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
         if tx.sealer.is_some() {
-            return send_sealed(&mut tx, &self.stream, iov, total);
+            let sent = send_sealed(&mut tx, &self.stream, iov, total)?;
+            count_bytes(Direction::Sent, sent as u64);
+            return Ok(sent);
         }
         let mut control = SendAncillaryBuffer::default();
         let sent = match rustix::net::sendmsg(
@@ -389,6 +401,7 @@ impl Conn {
         };
         if sent > 0 {
             tx.last = Instant::now();
+            count_bytes(Direction::Sent, sent as u64);
         }
         tx.mid_frame = sent < total;
         Ok(sent)
@@ -401,11 +414,11 @@ impl Conn {
         let mut tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
         if tx.sealer.is_some() {
             tx.seal_and_send(&self.stream, frame, deadline)?;
-            tx.last = Instant::now();
-            return Ok(());
+        } else {
+            send_all(&self.stream, frame, deadline)?;
         }
-        send_all(&self.stream, frame, deadline)?;
         tx.last = Instant::now();
+        count_bytes(Direction::Sent, frame.len() as u64);
         Ok(())
     }
 

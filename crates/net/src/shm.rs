@@ -432,6 +432,11 @@ impl<T: Item> Node for ShmSink<T> {
         }
         s.ring.commit(k);
         input.consume(k);
+        // The items' bytes went into the shared ring (the tags' through the socket).
+        sluice_runtime::count_bytes(
+            sluice_runtime::Direction::Sent,
+            (k * std::mem::size_of::<T>()) as u64,
+        );
         Ok(Work::Progress)
     }
 
@@ -716,6 +721,10 @@ impl<T: Item> Node for ShmSource<T> {
         }
         out.commit(k);
         s.ring.consume(k);
+        sluice_runtime::count_bytes(
+            sluice_runtime::Direction::Received,
+            (k * std::mem::size_of::<T>()) as u64,
+        );
         Ok(Work::Progress)
     }
 

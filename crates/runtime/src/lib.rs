@@ -137,7 +137,9 @@ pub use rule::{FixedRate, InputRate, Rated};
 pub use run::{RunOptions, Scheduler, StopHandle};
 pub use sluice_queue::TapRead;
 pub use sluice_queue::{Flavor, Item, MemoryGuard, QueueOptions, Tag, TagValue, Uniform};
-pub use stats::{count, sleep, NodeStats, RunReport, Trouble, Troubles};
+pub use stats::{
+    count, count_bytes, sleep, Direction, NodeStats, RunReport, StreamBytes, Trouble, Troubles,
+};
 pub use tap::{Monitor, Tap, TapPoint, TapTypeError};
 
 /// The README's examples, compiled and run as doctests so that they stay true.

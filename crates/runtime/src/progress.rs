@@ -1,5 +1,6 @@
 //! How far a running graph has come, readable from another thread (a progress line).
 
+use crate::StreamBytes;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -23,6 +24,10 @@ pub(crate) struct NodeProgress {
     late: AtomicU64,
     dropped: AtomicU64,
     underflow: AtomicU64,
+    bytes_sent: AtomicU64,
+    bytes_received: AtomicU64,
+    /// The error the node stopped the graph with (set once, by its thread, as it fails).
+    error: OnceLock<String>,
 }
 
 impl NodeProgress {
@@ -46,6 +51,21 @@ impl NodeProgress {
         self.dropped.store(t.dropped, Ordering::Relaxed);
         self.underflow.store(t.underflow, Ordering::Relaxed);
     }
+
+    /// Adds a stream endpoint's bytes of one `work` call (a relaxed add each way that moved).
+    pub(crate) fn add_bytes(&self, b: StreamBytes) {
+        if b.sent > 0 {
+            self.bytes_sent.fetch_add(b.sent, Ordering::Relaxed);
+        }
+        if b.received > 0 {
+            self.bytes_received.fetch_add(b.received, Ordering::Relaxed);
+        }
+    }
+
+    /// Keeps the error the node failed with (the first, if it could fail twice).
+    pub(crate) fn record_error(&self, err: &crate::RuntimeError) {
+        let _ = self.error.set(err.to_string());
+    }
 }
 
 /// One node's counts at the time of a [`Progress::snapshot`].
@@ -68,6 +88,11 @@ pub struct NodeCounts {
     /// Trouble counted so far ([`count`](crate::count)): late periods, dropped items,
     /// underflows.
     pub troubles: crate::Troubles,
+    /// Bytes its stream endpoints sent and received so far ([`count_bytes`](crate::count_bytes)).
+    pub bytes: StreamBytes,
+    /// The error it failed with, as the run will report it; set as it fails, while the rest
+    /// of the graph is still winding down.
+    pub error: Option<String>,
 }
 
 impl NodeCounts {
@@ -103,6 +128,11 @@ impl Progress {
                         dropped: n.dropped.load(Ordering::Relaxed),
                         underflow: n.underflow.load(Ordering::Relaxed),
                     },
+                    bytes: StreamBytes {
+                        sent: n.bytes_sent.load(Ordering::Relaxed),
+                        received: n.bytes_received.load(Ordering::Relaxed),
+                    },
+                    error: n.error.get().cloned(),
                 })
                 .collect()
         })
@@ -134,6 +164,9 @@ impl Progress {
                     late: AtomicU64::new(0),
                     dropped: AtomicU64::new(0),
                     underflow: AtomicU64::new(0),
+                    bytes_sent: AtomicU64::new(0),
+                    bytes_received: AtomicU64::new(0),
+                    error: OnceLock::new(),
                 })
             })
             .collect();

@@ -7,8 +7,48 @@ use std::time::{Duration, Instant};
 thread_local! {
     /// Time slept through [`sleep`] on this thread since the scheduler last asked.
     static SLEPT: Cell<Duration> = const { Cell::new(Duration::ZERO) };
-    /// Trouble counted through [`count`] on this thread since the scheduler last asked.
-    static TROUBLES: Cell<Troubles> = const { Cell::new(Troubles { late: 0, dropped: 0, underflow: 0 }) };
+    /// What [`count`] and [`count_bytes`] added up on this thread since the scheduler last
+    /// asked (one thread-local for both, so the scheduler's check after `work` is one access).
+    static COUNTED: Cell<Counted> = const {
+        Cell::new(Counted {
+            troubles: Troubles { late: 0, dropped: 0, underflow: 0 },
+            bytes: StreamBytes { sent: 0, received: 0 },
+        })
+    };
+}
+
+/// What a node counted during one `work` call ([`count`], [`count_bytes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Counted {
+    /// Trouble ([`count`]).
+    pub troubles: Troubles,
+    /// Bytes of a stream endpoint ([`count_bytes`]).
+    pub bytes: StreamBytes,
+}
+
+/// Which way a stream endpoint's bytes went ([`count_bytes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Sent to a peer (a sink's stream).
+    Sent,
+    /// Received from a peer (a source's stream).
+    Received,
+}
+
+/// Bytes a node's stream endpoints moved to and from peers ([`count_bytes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamBytes {
+    /// Bytes sent ([`Direction::Sent`]).
+    pub sent: u64,
+    /// Bytes received ([`Direction::Received`]).
+    pub received: u64,
+}
+
+impl StreamBytes {
+    /// Whether nothing was counted.
+    pub fn is_zero(&self) -> bool {
+        *self == StreamBytes::default()
+    }
 }
 
 /// A kind of trouble a node counts as it happens ([`count`]).
@@ -52,21 +92,37 @@ impl Troubles {
 /// the warnings at the end. Real-time safe: a thread-local add, no lock, no allocation, no
 /// system call; the scheduler collects it after the `work` call.
 pub fn count(trouble: Trouble, n: u64) {
-    TROUBLES.with(|t| {
-        let mut v = t.get();
+    COUNTED.with(|c| {
+        let mut v = c.get();
         match trouble {
-            Trouble::Late => v.late += n,
-            Trouble::Dropped => v.dropped += n,
-            Trouble::Underflow => v.underflow += n,
+            Trouble::Late => v.troubles.late += n,
+            Trouble::Dropped => v.troubles.dropped += n,
+            Trouble::Underflow => v.troubles.underflow += n,
         }
-        t.set(v);
+        c.set(v);
     });
 }
 
-/// The trouble counted through [`count`] on this thread since the last call (the schedulers
-/// call it after each `work`).
-pub(crate) fn take_troubles() -> Troubles {
-    TROUBLES.with(|t| t.replace(Troubles::default()))
+/// Counts `n` bytes that the stream endpoint whose `work` is running on this thread sent to or
+/// received from its peer (a frame written or read: call it once per frame or batch, not per
+/// item), for the live display (`sluice_stream_bytes_total` in the console's `/metrics`). As
+/// cheap as [`count`]: a thread-local add; the scheduler adds it to the node's live counts
+/// after the `work` call.
+pub fn count_bytes(direction: Direction, n: u64) {
+    COUNTED.with(|c| {
+        let mut v = c.get();
+        match direction {
+            Direction::Sent => v.bytes.sent += n,
+            Direction::Received => v.bytes.received += n,
+        }
+        c.set(v);
+    });
+}
+
+/// What [`count`] and [`count_bytes`] added up on this thread since the last call (the
+/// schedulers call it after each `work`).
+pub(crate) fn take_counted() -> Counted {
+    COUNTED.with(|c| c.replace(Counted::default()))
 }
 
 /// Sleeps for `duration` inside a node's `work` (pacing: a throttle, a real-time source),

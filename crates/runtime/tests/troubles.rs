@@ -1,9 +1,10 @@
 //! Trouble counted by nodes (`sluice_runtime::count`) reaches the run's report and a live
-//! `Progress` view, attributed to the node whose `work` counted it, under every scheduler.
+//! `Progress` view, attributed to the node whose `work` counted it, under every scheduler; so
+//! do stream bytes (`count_bytes`, live view only) and a node's error (live view).
 
 use sluice_runtime::{
-    count, Graph, Node, NodeError, Ports, Progress, RunOptions, Scheduler, Trouble, Troubles, Work,
-    WorkIo,
+    count, count_bytes, Direction, Graph, Node, NodeError, Ports, Progress, RunOptions, Scheduler,
+    StreamBytes, Trouble, Troubles, Work, WorkIo,
 };
 
 /// `left` zeros in chunks of at most 100; counts each chunk's items as dropped, and one late
@@ -34,6 +35,7 @@ impl Node for Source {
         }
         self.calls += 1;
         count(Trouble::Dropped, n as u64);
+        count_bytes(Direction::Sent, 4 * n as u64);
         Ok(Work::Progress)
     }
 }
@@ -56,6 +58,7 @@ impl Node for Sink {
         let n = x.len();
         input.consume(n);
         count(Trouble::Underflow, n as u64);
+        count_bytes(Direction::Received, 4 * n as u64);
         Ok(Work::Progress)
     }
 }
@@ -112,6 +115,62 @@ fn counted_trouble_reaches_the_report_and_the_live_view_under_every_scheduler() 
             let live = progress.snapshot();
             assert_eq!(live[0].troubles, src_t, "{scheduler:?}");
             assert_eq!(live[1].troubles, sink_t, "{scheduler:?}");
+            let bytes = |sent, received| StreamBytes { sent, received };
+            assert_eq!(live[0].bytes, bytes(4 * ITEMS, 0), "{scheduler:?}");
+            assert_eq!(live[1].bytes, bytes(0, 4 * ITEMS), "{scheduler:?}");
+            assert_eq!(live[0].error, None);
         }
+    }
+}
+
+/// Consumes its input and fails on its third call.
+struct Fails(u32);
+
+impl Node for Fails {
+    fn ports(&self) -> Ports {
+        Ports::new().input::<f32>("in")
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        self.0 += 1;
+        if self.0 == 3 {
+            return Err(NodeError::msg("the third call fails"));
+        }
+        let input = io.inputs.get::<f32>(0)?;
+        let Some(x) = input.window(1)? else {
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        };
+        let n = x.len();
+        input.consume(n);
+        Ok(if n == 0 { Work::Done } else { Work::Progress })
+    }
+}
+
+#[test]
+fn a_node_error_reaches_the_live_view_as_the_run_reports_it() {
+    for scheduler in [Scheduler::ThreadPerNode, Scheduler::Pooled(1)] {
+        let mut g = Graph::new();
+        let src = g
+            .add(
+                "src",
+                Source {
+                    left: u64::MAX,
+                    calls: 0,
+                },
+            )
+            .unwrap();
+        let sink = g.add("fails", Fails(0)).unwrap();
+        g.connect(src, "out", sink, "in").unwrap();
+        let progress = Progress::new();
+        let err = g
+            .run(&RunOptions {
+                scheduler,
+                progress: Some(progress.clone()),
+                ..RunOptions::default()
+            })
+            .unwrap_err();
+        let live = progress.snapshot();
+        assert_eq!(live[0].error, None, "{scheduler:?}");
+        assert_eq!(live[1].error.as_deref(), Some(err.to_string().as_str()));
+        assert!(err.to_string().contains("the third call fails"), "{err}");
     }
 }

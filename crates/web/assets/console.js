@@ -17,19 +17,44 @@ async function post(path, body) {
   return j;
 }
 
-// A stream of JSON lines from POST `path`; `onLine` per object; returns an AbortController.
-function stream(path, body, onLine) {
+// A server-sent event stream from POST `path` (read through fetch, which can send the token
+// that EventSource cannot); `onEvent(name, object)` per event. Reconnects after the server's
+// `retry:` when the stream ends, until aborted. Returns an AbortController.
+function stream(path, body, onEvent) {
   const ctl = new AbortController();
-  (async () => {
+  let retry = 2000;
+  const dispatch = (block) => {
+    let name = "message"; const data = [];
+    for (const line of block.split("\n")) {
+      if (!line || line.startsWith(":")) continue;  // a comment: the keep-alive
+      const i = line.indexOf(":"); const field = i < 0 ? line : line.slice(0, i);
+      let value = i < 0 ? "" : line.slice(i + 1); if (value.startsWith(" ")) value = value.slice(1);
+      if (field === "event") name = value;
+      else if (field === "data") data.push(value);
+      else if (field === "retry" && /^\d+$/.test(value)) retry = Number(value);
+    }
+    if (data.length) onEvent(name, JSON.parse(data.join("\n")));
+  };
+  const run = async () => {
     const r = await fetch(path, { method: "POST", signal: ctl.signal, headers: { "Authorization": "Bearer " + token, "Content-Type": "application/json" }, body: JSON.stringify(body) });
-    if (!r.ok) { const j = await r.json().catch(() => ({})); showError(j.error || r.statusText); return; }
+    if (!r.ok) { const j = await r.json().catch(() => ({})); showError(j.error || r.statusText); return false; }
     const reader = r.body.getReader(); const dec = new TextDecoder(); let buf = "";
     for (;;) {
-      const { value, done } = await reader.read(); if (done) break;
-      buf += dec.decode(value, { stream: true });
-      let i; while ((i = buf.indexOf("\n")) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); if (line) onLine(JSON.parse(line)); }
+      const { value, done } = await reader.read(); if (done) return true;
+      buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+      let i; while ((i = buf.indexOf("\n\n")) >= 0) { const block = buf.slice(0, i); buf = buf.slice(i + 2); dispatch(block); }
     }
-  })().catch((e) => { if (e.name !== "AbortError") showError(String(e)); });
+  };
+  const loop = async () => {
+    for (;;) {
+      let again = false;
+      try { again = await run(); } catch (e) { if (e.name === "AbortError") return; again = true; }
+      if (!again || ctl.signal.aborted) return;
+      await new Promise((ok) => setTimeout(ok, retry));
+      if (ctl.signal.aborted) return;
+    }
+  };
+  loop();
   return ctl;
 }
 
@@ -102,6 +127,7 @@ function onStats(s) {
   if (f.length) { const m = Math.max(...f); $("progress").firstElementChild.style.width = (100 * m) + "%"; $("fraction").textContent = (100 * m).toFixed(1) + " %"; }
   $("elapsed").textContent = s.elapsed_s.toFixed(1) + " s" + (s.stopping ? " · stopping" : "");
   showWarnings(s.warnings || []);
+  showErrors(s.errors || []);
   drawGraph(s); last = s;
 }
 
@@ -114,6 +140,18 @@ function showWarnings(w) {
   ul.replaceChildren();
   if (!w.length) { ul.append(el("li", "none", "muted")); return; }
   for (const e of w.slice().reverse()) ul.append(el("li", e.elapsed_s.toFixed(1) + " s  " + e.node + ": " + e.text, "warning"));
+}
+
+// The nodes' errors as they fail, newest first (a failed node stops the graph: the list keeps
+// what the last statistics said after the run ends).
+function showErrors(errs) {
+  const ul = $("errors");
+  const key = String(errs.length);
+  if (ul.dataset.key === key) return;
+  ul.dataset.key = key;
+  ul.replaceChildren();
+  if (!errs.length) { ul.append(el("li", "none", "muted")); return; }
+  for (const e of errs.slice().reverse()) { const li = el("li", e.elapsed_s.toFixed(1) + " s  " + e.text, "failure"); li.dataset.node = e.node; ul.append(li); }
 }
 
 // Colour of a level 0..1 on the waterfall: dark blue, cyan, yellow, red.
@@ -134,8 +172,9 @@ function openView() {
   let avg = null, peak = null;
   const unit = rate === 1 ? "cycles/sample" : "Hz";
   const fmt = (x) => (rate === 1 ? x.toFixed(4) : Math.abs(x) >= 1e6 ? (x / 1e6).toFixed(4) + " M" : Math.abs(x) >= 1e3 ? (x / 1e3).toFixed(3) + " k" : x.toFixed(1) + " ") + (rate === 1 ? "" : unit);
-  const ctl = stream("/api/stream", { tap: { node, port, view: kind, size, rate: 25 } }, (fr) => {
-    skipped.textContent = "item " + fr.first + " · skipped " + fr.skipped;
+  const ctl = stream("/api/stream", { tap: { node, port, view: kind, size, rate: 25 } }, (name, fr) => {
+    if (name !== "frame") return;
+    skipped.textContent = "item " + fr.first + " · skipped " + fr.skipped + (fr.dropped ? " · " + fr.dropped + " frames lost (slow connection)" : "");
     const W = cv.width, H = cv.height;
     if (fr.kind === "spectrum") {
       const b = fr.bins; const n = b.length;
@@ -186,5 +225,5 @@ function openView() {
 
 $("open").addEventListener("click", openView);
 $("stop").addEventListener("click", async () => { try { await post("/api/stop", {}); } catch (e) { showError(e.message); } });
-loadGraph().then(() => { stream("/api/stream", { stats: true }, onStats); }).catch((e) => showError(String(e)));
+loadGraph().then(() => { stream("/api/stream", { stats: true }, (name, s) => { if (name === "stats") onStats(s); }); }).catch((e) => showError(String(e)));
 if (!token) showError("no token: open the address printed at start (it ends in #token=…)");

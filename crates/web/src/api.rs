@@ -3,12 +3,12 @@
 
 use crate::http::{self, HttpError, Request};
 use crate::server::Shared;
+use crate::sse::{self, Stream};
 use crate::views::{Framer, View};
 use serde_json::{json, Value};
 use sluice_runtime::control;
 use std::io::Write;
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often a statistics stream sends.
 const STATS_PERIOD: Duration = Duration::from_millis(250);
@@ -115,14 +115,14 @@ pub(crate) fn stats(shared: &Shared) -> Value {
     let h = &shared.handles;
     let snapshot = h.progress.snapshot();
     let elapsed_s = shared.started.elapsed().as_secs_f64();
-    let warnings = {
+    let (warnings, errors) = {
         // Held for a few map lookups, only by console threads.
         let mut log = shared
             .troubles
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         log.update(elapsed_s, &snapshot);
-        log.to_json()
+        (log.to_json(), log.errors_json())
     };
     let nodes: Vec<Value> = snapshot
         .iter()
@@ -133,6 +133,8 @@ pub(crate) fn stats(shared: &Shared) -> Value {
                 "waiting_s": n.waiting.as_secs_f64(), "length": n.length,
                 "fraction": n.fraction(), "late": n.troubles.late,
                 "dropped": n.troubles.dropped, "underflow": n.troubles.underflow,
+                "bytes_sent": n.bytes.sent, "bytes_received": n.bytes.received,
+                "error": n.error,
             })
         })
         .collect();
@@ -153,6 +155,7 @@ pub(crate) fn stats(shared: &Shared) -> Value {
         "nodes": nodes,
         "edges": edges,
         "warnings": warnings,
+        "errors": errors,
     })
 }
 
@@ -195,11 +198,20 @@ fn set(req: &Request, shared: &Shared) -> Result<Value, HttpError> {
     }
 }
 
-/// `POST /api/stream`: one JSON object per line until the client goes away or the console
-/// closes. `{"stats": true}` streams statistics; `{"tap": VIEW}` attaches a tap to the edge
-/// and streams its frames (the tap is detached when the stream ends).
+/// `POST /api/stream`: server-sent events until the client goes away or the console closes
+/// (`sse.rs`). `{"stats": true}` streams `stats` events; `{"tap": VIEW}` attaches a tap to the
+/// edge and streams its `frame` events (the tap is detached when the stream ends).
 fn stream(req: &Request, shared: &Shared, out: &mut impl Write) -> Result<(), HttpError> {
     let body = json_body(req)?;
+    let events = |name, period| Stream {
+        closing: &shared.closing,
+        dropped: &shared.dropped_events,
+        open: &shared.open_streams,
+        name,
+        period,
+        keep_alive: sse::KEEP_ALIVE,
+    };
+    // (A stream whose client went away just ends: nobody is left to read an error.)
     if let Some(tap) = body.get("tap") {
         let view = View::from_json(tap)?;
         let Some(edge) = shared.handles.monitor.edge(&view.node, &view.port) else {
@@ -213,34 +225,13 @@ fn stream(req: &Request, shared: &Shared, out: &mut impl Write) -> Result<(), Ht
         };
         let period = Duration::from_secs_f64(1.0 / f64::from(view.rate));
         let mut framer = Framer::new(view, edge.item)?;
+        // Dropped with the producer when the stream ends, which detaches it.
         let mut tap = edge.attach();
-        let _ = http::respond_stream_head(out);
-        let mut next = Instant::now();
-        while !shared.closing.load(Ordering::Acquire) {
-            if let Some(frame) = framer.frame(&mut tap) {
-                if writeln!(out, "{frame}").and_then(|()| out.flush()).is_err() {
-                    break; // the view closed: dropping the tap detaches it
-                }
-            }
-            next += period;
-            let now = Instant::now();
-            if next > now {
-                std::thread::sleep(next - now);
-            } else {
-                next = now;
-            }
-        }
+        let _ = events("frame", period).serve(out, move || framer.frame(&mut tap));
         return Ok(());
     }
     if body.get("stats").and_then(Value::as_bool) == Some(true) {
-        let _ = http::respond_stream_head(out);
-        while !shared.closing.load(Ordering::Acquire) {
-            let line = stats(shared);
-            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
-                break;
-            }
-            std::thread::sleep(STATS_PERIOD);
-        }
+        let _ = events("stats", STATS_PERIOD).serve(out, || Some(stats(shared)));
         return Ok(());
     }
     Err(HttpError::new(

@@ -205,17 +205,6 @@ pub(crate) fn respond(
     w.flush()
 }
 
-/// Writes the head of a streamed response (one JSON object per line until the connection
-/// closes).
-pub(crate) fn respond_stream_head(w: &mut impl Write) -> std::io::Result<()> {
-    write!(
-        w,
-        "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\
-         Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\r\n"
-    )?;
-    w.flush()
-}
-
 /// A JSON error body: `{"error": reason}`.
 pub(crate) fn error_body(reason: &str) -> Vec<u8> {
     serde_json::json!({ "error": reason })

@@ -1,6 +1,6 @@
 //! The web console of a running graph: a page served from the binary itself (the graph, live
 //! statistics, run-time parameters, a stop button, live views of any edge), a JSON HTTP API
-//! with a streaming endpoint for statistics and tap data, and Prometheus metrics.
+//! with server-sent event streams of statistics and tap data, and Prometheus metrics.
 //!
 //! `sluice run GRAPH --http 127.0.0.1:8080` starts it beside the run ([`Console::start`]).
 //! The HTTP server is a small bounded one on std (`http.rs`): a console serves one person and
@@ -16,6 +16,7 @@ mod metrics;
 mod metrics_server;
 mod page;
 mod server;
+mod sse;
 mod tls;
 mod troubles;
 mod views;

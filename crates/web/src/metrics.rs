@@ -24,14 +24,23 @@ pub struct WatchedRun {
     pub monitor: sluice_runtime::Monitor,
 }
 
-/// The console's metrics page.
+/// The console's metrics page: the run's, and the console's own.
 pub(crate) fn render(shared: &Shared) -> String {
     let h = &shared.handles;
-    render_runs(&[WatchedRun {
+    let mut s = render_runs(&[WatchedRun {
         labels: Vec::new(),
         progress: h.progress.clone(),
         monitor: h.monitor.clone(),
-    }])
+    }]);
+    let name = "sluice_console_dropped_events_total";
+    let _ =
+        writeln!(
+        s,
+        "# HELP {name} Stream events the console dropped because their client read too slowly.\n\
+         # TYPE {name} counter\n{name} {}",
+        shared.dropped_events.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    s
 }
 
 /// The metrics page of `runs`: one family per metric, each with the samples of every run.
@@ -116,6 +125,40 @@ pub(crate) fn render_runs(runs: &[WatchedRun]) -> String {
         "counter",
         "Items of zeros a real-time sink played because its input came late.",
         per_node(&|n| n.troubles.underflow.to_string()),
+    );
+    family(
+        "sluice_node_errors_total",
+        "counter",
+        "Errors the node failed with (a node's error stops the run: 0 or 1).",
+        per_node(&|n| u8::from(n.error.is_some()).to_string()),
+    );
+    // Only the nodes that moved bytes over a stream (the network and shared-memory endpoints).
+    let bytes = snapshots
+        .iter()
+        .flat_map(|(extra, nodes, _, _)| {
+            nodes
+                .iter()
+                .filter(|n| !n.bytes.is_zero())
+                .flat_map(move |n| {
+                    [("sent", n.bytes.sent), ("received", n.bytes.received)]
+                        .into_iter()
+                        .map(move |(direction, v)| {
+                            (
+                                format!(
+                                    "{extra}node=\"{}\",direction=\"{direction}\"",
+                                    label(&n.name)
+                                ),
+                                v.to_string(),
+                            )
+                        })
+                })
+        })
+        .collect();
+    family(
+        "sluice_stream_bytes_total",
+        "counter",
+        "Bytes the node's stream endpoints sent to and received from their peers.",
+        bytes,
     );
     let per_edge = |f: &dyn Fn(&sluice_runtime::TapPoint) -> String| {
         snapshots

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 /// Connections served at once; more get a 503 at once.
 pub const MAX_CONNECTIONS: usize = 32;
+/// How long a closing console waits at most for its streams' last events.
+const LAST_EVENTS: Duration = Duration::from_millis(500);
 /// How long a client may take to send its request, and a write may block.
 const IO_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -80,9 +82,14 @@ pub(crate) struct Shared {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The live warnings list (`troubles.rs`), filled when statistics are read.
     pub troubles: std::sync::Mutex<crate::troubles::TroubleLog>,
+    /// Events dropped because their client read too slowly (`sse.rs`), over all streams.
+    pub dropped_events: std::sync::atomic::AtomicU64,
+    /// Event streams open now (`sse.rs`).
+    pub open_streams: AtomicUsize,
 }
 
-/// A running console; dropping it stops the server (streams end within a frame).
+/// A running console; dropping it stops the server (each open stream sends a last event and
+/// ends; the drop waits up to 0.5 s for them).
 pub struct Console {
     addr: SocketAddr,
     /// SHA-256 fingerprint and DER of the certificate when serving HTTPS.
@@ -140,6 +147,8 @@ impl Console {
             closing: AtomicBool::new(false),
             tls: setup.as_ref().map(|s| Arc::clone(&s.config)),
             troubles: Default::default(),
+            dropped_events: Default::default(),
+            open_streams: AtomicUsize::new(0),
         });
         let thread = {
             let shared = Arc::clone(&shared);
@@ -190,6 +199,12 @@ impl Drop for Console {
         self.shared.closing.store(true, Ordering::Release);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+        // The open streams send a last event (the run's final state: a node's error, say)
+        // and end; wait for them a little, so that a process exiting next does not cut it.
+        let deadline = Instant::now() + LAST_EVENTS;
+        while self.shared.open_streams.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 }

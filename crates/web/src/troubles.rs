@@ -1,5 +1,6 @@
 //! The live warnings list: trouble the nodes count ([`sluice_runtime::count`]: late periods,
-//! dropped items, underflows), turned into dated entries as the counts rise, for the page.
+//! dropped items, underflows), turned into dated entries as the counts rise, for the page;
+//! and the errors list: each node's error as it fails.
 //!
 //! The log is filled when statistics are read (the statistics stream every 250 ms, or
 //! `/api/stats`), on the reader's thread: a graph thread never waits for it.
@@ -21,17 +22,36 @@ struct Entry {
     total: u64,
 }
 
-/// The newest entries, and the counts they were computed from.
+/// A node's error, dated when first seen.
+#[derive(Debug, Clone)]
+struct Failure {
+    elapsed_s: f64,
+    node: String,
+    text: String,
+}
+
+/// The newest entries, and the counts they were computed from; the errors.
 #[derive(Debug, Default)]
 pub(crate) struct TroubleLog {
     seen: HashMap<String, Troubles>,
     entries: VecDeque<Entry>,
+    /// At most one per node (a node fails once), so bounded by the graph.
+    failures: Vec<Failure>,
 }
 
 impl TroubleLog {
     /// Adds an entry for every count that rose since the last call.
     pub(crate) fn update(&mut self, elapsed_s: f64, nodes: &[NodeCounts]) {
         for n in nodes {
+            if let Some(text) = &n.error {
+                if !self.failures.iter().any(|f| f.node == n.name) {
+                    self.failures.push(Failure {
+                        elapsed_s,
+                        node: n.name.clone(),
+                        text: text.clone(),
+                    });
+                }
+            }
             if n.troubles.is_zero() {
                 continue;
             }
@@ -57,6 +77,14 @@ impl TroubleLog {
             }
             self.seen.insert(n.name.clone(), t);
         }
+    }
+
+    /// The errors, oldest first: `{elapsed_s, node, text}`.
+    pub(crate) fn errors_json(&self) -> Value {
+        self.failures
+            .iter()
+            .map(|f| json!({"elapsed_s": f.elapsed_s, "node": f.node, "text": f.text}))
+            .collect()
     }
 
     /// The entries, oldest first: `{elapsed_s, node, kind, added, total, text}`.
@@ -96,6 +124,8 @@ mod tests {
                 dropped,
                 ..Troubles::default()
             },
+            bytes: Default::default(),
+            error: None,
         }
     }
 
@@ -117,5 +147,20 @@ mod tests {
             log.update(4.0, &[counts("a", 8 + i)]);
         }
         assert_eq!(log.to_json().as_array().unwrap().len(), MAX_ENTRIES);
+    }
+
+    #[test]
+    fn a_node_error_is_listed_once_dated_when_first_seen() {
+        let mut log = TroubleLog::default();
+        let mut failed = counts("<b>x</b>", 0);
+        log.update(1.0, std::slice::from_ref(&failed));
+        assert_eq!(log.errors_json(), json!([]));
+        failed.error = Some("node '<b>x</b>' failed: boom".into());
+        log.update(2.0, std::slice::from_ref(&failed));
+        log.update(3.0, std::slice::from_ref(&failed));
+        assert_eq!(
+            log.errors_json(),
+            json!([{"elapsed_s": 2.0, "node": "<b>x</b>", "text": "node '<b>x</b>' failed: boom"}])
+        );
     }
 }

@@ -2,14 +2,15 @@
 //! `chromium` and `chromium-driver`, which `scripts/setup.sh` installs). The page lists the
 //! graph's nodes; moving a slider changes the parameter, found in the graph's output at the
 //! item the page shows; a spectrum view of a tone shows its peak at the tone's frequency, read
-//! from the page; closing the view detaches its tap. With `SLUICE_CONSOLE_SCREENSHOT=PATH` it
+//! from the page; closing the view detaches its tap; a node's error shows in the Errors list,
+//! its name as text. With `SLUICE_CONSOLE_SCREENSHOT=PATH` it
 //! also writes a screenshot of the console with a waterfall there (docs/console.png).
 //!
 //! Skips, saying so, only when Chromium or its driver is not installed.
 
 mod common;
 
-use common::{Steps, Tone, TONE};
+use common::{Breaks, Steps, Tone, TONE};
 use serde_json::{json, Value};
 use sluice_runtime::{Graph, Monitor, Progress, RunOptions, StopHandle};
 use sluice_web::{Console, ConsoleOptions, RunHandles};
@@ -314,6 +315,85 @@ fn the_console_in_headless_chromium() {
     d.js("document.getElementById('stop').click();");
     let report = run.join().unwrap().unwrap();
     assert!(report.stopped, "the stop button stopped the run");
+    drop(d);
+    drop(console);
+}
+
+#[test]
+fn a_node_error_shows_in_the_errors_list_as_text() {
+    if !std::path::Path::new(CHROMIUM).exists() || !std::path::Path::new(DRIVER).exists() {
+        eprintln!(
+            "SKIPPED: the browser tests need Debian's chromium and chromium-driver \
+             ({CHROMIUM}, {DRIVER}); scripts/setup.sh installs them"
+        );
+        return;
+    }
+    let mut g = Graph::new();
+    let tone = g
+        .add(
+            "tone",
+            Tone {
+                n: 0,
+                gain: 1.0,
+                noise: 0.0,
+            },
+        )
+        .unwrap();
+    let node = "<b>\"breaks\"</b>";
+    let breaks = g.add(node, Breaks::default()).unwrap();
+    g.connect(tone, "out", breaks, "in").unwrap();
+    let (progress, monitor, stop) = (Progress::new(), Monitor::new(), StopHandle::new());
+    let console = Console::start(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: None,
+        },
+        RunHandles {
+            control: g.control_handle(),
+            stop: stop.clone(),
+            progress: progress.clone(),
+            monitor: monitor.clone(),
+            title: "breaks.toml".into(),
+        },
+    )
+    .unwrap();
+    let edges = monitor.clone();
+    let run = std::thread::spawn(move || {
+        g.run(&RunOptions {
+            progress: Some(progress),
+            monitor: Some(monitor),
+            stop: Some(stop),
+            deadlock_timeout: Duration::from_secs(10),
+            ..RunOptions::default()
+        })
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while edges.edge("tone", "out").is_none() {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let d = Driver::start();
+    d.cmd("POST", "url", Some(json!({"url": console.url()})));
+    d.wait_for(
+        "the empty errors list",
+        "return document.querySelector('#errors li.muted') && document.querySelector('.control[data-param=\"fail\"]') ? true : null;",
+    );
+    // The page's own control makes the node fail.
+    d.js("const c = document.querySelector('.control[data-param=\"fail\"]'); c.querySelector('input.value').value = 'the disk <i>caught</i> fire'; c.querySelector('button').click();");
+    let shown = d.wait_for(
+        "the node's error",
+        "const li = document.querySelector('#errors li.failure'); return li ? [li.textContent, li.dataset.node, document.querySelectorAll('#errors b, #errors i').length] : null;",
+    );
+    let text = shown[0].as_str().unwrap();
+    assert!(
+        text.ends_with(
+            "node '<b>\"breaks\"</b>' failed: asked to fail: 'the disk <i>caught</i> fire'"
+        ),
+        "{shown}"
+    );
+    assert_eq!(shown[1], node);
+    assert_eq!(shown[2], 0, "the name and the error are text, not markup");
+    assert!(run.join().unwrap().is_err());
     drop(d);
     drop(console);
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Lossy, Steps, Tone, TONE};
+use common::{Breaks, Lossy, Steps, Tone, TONE};
 use serde_json::{json, Value};
 use sluice_runtime::{Graph, Monitor, Progress, RunOptions, StopHandle};
 use sluice_web::{Console, ConsoleOptions, RunHandles};
@@ -62,6 +62,89 @@ fn reason(body: &str) -> String {
         .as_str()
         .unwrap()
         .to_string()
+}
+
+/// A server-sent event stream, read with a plain TCP client and parsed here.
+struct Events {
+    reader: BufReader<TcpStream>,
+    /// The response head's lines.
+    head: Vec<String>,
+    /// The last `retry:` field, in ms.
+    retry: Option<u64>,
+}
+
+impl Events {
+    /// Opens a stream with `body` (and the token and `Origin`).
+    fn open(addr: &str, body: &Value) -> Events {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(
+            post_raw(addr, "/api/stream", &good_headers(addr), &body.to_string()).as_bytes(),
+        )
+        .unwrap();
+        let mut reader = BufReader::new(s);
+        let mut head = Vec::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                reader.read_line(&mut line).unwrap() > 0,
+                "the head ended early"
+            );
+            let line = line.trim_end().to_string();
+            if line.is_empty() {
+                break;
+            }
+            head.push(line);
+        }
+        Events {
+            reader,
+            head,
+            retry: None,
+        }
+    }
+
+    /// The next event: its name and its data, parsed as JSON; `None` when the stream ends.
+    fn next(&mut self) -> Option<(String, Value)> {
+        let (mut name, mut data) = (String::from("message"), Vec::new());
+        loop {
+            let mut line = String::new();
+            if self.reader.read_line(&mut line).unwrap() == 0 {
+                return None;
+            }
+            assert!(line.ends_with('\n'), "a line without its end: {line:?}");
+            let line = line.trim_end_matches('\n');
+            if line.is_empty() {
+                if data.is_empty() {
+                    continue;
+                }
+                let data = data.join("\n");
+                let value = serde_json::from_str(&data).expect("an event's data is JSON");
+                return Some((name, value));
+            }
+            if line.starts_with(':') {
+                continue; // a comment: the keep-alive
+            }
+            let (field, value) = line.split_once(": ").unwrap_or((line, ""));
+            match field {
+                "event" => name = value.to_string(),
+                "data" => data.push(value.to_string()),
+                "retry" => self.retry = Some(value.parse().expect("retry is a number")),
+                other => panic!("an unknown field {other:?}"),
+            }
+        }
+    }
+
+    /// The next event called `name` (others are skipped), within a bound.
+    fn next_named(&mut self, name: &str) -> Value {
+        for _ in 0..1000 {
+            match self.next() {
+                Some((n, v)) if n == name => return v,
+                Some(_) => {}
+                None => panic!("the stream ended before a '{name}' event"),
+            }
+        }
+        panic!("no '{name}' event in 1000")
+    }
 }
 
 #[test]
@@ -276,20 +359,26 @@ fn the_console_serves_steers_and_refuses_as_documented() {
         std::thread::sleep(Duration::from_millis(20));
     }
 
-    // A spectrum view of the tone: its peak at the tone's frequency; closing it detaches it.
-    let mut s = TcpStream::connect(&addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let body = json!({"tap": {"node": "tone", "port": "out", "view": "spectrum", "size": 1024, "rate": 25}}).to_string();
-    s.write_all(post_raw(&addr, "/api/stream", &good_headers(&addr), &body).as_bytes())
-        .unwrap();
-    let mut lines = BufReader::new(s.try_clone().unwrap()).lines();
-    assert_eq!(lines.next().unwrap().unwrap(), "HTTP/1.1 200 OK");
-    let frame: Value = lines
-        .by_ref()
-        .map(|l| l.unwrap())
-        .find(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(&l).unwrap())
-        .unwrap();
+    // A spectrum view of the tone, as server-sent events: its peak at the tone's frequency;
+    // closing it detaches it.
+    let mut events = Events::open(
+        &addr,
+        &json!({"tap": {"node": "tone", "port": "out", "view": "spectrum", "size": 1024, "rate": 25}}),
+    );
+    assert_eq!(events.head[0], "HTTP/1.1 200 OK");
+    assert!(
+        events
+            .head
+            .iter()
+            .any(|h| h == "Content-Type: text/event-stream; charset=utf-8"),
+        "{:?}",
+        events.head
+    );
+    let (name, frame) = events.next().expect("a first event");
+    assert_eq!(name, "frame");
+    assert_eq!(events.retry, Some(2000), "the retry field comes first");
+    assert_eq!(frame["kind"], "spectrum");
+    assert_eq!(frame["dropped"], 0);
     let bins: Vec<f64> = frame["bins"]
         .as_array()
         .unwrap()
@@ -306,7 +395,7 @@ fn the_console_serves_steers_and_refuses_as_documented() {
             .unwrap()
     };
     assert_eq!(taps(), 1);
-    drop(lines);
+    let s = events.reader.into_inner();
     s.shutdown(std::net::Shutdown::Both).unwrap();
     drop(s);
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -318,25 +407,18 @@ fn the_console_serves_steers_and_refuses_as_documented() {
         std::thread::sleep(Duration::from_millis(20));
     }
 
-    // A statistics stream, then stop.
-    let mut s = TcpStream::connect(&addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(
-        post_raw(
-            &addr,
-            "/api/stream",
-            &good_headers(&addr),
-            "{\"stats\": true}",
-        )
-        .as_bytes(),
-    )
-    .unwrap();
-    let line = BufReader::new(s)
-        .lines()
-        .map(|l| l.unwrap())
-        .find(|l| l.starts_with('{'))
-        .unwrap();
-    assert!(serde_json::from_str::<Value>(&line).unwrap()["nodes"].is_array());
+    // A statistics stream: `stats` events whose items rise from one to the next; then stop.
+    let mut events = Events::open(&addr, &json!({"stats": true}));
+    let first = events.next_named("stats");
+    let second = events.next_named("stats");
+    assert_eq!(first["nodes"][0]["name"], "tone");
+    assert!(
+        second["elapsed_s"].as_f64().unwrap() > first["elapsed_s"].as_f64().unwrap(),
+        "{first} then {second}"
+    );
+    assert!(second["nodes"][0]["items_out"].as_u64() >= first["nodes"][0]["items_out"].as_u64());
+    assert_eq!(second["dropped"], 0);
+    drop(events);
     let (s, v) = post(&addr, "/api/stop", &json!({}));
     assert_eq!((s, v), (200, json!({"stopping": true})));
     let report = run.join().unwrap().unwrap();
@@ -586,5 +668,283 @@ fn https_serves_with_a_certificate_made_at_start_and_the_token_rules_hold() {
     let mut answer = Vec::new();
     let _ = plain.read_to_end(&mut answer);
     assert!(!answer.starts_with(b"HTTP/"), "{answer:?}");
+    drop(console);
+}
+
+/// A graph running beside a console on loopback: the console, its address and the run.
+struct Served {
+    console: Console,
+    addr: String,
+    run: std::thread::JoinHandle<Result<sluice_runtime::RunReport, sluice_runtime::RuntimeError>>,
+}
+
+/// Starts `g` with a console, and waits until its edges exist.
+fn serve(g: Graph, title: &str) -> Served {
+    let (progress, monitor, stop) = (Progress::new(), Monitor::new(), StopHandle::new());
+    let console = Console::start(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: Some(TOKEN.into()),
+        },
+        RunHandles {
+            control: g.control_handle(),
+            stop: stop.clone(),
+            progress: progress.clone(),
+            monitor: monitor.clone(),
+            title: title.into(),
+        },
+    )
+    .unwrap();
+    let addr = console.addr().to_string();
+    let run = std::thread::spawn(move || {
+        g.run(&RunOptions {
+            progress: Some(progress),
+            monitor: Some(monitor),
+            stop: Some(stop),
+            deadlock_timeout: Duration::from_secs(10),
+            ..RunOptions::default()
+        })
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while serde_json::from_str::<Value>(&get(&addr, "/api/graph").1).unwrap()["edges"]
+        .as_array()
+        .is_none_or(|e| e.is_empty())
+    {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Served { console, addr, run }
+}
+
+/// A metric without labels from a `/metrics` page.
+fn plain_metric(text: &str, metric: &str) -> Option<f64> {
+    let prefix = format!("{metric} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.parse().expect("a number"))
+}
+
+fn items_out(addr: &str, node: &str) -> u64 {
+    let stats: Value = serde_json::from_str(&get(addr, "/api/stats").1).unwrap();
+    stats["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == node)
+        .and_then(|n| n["items_out"].as_u64())
+        .unwrap()
+}
+
+#[test]
+fn a_client_that_reads_nothing_loses_events_counted_and_the_graph_runs_on() {
+    let mut g = Graph::new();
+    let tone = g
+        .add(
+            "tone",
+            Tone {
+                n: 0,
+                gain: 1.0,
+                noise: 0.0,
+            },
+        )
+        .unwrap();
+    let sink = g
+        .add("steps", Steps(Arc::new(Mutex::new(Vec::new())), 0, 0.001))
+        .unwrap();
+    g.connect(tone, "out", sink, "in").unwrap();
+    let Served { console, addr, run } = serve(g, "slow client");
+    // Large frames, as fast as allowed, to a client that never reads: the socket's buffers
+    // fill, then the stream's queue, then events are dropped.
+    let mut stalled = TcpStream::connect(&addr).unwrap();
+    let body =
+        json!({"tap": {"node": "tone", "port": "out", "view": "scope", "size": 8192, "rate": 50}});
+    stalled
+        .write_all(
+            post_raw(
+                &addr,
+                "/api/stream",
+                &good_headers(&addr),
+                &body.to_string(),
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = get(&addr, "/metrics").1;
+        let dropped = plain_metric(&text, "sluice_console_dropped_events_total")
+            .expect("the dropped events counter");
+        if dropped > 0.0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no event was dropped: {text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The graph runs on meanwhile, and a reading client is served.
+    let before = items_out(&addr, "tone");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while items_out(&addr, "tone") == before {
+        assert!(
+            Instant::now() < deadline,
+            "the graph stalled behind a slow client"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut events = Events::open(&addr, &json!({"stats": true}));
+    assert_eq!(events.next_named("stats")["nodes"][0]["name"], "tone");
+    drop(events);
+    drop(stalled);
+    assert_eq!(post(&addr, "/api/stop", &json!({})).0, 200);
+    assert!(run.join().unwrap().unwrap().stopped);
+    drop(console);
+}
+
+#[test]
+fn a_node_error_reaches_the_statistics_stream_and_metrics_as_it_happens() {
+    let mut g = Graph::new();
+    let tone = g
+        .add(
+            "tone",
+            Tone {
+                n: 0,
+                gain: 1.0,
+                noise: 0.0,
+            },
+        )
+        .unwrap();
+    // A name with markup and quotes: the API carries it as JSON, the page as text.
+    let node = "<b>\"breaks\"</b>";
+    let breaks = g.add(node, Breaks::default()).unwrap();
+    g.connect(tone, "out", breaks, "in").unwrap();
+    let Served { console, addr, run } = serve(g, "errors");
+    let mut events = Events::open(&addr, &json!({"stats": true}));
+    let first = events.next_named("stats");
+    assert_eq!(first["errors"], json!([]), "{first}");
+    assert_eq!(first["nodes"][1]["error"], Value::Null);
+    // The node fails on cue; the stream that was open says so.
+    let (status, v) = post(
+        &addr,
+        "/api/set",
+        &json!({"node": node, "param": "fail", "value": "the disk <i>caught</i> fire"}),
+    );
+    assert_eq!(status, 200, "{v}");
+    let mut failed = None;
+    for _ in 0..200 {
+        let stats = events.next_named("stats");
+        if stats["errors"].as_array().is_some_and(|e| !e.is_empty()) {
+            failed = Some(stats);
+            break;
+        }
+    }
+    let stats = failed.expect("no error reached the statistics stream in 200 events");
+    let errors = stats["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["node"], node);
+    let text = errors[0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "node '<b>\"breaks\"</b>' failed: asked to fail: 'the disk <i>caught</i> fire'"
+    );
+    assert_eq!(stats["nodes"][1]["error"], text);
+    assert_eq!(stats["nodes"][0]["error"], Value::Null);
+    // The run ends with that error; the console, still up, keeps it.
+    let err = run.join().unwrap().unwrap_err();
+    assert_eq!(err.to_string(), text);
+    let (_, metrics) = get(&addr, "/metrics");
+    let wire = r#"<b>\"breaks\"</b>"#;
+    assert_eq!(
+        node_metric(&metrics, "sluice_node_errors_total", wire),
+        Some(1.0)
+    );
+    assert_eq!(
+        node_metric(&metrics, "sluice_node_errors_total", "tone"),
+        Some(0.0)
+    );
+    // The console closing ends the stream after a last event.
+    drop(console);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while events.next().is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the stream did not end with the console"
+        );
+    }
+}
+
+/// The value of `sluice_stream_bytes_total` for `node` and `direction`, if listed.
+fn stream_bytes(text: &str, node: &str, direction: &str) -> Option<f64> {
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    prometheus_parse::Scrape::parse(lines).expect("the exposition format parses");
+    let prefix = format!("sluice_stream_bytes_total{{node=\"{node}\",direction=\"{direction}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.parse().expect("a number"))
+}
+
+#[test]
+fn a_loopback_tcp_streams_bytes_show_in_metrics_per_node_and_direction() {
+    use sluice_net::{TcpOptions, TcpSink, TcpSource};
+    let mut g = Graph::new();
+    let tone = g
+        .add(
+            "tone",
+            Tone {
+                n: 0,
+                gain: 1.0,
+                noise: 0.0,
+            },
+        )
+        .unwrap();
+    let source =
+        TcpSource::<num_complex::Complex32>::new("tcp-listen://127.0.0.1:0", TcpOptions::default())
+            .unwrap();
+    let url = format!("tcp://{}", source.local_addr().unwrap());
+    let sink = TcpSink::<num_complex::Complex32>::new(&url, TcpOptions::default()).unwrap();
+    let tx = g.add("tx", sink).unwrap();
+    let rx = g.add("rx", source).unwrap();
+    let steps = g
+        .add("steps", Steps(Arc::new(Mutex::new(Vec::new())), 0, 0.001))
+        .unwrap();
+    g.connect(tone, "out", tx, "in").unwrap();
+    g.connect(rx, "out", steps, "in").unwrap();
+    let Served { console, addr, run } = serve(g, "loopback");
+    // Items cross the connection: both ends count bytes, the data one way and the ACKs the
+    // other; at least the items' own bytes went each way they flowed.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = get(&addr, "/metrics").1;
+        let crossed = items_out(&addr, "rx") * std::mem::size_of::<num_complex::Complex32>() as u64;
+        let sent = stream_bytes(&text, "tx", "sent");
+        let received = stream_bytes(&text, "rx", "received");
+        if crossed > 0
+            && sent.is_some_and(|s| s >= crossed as f64)
+            && received.is_some_and(|r| r >= crossed as f64)
+        {
+            assert!(
+                stream_bytes(&text, "tx", "received").is_some_and(|r| r > 0.0),
+                "ACKs: {text}"
+            );
+            assert!(
+                stream_bytes(&text, "rx", "sent").is_some_and(|s| s > 0.0),
+                "ACKs: {text}"
+            );
+            assert_eq!(stream_bytes(&text, "tone", "sent"), None, "{text}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no bytes counted: {text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stats: Value = serde_json::from_str(&get(&addr, "/api/stats").1).unwrap();
+    let rx = stats["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "rx")
+        .unwrap();
+    assert!(rx["bytes_received"].as_u64().unwrap() > 0, "{rx}");
+    assert_eq!(post(&addr, "/api/stop", &json!({})).0, 200);
+    // A stop ends the receiver (a source) first, so the sender may end with "peer closed the
+    // connection": either way the run ends.
+    let _ = run.join().unwrap();
     drop(console);
 }

@@ -54,7 +54,7 @@ pub(crate) fn run(
             let slept = crate::stats::take_slept();
             stats[i].busy += t0.elapsed().saturating_sub(slept);
             stats[i].sleeping += slept;
-            stats[i].troubles.add(crate::stats::take_troubles());
+            stats[i].troubles.add(crate::stats::take_counted().troubles);
             stats[i].work_calls += 1;
             let work = match outcome {
                 Ok(work) => work,

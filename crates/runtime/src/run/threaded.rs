@@ -447,6 +447,15 @@ fn group_loop(unit: usize, mut group: Vec<Member>, ctl: &Arc<Control>) -> Vec<(u
     group.into_iter().map(|m| (m.index, m.stats)).collect()
 }
 
+/// Stops the graph for `node`'s error, and shows the error in the node's live counts at once
+/// (a console lists it while the rest of the graph winds down).
+fn fail_node(ctl: &Control, node: &BuiltNode, err: RuntimeError) {
+    if let Some(progress) = &node.progress {
+        progress.record_error(&err);
+    }
+    ctl.fail(err);
+}
+
 /// Works the group's live nodes in turn until they are all done, the graph stops, or the
 /// `calibration` says to split; when a whole pass moves nothing, blocks on
 /// one node's firing rule. A group of one node is the CPN thread of that node.
@@ -521,12 +530,15 @@ fn run_group(
                 m.cpu += os::thread_cpu_time().saturating_sub(cpu0);
             }
             m.stats.work_calls += 1;
-            let troubles = crate::stats::take_troubles();
-            if !troubles.is_zero() {
-                // Rare: only a node in trouble pays for the extra stores.
-                m.stats.troubles.add(troubles);
+            let counted = crate::stats::take_counted();
+            if counted != crate::stats::Counted::default() {
+                // Rare: only a node in trouble, or a stream endpoint, pays for the extra stores.
+                m.stats.troubles.add(counted.troubles);
                 if let Some(progress) = &m.node.progress {
-                    progress.record_troubles(m.stats.troubles);
+                    if !counted.troubles.is_zero() {
+                        progress.record_troubles(m.stats.troubles);
+                    }
+                    progress.add_bytes(counted.bytes);
                 }
             }
             if let Some(progress) = &m.node.progress {
@@ -535,7 +547,7 @@ fn run_group(
             let work = match outcome {
                 Ok(work) => work,
                 Err(err) => {
-                    ctl.fail(err);
+                    fail_node(ctl, &m.node, err);
                     break 'run;
                 }
             };
@@ -596,7 +608,7 @@ fn run_group(
             match m.spin.check(&mut m.node, need) {
                 Ok(met) => any_met |= met,
                 Err(err) => {
-                    ctl.fail(err);
+                    fail_node(ctl, &m.node, err);
                     break 'run;
                 }
             }
@@ -634,10 +646,11 @@ fn run_group(
                 m.done = true;
                 m.node.finish(&mut m.stats);
             } else {
-                ctl.fail(RuntimeError::NodeFailed {
+                let err = RuntimeError::NodeFailed {
                     node: m.node.name.clone(),
                     source,
-                });
+                };
+                fail_node(ctl, &m.node, err);
                 break;
             }
         }

@@ -120,3 +120,42 @@ impl Node for Lossy {
         Ok(Work::Progress)
     }
 }
+
+/// Reads its input until its `fail` parameter is set, then fails with the value set as its
+/// error (a node whose work returns an error, on cue).
+#[derive(Default)]
+pub struct Breaks {
+    pub reason: Option<String>,
+}
+
+impl Node for Breaks {
+    fn ports(&self) -> Ports {
+        Ports::new().input::<Complex32>("in")
+    }
+    fn controls(&self) -> Vec<ControlSpec> {
+        vec![ControlSpec {
+            name: "fail",
+            expects: "the error's text",
+            help: "makes the next work call fail",
+        }]
+    }
+    fn set_control(&mut self, _: &str, value: &TagValue, _at: u64) -> Result<(), NodeError> {
+        self.reason = Some(control::value_text(value));
+        Ok(())
+    }
+    fn work(&mut self, io: &mut WorkIo<'_>) -> Result<Work, NodeError> {
+        if let Some(reason) = &self.reason {
+            return Err(NodeError::msg(format!("asked to fail: {reason}")));
+        }
+        let input = io.inputs.get::<Complex32>(0)?;
+        let Some(x) = input.window(1)? else {
+            return Ok(Work::NeedInput { port: 0, items: 1 });
+        };
+        if x.is_empty() {
+            return Ok(Work::Done);
+        }
+        let n = x.len();
+        input.consume(n);
+        Ok(Work::Progress)
+    }
+}

@@ -487,7 +487,10 @@ impl Socket {
                     self.lost_current = false;
                     return Err(e);
                 }
-                Ok(k) => got += k,
+                Ok(k) => {
+                    sluice_runtime::count_bytes(sluice_runtime::Direction::Received, k as u64);
+                    got += k;
+                }
                 Err(e) if would_block(&e) => {
                     if got == 0 {
                         if let Some(e) = self.stalled(i) {

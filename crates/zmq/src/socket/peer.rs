@@ -54,6 +54,7 @@ impl Socket {
             match p.stream.write(&p.out) {
                 Ok(0) => return Ok(false),
                 Ok(k) => {
+                    sluice_runtime::count_bytes(sluice_runtime::Direction::Sent, k as u64);
                     p.out.drain(..k);
                 }
                 Err(e) if would_block(&e) => break,
@@ -83,6 +84,7 @@ impl Socket {
         match p.stream.read(&mut p.stash[p.len..end]) {
             Ok(0) => Ok(None),
             Ok(k) => {
+                sluice_runtime::count_bytes(sluice_runtime::Direction::Received, k as u64);
                 p.len += k;
                 self.progressed(i);
                 Ok(Some(k))

@@ -408,7 +408,10 @@ fn write_message(
     }
     match stream.write_vectored(&slices) {
         Ok(0) => Err(std::io::Error::new(ErrorKind::WriteZero, "peer closed")),
-        Ok(k) => Ok(k as u64),
+        Ok(k) => {
+            sluice_runtime::count_bytes(sluice_runtime::Direction::Sent, k as u64);
+            Ok(k as u64)
+        }
         Err(e) if would_block(&e) => Ok(0),
         Err(e) => Err(e),
     }

@@ -11,7 +11,11 @@
 //! k = 10: 0.215 s against 0.14 s; k = 32: 0.80 s against 0.39 s. The estimate, the slowest of
 //! every group's work and every cut's bytes at the cross-core rate (`partition.rs`), predicts
 //! all four. The rate differs between machines, so it is measured once per process
-//! (`cross_core.rs`), and only when a split could pay at all.
+//! (`cross_core.rs`), and only when a split could pay at all. That measurement is the best the
+//! hardware gives two spinning cores (14–17 GB/s on a 2-vCPU Xeon VM where a split 1-stage chain
+//! moved 2–3 GB/s while other builds ran), so the estimate is only a promise: a split is tried
+//! while the graph runs and taken back if the last group does not run faster than it did on
+//! one thread.
 //!
 //! The graph runs on one thread, doing its real work, while it is measured: each node's busy
 //! time during [`SAMPLE`] after a [`WARM_UP`], and the bytes that would cross each possible cut.

@@ -4,7 +4,8 @@
 //! where the missing items or room must come from). One node per thread is the Computational
 //! Process Network model; a few threads with several nodes each keep chunks of items in cache.
 //! The default ([`Scheduler::Auto`]) starts with one thread and splits its group over more
-//! cores only where measurements say it pays (`auto.rs`). A watchdog turns an artificial
+//! cores only where measurements say it pays (`auto.rs`), then takes the groups back onto one
+//! thread if the split does not run faster. A watchdog turns an artificial
 //! deadlock into an error naming the queues involved; the end of the run is an event (the last
 //! thread to finish wakes the caller), not a poll.
 

@@ -31,8 +31,9 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = ["threads", "thread_per_node"])]
     pub stepped: bool,
     /// Run the nodes on this many threads, each working a contiguous group of nodes in turn.
-    /// Without it (and without --thread-per-node) sluice measures the nodes for 30 ms on one
-    /// thread and splits them over more cores only where that pays.
+    /// Without it (and without --thread-per-node) sluice measures the nodes for 15 ms on one
+    /// thread and splits them over more cores only where that pays (and keeps the split only if
+    /// it runs faster).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
     /// Give every node a thread of its own (the Computational Process Network model).

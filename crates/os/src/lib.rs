@@ -48,25 +48,33 @@ pub fn allowed_cpus() -> Vec<usize> {
 
 /// Pins the calling thread to CPU `cpu`.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    allow_current_thread(&[cpu])
+}
+
+/// Lets the calling thread run on any of `cpus` (and no other): undoes a pin when given every
+/// allowed CPU ([`allowed_cpus`]).
+pub fn allow_current_thread(cpus: &[usize]) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         use rustix::thread::{sched_setaffinity, CpuSet};
-        if cpu >= CpuSet::MAX_CPU {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "CPU {cpu} is beyond the {} a CPU set holds",
-                    CpuSet::MAX_CPU
-                ),
-            ));
-        }
         let mut set = CpuSet::new();
-        set.set(cpu);
+        for &cpu in cpus {
+            if cpu >= CpuSet::MAX_CPU {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "CPU {cpu} is beyond the {} a CPU set holds",
+                        CpuSet::MAX_CPU
+                    ),
+                ));
+            }
+            set.set(cpu);
+        }
         sched_setaffinity(None, &set).map_err(io::Error::from)
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = cpu;
+        let _ = cpus;
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }
 }

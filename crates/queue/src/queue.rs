@@ -243,6 +243,14 @@ impl<T: Item> Writer<T> {
         self.core().shared.name()
     }
 
+    /// Which ring implementation backs the queue.
+    pub fn flavor(&self) -> Flavor {
+        match &self.0 {
+            WriterFlavor::Mirrored(_) => Flavor::Mirrored,
+            WriterFlavor::Copying(_) => Flavor::Copying,
+        }
+    }
+
     fn core_mut(&mut self) -> &mut WriterCore {
         match &mut self.0 {
             WriterFlavor::Mirrored(w) => &mut w.core,

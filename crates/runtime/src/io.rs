@@ -264,6 +264,11 @@ pub(crate) trait ErasedOutput: AnyPort {
     fn add_reader(&self) -> Result<Box<dyn ErasedInput>, QueueError>;
     fn queue(&self) -> &str;
     fn capacity(&self) -> usize;
+    /// Whether the output's queue copies wrapped windows ([`sluice_queue::Flavor::Copying`]):
+    /// the same graph then moves its items at another cost.
+    fn copying(&self) -> bool {
+        false
+    }
     /// Messages a message output dropped, by connection (stream outputs drop none).
     fn messages_dropped(&self) -> Vec<(String, u64)> {
         Vec::new()
@@ -333,6 +338,9 @@ impl<T: Item> ErasedOutput for Output<T> {
     }
     fn capacity(&self) -> usize {
         self.writer.capacity()
+    }
+    fn copying(&self) -> bool {
+        self.writer.flavor() == sluice_queue::Flavor::Copying
     }
 }
 

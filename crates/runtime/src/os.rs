@@ -35,6 +35,12 @@ fn pin_to_core(core: usize) -> Result<(), std::io::Error> {
     sluice_os::pin_current_thread(core)
 }
 
+/// Lets the calling thread run on any of `cpus` again (undoes [`configure_current_thread`]'s
+/// pin).
+pub(crate) fn allow_cpus(cpus: &[usize]) -> Result<(), std::io::Error> {
+    sluice_os::allow_current_thread(cpus)
+}
+
 /// Asks for SCHED_FIFO at `priority` for the calling thread.
 pub fn set_fifo_priority(priority: i32) -> Result<(), std::io::Error> {
     sluice_os::set_fifo_priority(priority)

@@ -1,6 +1,8 @@
 //! Schedulers: one thread per node (the default), and a deterministic single-thread stepper.
 
 mod auto;
+mod cross_core;
+mod partition;
 pub(crate) mod step;
 pub(crate) mod threaded;
 
@@ -21,11 +23,14 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scheduler {
     /// The default: start with every node on one thread (chunks of items pass through the whole
-    /// chain while they are in cache, and no item crosses between cores); after a 30 ms warm-up,
-    /// measure each node's busy time for 30 ms, then split the group over a second core if that
-    /// promises a clear gain once the traffic between the cores is counted (both threads are
-    /// then pinned to CPUs of their own). Cheap nodes (copies, conversions) stay on one thread;
-    /// long chains and heavy filters get a core per half.
+    /// chain while they are in cache, and no item crosses between cores); after a 5 ms warm-up,
+    /// measure each node's busy time for 10 ms while the nodes work, then split the nodes into
+    /// contiguous groups over as many cores as pay, up to every core of the machine, if that
+    /// promises a clear gain once the traffic between the cores is counted at the cross-core
+    /// rate measured once per process (each thread is then pinned to a CPU of its own). Cheap
+    /// nodes (copies, conversions) stay on one thread; long chains and heavy filters get a core
+    /// per part. Later runs of a graph of the same shape in the same process start in the
+    /// grouping measured first (for a few runs, then it is measured again).
     #[default]
     Auto,
     /// One thread per node: the Computational Process Network model. Best when nodes block on

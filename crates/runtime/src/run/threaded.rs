@@ -4,11 +4,12 @@
 //! where the missing items or room must come from). One node per thread is the Computational
 //! Process Network model; a few threads with several nodes each keep chunks of items in cache.
 //! The default ([`Scheduler::Auto`]) starts with one thread and splits its group over more
-//! cores only where measurements say it pays (`auto.rs`). A watchdog turns an artificial
+//! cores only where measurements say it pays (`auto.rs`), then takes the groups back onto one
+//! thread if the split does not run faster. A watchdog turns an artificial
 //! deadlock into an error naming the queues involved; the end of the run is an event (the last
 //! thread to finish wakes the caller), not a poll.
 
-use super::auto::Calibration;
+use super::auto::{self, Calibration, Decided, Verdict};
 use super::{RunOptions, Scheduler, SpinGuard, StopHandle, StopView};
 use crate::graph::BuiltNode;
 use crate::node::Work;
@@ -47,6 +48,11 @@ const BATCH_WAIT: Duration = Duration::from_micros(200);
 /// chain on two threads spent half its time waiting in futex hand-offs without it).
 const SPIN_WINDOW: Duration = Duration::from_micros(500);
 
+/// While a split is on trial, a blocked thread looks at least this often whether thread 0 wants
+/// its nodes back (instead of every [`WAIT_SLICE`]): thread 0 waits for them, and its nodes with
+/// it.
+const TRIAL_WAIT_SLICE: Duration = Duration::from_millis(1);
+
 /// How often the watchdog looks for a deadlock while the graph runs.
 const WATCH_TICK: Duration = Duration::from_millis(20);
 
@@ -55,6 +61,8 @@ struct ThreadState {
     state: AtomicU8,
     /// Count of passes that made progress.
     progress: AtomicU64,
+    /// While a split is on trial: the items the thread's nodes have moved (read and written).
+    moved: AtomicU64,
 }
 
 /// A node with what its thread keeps about it.
@@ -110,10 +118,17 @@ struct Control {
     cpus: Vec<usize>,
     priority: Option<i32>,
     warnings: Mutex<Vec<String>>,
-    /// Whether thread 0 measures its group and may split it ([`Scheduler::Auto`]).
-    auto: bool,
+    /// Under [`Scheduler::Auto`], when thread 0 measures its group and may split it: the most
+    /// groups it may make and the graph's shape, under which the decision is remembered.
+    auto: Option<(usize, u64)>,
     /// How the nodes were scheduled, in words, for the run report.
     scheduling: Mutex<String>,
+    /// Whether a split of the default scheduler is on trial (blocked threads then look often
+    /// at `merge`), and whether thread 0 asks the other threads to hand their nodes back.
+    trial: AtomicBool,
+    merge: AtomicBool,
+    /// The groups handed back to thread 0.
+    handed_back: Mutex<Vec<Vec<Member>>>,
     /// The caller's request for a graceful stop, and whether a source was ended for it.
     stop_request: Option<StopHandle>,
     stopped: AtomicBool,
@@ -214,6 +229,15 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunRep
     }
     let count = nodes.len();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let auto_cpus = (opts.scheduler == Scheduler::Auto)
+        .then(os::allowed_cpus)
+        .unwrap_or_default();
+    // Under the default scheduler, as many groups as there are cores to run them (and CPUs to
+    // pin them to), nodes to fill them, and no more.
+    let auto_groups = cores.min(auto_cpus.len()).min(count).max(1);
+    let auto_key = (auto_groups > 1).then(|| auto::graph_key(&nodes, auto_groups));
+    // A run of a graph measured before in this process starts in its grouping.
+    let mut remembered: Option<Decided> = auto_key.and_then(auto::remembered);
     let (groups, max_threads) = match opts.scheduler {
         Scheduler::ThreadPerNode => (split_groups(nodes, count), count),
         Scheduler::Pooled(n) => {
@@ -221,9 +245,18 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunRep
             let len = groups.len();
             (groups, len)
         }
-        Scheduler::Auto => (split_groups(nodes, 1), cores.min(count).max(1)),
+        Scheduler::Auto => match &remembered {
+            Some(decided) => (split_at(nodes, &decided.cuts), auto_groups),
+            None => (split_groups(nodes, 1), auto_groups),
+        },
     };
-    let auto = opts.scheduler == Scheduler::Auto && max_threads > 1;
+    // A remembered split pins each group to a CPU of its own and spins, as a split made while
+    // running does.
+    let remembered_split = groups.len() > 1 && remembered.is_some();
+    let auto = match remembered {
+        Some(_) => None,
+        None => auto_key.map(|key| (auto_groups, key)),
+    };
     let ctl = Arc::new(Control {
         stop: AtomicBool::new(false),
         threads: (0..max_threads.max(groups.len()))
@@ -231,6 +264,7 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunRep
                 CachePadded::new(ThreadState {
                     state: AtomicU8::new(DONE),
                     progress: AtomicU64::new(0),
+                    moved: AtomicU64::new(0),
                 })
             })
             .collect(),
@@ -240,8 +274,10 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunRep
         finished_lock: Mutex::new(()),
         finished: Condvar::new(),
         handles: Mutex::new(Vec::new()),
-        spin: AtomicBool::new(opts.pin_cores && max_threads <= cores),
-        cpus: if opts.pin_cores || auto {
+        spin: AtomicBool::new((opts.pin_cores && max_threads <= cores) || remembered_split),
+        cpus: if opts.scheduler == Scheduler::Auto {
+            auto_cpus
+        } else if opts.pin_cores {
             os::allowed_cpus()
         } else {
             Vec::new()
@@ -252,17 +288,23 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunRep
         scheduling: Mutex::new(match opts.scheduler {
             Scheduler::ThreadPerNode => "one thread per node".to_string(),
             Scheduler::Pooled(n) => format!("{n} pooled threads"),
-            Scheduler::Auto if auto => {
-                "one thread (the run ended before the measurement)".to_string()
-            }
-            Scheduler::Auto => "one thread (one CPU or one node)".to_string(),
+            Scheduler::Auto => match remembered.take() {
+                Some(decided) => format!("{} (remembered from an earlier run)", decided.words),
+                None if auto.is_some() => {
+                    "one thread (the run ended before the measurement)".to_string()
+                }
+                None => "one thread (one CPU or one node)".to_string(),
+            },
         }),
+        trial: AtomicBool::new(false),
+        merge: AtomicBool::new(false),
+        handed_back: Mutex::new(Vec::new()),
         stop_request: opts.stop.clone(),
         spared_by_stop: opts.spared_by_stop.clone(),
         stopped: AtomicBool::new(false),
     });
     for (unit, group) in groups.into_iter().enumerate() {
-        spawn_group(&ctl, unit, group, opts.pin_cores);
+        spawn_group(&ctl, unit, group, opts.pin_cores || remembered_split);
         if ctl.stop.load(Ordering::Acquire) {
             break;
         }
@@ -270,15 +312,18 @@ pub(crate) fn run(mut nodes: Vec<BuiltNode>, opts: &RunOptions) -> Result<RunRep
     watch(&ctl, opts.deadlock_timeout);
     let mut stats: Vec<Option<NodeStats>> = vec![None; count];
     let handles = std::mem::take(&mut *ctl.handles.lock().unwrap_or_else(PoisonError::into_inner));
-    let threads = handles.len();
+    // Threads that handed their nodes back to thread 0 return none and do not count.
+    let mut threads = 0;
     for (names, h) in handles {
         match h.join() {
             Ok(group_stats) => {
+                threads += usize::from(!group_stats.is_empty());
                 for (i, s) in group_stats {
                     stats[i] = Some(s);
                 }
             }
             Err(panic) => {
+                threads += 1;
                 let who: Vec<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
                 ctl.fail(RuntimeError::NodePanicked {
                     node: who.join("' or '"),
@@ -337,6 +382,18 @@ fn split_groups(nodes: Vec<BuiltNode>, threads: usize) -> Vec<Vec<Member>> {
         let group = ((2 * before + w) * threads / (2 * total.max(1))).min(threads - 1);
         groups[group].push(Member::new(i, node));
         before += w;
+    }
+    groups.retain(|g| !g.is_empty());
+    groups
+}
+
+/// Splits the nodes, in the order they were added, into groups that start at each of `cuts`
+/// (ascending indices; the first group starts at 0); each node keeps its index in the graph.
+fn split_at(nodes: Vec<BuiltNode>, cuts: &[usize]) -> Vec<Vec<Member>> {
+    let mut groups: Vec<Vec<Member>> = (0..=cuts.len()).map(|_| Vec::new()).collect();
+    for (i, node) in nodes.into_iter().enumerate() {
+        let group = cuts.iter().filter(|&&c| c <= i).count();
+        groups[group].push(Member::new(i, node));
     }
     groups.retain(|g| !g.is_empty());
     groups
@@ -410,20 +467,42 @@ fn watch(ctl: &Control, timeout: Duration) {
 enum Pass {
     /// Every node is done, or the graph stops.
     Finished,
-    /// Hand the nodes from this index on to a new thread (the default scheduler's decision).
-    Split(usize),
+    /// Hand the nodes from each of these indices on to a new thread each (the default
+    /// scheduler's decision).
+    Split(Vec<usize>),
+    /// Take the groups of the other threads back (the split did not pay).
+    Merge,
+    /// Hand this thread's group back to thread 0, which asked for it.
+    HandBack,
 }
 
-/// One thread's life: run its group; under the default scheduler, thread 0 may hand the tail of
-/// its group to a new thread once, after the calibration.
+/// One thread's life: run its group; under the default scheduler, thread 0 may hand parts of
+/// its group to new threads once, after the measurement.
 fn group_loop(unit: usize, mut group: Vec<Member>, ctl: &Arc<Control>) -> Vec<(usize, NodeStats)> {
-    let mut calibration = (unit == 0 && ctl.auto).then(Calibration::new);
+    let mut calibration = ctl
+        .auto
+        .filter(|_| unit == 0)
+        .map(|(groups, key)| Calibration::new(groups, key));
+    // Threads started by a split, which a merge waits for.
+    let mut started = 0;
     loop {
         match run_group(unit, &mut group, ctl, &mut calibration) {
             Pass::Finished => break,
-            Pass::Split(at) => {
-                // Each half gets a CPU of its own, so that both run at once and may spin.
-                if ctl.cpus.len() >= 2 {
+            Pass::HandBack => {
+                ctl.handed_back
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(std::mem::take(&mut group));
+                return Vec::new();
+            }
+            Pass::Merge => {
+                merge_back(&mut group, ctl, started);
+                started = 0;
+            }
+            Pass::Split(cuts) => {
+                // Each group gets a CPU of its own (there are at least as many CPUs as groups),
+                // so that all run at once and may spin.
+                if ctl.cpus.len() > cuts.len() {
                     for note in os::configure_current_thread(Some(ctl.cpus[0]), None) {
                         ctl.warnings
                             .lock()
@@ -432,8 +511,15 @@ fn group_loop(unit: usize, mut group: Vec<Member>, ctl: &Arc<Control>) -> Vec<(u
                     }
                     ctl.spin.store(true, Ordering::Release);
                 }
-                let tail = group.split_off(at);
-                spawn_group(ctl, 1, tail, true);
+                ctl.trial.store(
+                    calibration.as_ref().is_some_and(Calibration::on_trial),
+                    Ordering::Release,
+                );
+                for (unit, &at) in cuts.iter().enumerate().rev() {
+                    let tail = group.split_off(at);
+                    spawn_group(ctl, unit + 1, tail, true);
+                }
+                started = cuts.len();
             }
         }
     }
@@ -456,9 +542,39 @@ fn fail_node(ctl: &Control, node: &BuiltNode, err: RuntimeError) {
     ctl.fail(err);
 }
 
-/// Works the group's live nodes in turn until they are all done, the graph stops, or the
-/// `calibration` says to split; when a whole pass moves nothing, blocks on
-/// one node's firing rule. A group of one node is the CPN thread of that node.
+/// Thread 0 takes back the groups of the `started` threads a split started, after it asked them
+/// (each hands its group back at its next turn, or ends if its nodes are done or the graph
+/// stops), and runs every node on one thread again, on any allowed CPU, without spinning.
+fn merge_back(group: &mut Vec<Member>, ctl: &Control, started: usize) {
+    ctl.merge.store(true, Ordering::Release);
+    while (1..=started).any(|u| ctl.threads[u].state.load(Ordering::Acquire) != DONE) {
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    ctl.merge.store(false, Ordering::Release);
+    ctl.trial.store(false, Ordering::Release);
+    ctl.spin.store(false, Ordering::Release);
+    let handed = std::mem::take(
+        &mut *ctl
+            .handed_back
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    );
+    group.extend(handed.into_iter().flatten());
+    group.sort_by_key(|m| m.index);
+    if let Err(e) = os::allow_cpus(&ctl.cpus) {
+        ctl.warnings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(format!(
+                "could not unpin the graph's thread after a merge: {e}"
+            ));
+    }
+}
+
+/// Works the group's live nodes in turn until they are all done, the graph stops, the
+/// `calibration` says to split or merge, or (on another thread than 0) thread 0 asks for the
+/// nodes back; when a whole pass moves nothing, blocks on one node's firing rule. A group of one
+/// node is the CPN thread of that node.
 fn run_group(
     unit: usize,
     group: &mut [Member],
@@ -478,6 +594,9 @@ fn run_group(
     };
     let mut stop_applied = false;
     'run: while !ctl.stop.load(Ordering::Relaxed) {
+        if unit != 0 && ctl.merge.load(Ordering::Acquire) {
+            return Pass::HandBack;
+        }
         if ctl
             .stop_request
             .as_ref()
@@ -515,7 +634,10 @@ fn run_group(
             }
             live += 1;
             let t0 = Instant::now();
-            let cpu0 = calibration.is_some().then(os::thread_cpu_time);
+            let cpu0 = calibration
+                .as_ref()
+                .is_some_and(Calibration::measuring)
+                .then(os::thread_cpu_time);
             let outcome = m.node.step(
                 &mut tags,
                 StopView {
@@ -577,22 +699,39 @@ fn run_group(
         if moved {
             progress += 1;
             me.progress.store(progress, Ordering::Release);
+            if ctl.trial.load(Ordering::Relaxed) {
+                me.moved
+                    .store(auto::moved_by_group(group), Ordering::Release);
+            }
             if pooled {
                 me.state.store(RUNNING, Ordering::Release);
                 slice = FIRST_POOLED_SLICE;
             }
-            if let Some(cal) = calibration.as_mut() {
-                let cut = cal.step(group);
-                if cal.decided {
-                    if let Some(outcome) = cal.outcome.take() {
-                        *ctl.scheduling
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner) = outcome;
+            if let Some(verdict) = calibration.as_mut().and_then(|cal| {
+                cal.step(group, &ctl.cpus, |unit| {
+                    ctl.threads[unit].moved.load(Ordering::Acquire)
+                })
+            }) {
+                let report = |words: String| {
+                    *ctl.scheduling
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = words;
+                };
+                match verdict {
+                    Verdict::Settled(words) => {
+                        report(words);
+                        *calibration = None;
+                        ctl.trial.store(false, Ordering::Release);
                     }
-                    *calibration = None;
-                }
-                if let Some(at) = cut {
-                    return Pass::Split(at);
+                    Verdict::Split(cuts, words) => {
+                        report(words);
+                        return Pass::Split(cuts);
+                    }
+                    Verdict::Merge(words) => {
+                        report(words);
+                        *calibration = None;
+                        return Pass::Merge;
+                    }
                 }
             }
             continue;
@@ -740,7 +879,11 @@ fn wait(
     }
     let mut announced = false;
     loop {
-        let deadline = Instant::now() + pooled_slice.unwrap_or(WAIT_SLICE);
+        let mut slice = pooled_slice.unwrap_or(WAIT_SLICE);
+        if ctl.trial.load(Ordering::Relaxed) {
+            slice = slice.min(TRIAL_WAIT_SLICE);
+        }
+        let deadline = Instant::now() + slice;
         let ready = match work {
             Work::NeedInput { port, items } => match node.inputs.get_mut(port) {
                 Some(q) => q.wait(items, deadline)?,
@@ -771,7 +914,8 @@ fn wait(
         };
         let stop_now = wake_for_stop && ctl.stop_requested();
         // A change of a run-time parameter waits: fire the node so that it applies it.
-        if ready || stop_now || node.has_mail() || ctl.stop.load(Ordering::Acquire) {
+        let merge = ctl.merge.load(Ordering::Acquire);
+        if ready || stop_now || merge || node.has_mail() || ctl.stop.load(Ordering::Acquire) {
             if announced {
                 me.state.store(RUNNING, Ordering::Release);
             }

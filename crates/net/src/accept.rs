@@ -147,6 +147,11 @@ impl RateLog {
         }
     }
 
+    /// Whether lines were held back and not told yet (see [`RateLog::flush`]).
+    pub fn untold(&self) -> bool {
+        self.suppressed > 0
+    }
+
     /// Once the interval has passed, tells the count of the lines not shown since the last
     /// one (`what` names the listener), so that a burst's tail is never silent.
     pub fn flush(&mut self, what: &str) {

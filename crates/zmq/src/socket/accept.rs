@@ -91,8 +91,12 @@ impl Socket {
                 };
                 self.log.line(self.opts.log_interval, &line);
             }
-        } else if self.listener.is_some() {
-            self.log.flush(&self.describe());
+            // Looked at with the accepts, every few milliseconds, so that the message path
+            // never pays for naming the socket.
+            if self.log.untold() {
+                let what = self.describe();
+                self.log.flush(&what);
+            }
         }
         if let Some(addr) = self.connect.clone() {
             if self.peers.is_empty() && Instant::now() >= self.next_connect {

@@ -67,6 +67,8 @@ const RULES: &[(&str, &[&str])] = &[
             "sluice-pmt",
             "sluice-runtime",
             "sluice-graph",
+            // The accept path every listener shares (`sluice_net::accept`).
+            "sluice-net",
         ],
     ),
     (
@@ -115,7 +117,11 @@ const RULES: &[(&str, &[&str])] = &[
         ],
     ),
     // The web console: watches and steers a run through the runtime's handles, FFTs for views.
-    ("sluice-web", &["sluice-runtime", "sluice-kernels"]),
+    // Its listeners take connections through `sluice_net::accept`, as every listener does.
+    (
+        "sluice-web",
+        &["sluice-runtime", "sluice-kernels", "sluice-net"],
+    ),
     (
         "sluice-bench",
         &[

@@ -32,9 +32,10 @@ use std::time::{Duration, Instant};
 /// The acceptor thread looks at the pending connections' deadlines at least this often.
 const SWEEP: Duration = Duration::from_millis(50);
 
-/// The first and the longest pause after an `accept` that failed for lack of a resource.
-const BACKOFF_FIRST: Duration = Duration::from_millis(10);
-const BACKOFF_CAP: Duration = Duration::from_secs(1);
+/// The first pause after an `accept` that failed for lack of a resource (see [`Backoff`]).
+pub const BACKOFF_FIRST: Duration = Duration::from_millis(10);
+/// The longest pause after an `accept` that failed for lack of a resource.
+pub const BACKOFF_CAP: Duration = Duration::from_secs(1);
 
 /// The limits of an [`Acceptor`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,43 +102,103 @@ impl Admission {
 pub type Prepare<T> = dyn Fn(TcpStream, &Admission) -> Result<T, String> + Send + Sync;
 
 /// At most one line per interval; the lines in between are counted and the count is told.
-#[derive(Debug, Default)]
-pub(crate) struct RateLog {
+/// Every listener logs its refusals and accept errors through one of these.
+#[derive(Debug)]
+pub struct RateLog {
+    /// What each line starts with: the crate that logs (`sluice-net`, `sluice-zmq`, ...).
+    prefix: &'static str,
     next: Option<Instant>,
     suppressed: u64,
 }
 
+impl Default for RateLog {
+    fn default() -> Self {
+        RateLog::new()
+    }
+}
+
 impl RateLog {
-    /// A log that has printed nothing yet.
-    pub(crate) const fn new() -> Self {
+    /// A log of `sluice-net` that has printed nothing yet.
+    pub const fn new() -> Self {
+        RateLog::with_prefix("sluice-net")
+    }
+
+    /// A log whose lines start with `prefix` (the crate that logs), nothing printed yet.
+    pub const fn with_prefix(prefix: &'static str) -> Self {
         RateLog {
+            prefix,
             next: None,
             suppressed: 0,
         }
     }
 
-    /// Prints `sluice-net: <line>` on stderr unless a line was printed less than `every` ago.
-    pub(crate) fn line(&mut self, every: Duration, line: &str) {
+    /// Prints `<prefix>: <line>` on stderr unless a line was printed less than `every` ago.
+    pub fn line(&mut self, every: Duration, line: &str) {
         let now = Instant::now();
         if self.next.is_some_and(|t| now < t) {
             self.suppressed += 1;
             return;
         }
         self.next = Some(now + every);
+        let prefix = self.prefix;
         match std::mem::take(&mut self.suppressed) {
-            0 => eprintln!("sluice-net: {line}"),
-            n => eprintln!("sluice-net: {line} ({n} more such lines not shown)"),
+            0 => eprintln!("{prefix}: {line}"),
+            n => eprintln!("{prefix}: {line} ({n} more such lines not shown)"),
         }
+    }
+
+    /// Whether lines were held back and not told yet (see [`RateLog::flush`]).
+    pub fn untold(&self) -> bool {
+        self.suppressed > 0
     }
 
     /// Once the interval has passed, tells the count of the lines not shown since the last
     /// one (`what` names the listener), so that a burst's tail is never silent.
-    pub(crate) fn flush(&mut self, what: &str) {
+    pub fn flush(&mut self, what: &str) {
         if self.suppressed > 0 && self.next.is_none_or(|t| Instant::now() >= t) {
             let n = std::mem::take(&mut self.suppressed);
             self.next = None;
-            eprintln!("sluice-net: {what}: {n} more refused connections or accept errors, not shown line by line");
+            eprintln!(
+                "{}: {what}: {n} more refused connections or accept errors, not shown line by line",
+                self.prefix
+            );
         }
+    }
+}
+
+/// How long accepting pauses after `accept` failed for lack of a resource: `first`, doubling
+/// at each failure in a row up to [`BACKOFF_CAP`], back to `first` once a connection is taken.
+/// A listener out of descriptors thus neither spins on `accept` nor stops for long once they
+/// are free again.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    first: Duration,
+    next: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff::new(BACKOFF_FIRST)
+    }
+}
+
+impl Backoff {
+    /// A backoff whose first pause is `first` (at most [`BACKOFF_CAP`]).
+    pub fn new(first: Duration) -> Self {
+        let first = first.min(BACKOFF_CAP);
+        Backoff { first, next: first }
+    }
+
+    /// The pause due now; the next one is twice as long, up to the cap.
+    pub fn pause(&mut self) -> Duration {
+        let now = self.next;
+        self.next = (self.next * 2).min(BACKOFF_CAP);
+        now
+    }
+
+    /// A connection was taken: the next failure pauses for the first pause again.
+    pub fn reset(&mut self) {
+        self.next = self.first;
     }
 }
 
@@ -251,10 +312,7 @@ impl<T: Send + 'static> Acceptor<T> {
             table: Mutex::default(),
             counts: Mutex::default(),
             last_refusal: Mutex::default(),
-            log: Mutex::new(RateLog {
-                next: None,
-                suppressed: 0,
-            }),
+            log: Mutex::new(RateLog::new()),
         });
         let listener = Arc::new(listener);
         let (tx, ready) = mpsc::channel();
@@ -346,8 +404,10 @@ impl<T> Drop for Acceptor<T> {
     }
 }
 
-/// Whether an `accept` error says a resource ran out (then accepting pauses).
-fn scarce(e: &std::io::Error) -> bool {
+/// Whether an `accept` error says a resource ran out (EMFILE, ENFILE, ENOBUFS, ENOMEM: then
+/// accepting pauses, see [`Backoff`]); any other error (ECONNABORTED, ...) concerns the one
+/// connection that failed, and the next is taken at once. Either way the listener lives on.
+pub fn scarce(e: &std::io::Error) -> bool {
     use rustix::io::Errno;
     let Some(code) = e.raw_os_error() else {
         return false;
@@ -362,7 +422,7 @@ fn accept_loop<T: Send + 'static>(
     tx: &Sender<(T, Slot)>,
     prepare: &Arc<Prepare<T>>,
 ) {
-    let mut backoff = BACKOFF_FIRST;
+    let mut backoff = Backoff::default();
     while !shared.stop.load(Ordering::Acquire) {
         sweep(shared);
         shared
@@ -378,7 +438,7 @@ fn accept_loop<T: Send + 'static>(
         for _ in 0..64 {
             match listener.accept() {
                 Ok((stream, peer)) => {
-                    backoff = BACKOFF_FIRST;
+                    backoff.reset();
                     admit(shared, stream, peer, tx, prepare);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
@@ -389,13 +449,13 @@ fn accept_loop<T: Send + 'static>(
                     }
                     shared.count(|c| c.transient += 1);
                     if scarce(&e) {
+                        let pause = backoff.pause();
                         shared.log(&format!(
-                            "{}: accept failed ({e}); accepting again in {backoff:?}, the connections taken are served meanwhile",
+                            "{}: accept failed ({e}); accepting again in {pause:?}, the connections taken are served meanwhile",
                             shared.what
                         ));
                         // Woken early when the acceptor is dropped.
-                        std::thread::park_timeout(backoff);
-                        backoff = (backoff * 2).min(BACKOFF_CAP);
+                        std::thread::park_timeout(pause);
                     } else {
                         // A connection reset before it was taken (ECONNABORTED) and the like:
                         // that connection is gone, the next is fine.

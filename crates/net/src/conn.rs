@@ -97,6 +97,8 @@ impl Endpoint {
     /// Tries to get a connection, waiting at most `wait`: `Ok(None)` if none came. (The
     /// stream blocks take a listener's connections through an
     /// [`Acceptor`](crate::accept::Acceptor) instead; the probe's plaintext ends use this.)
+    /// A failed `accept` is transient, as on every listener: logged (rate-limited), and, for
+    /// lack of a resource (out of descriptors), a pause of `wait` before `Ok(None)`.
     pub fn establish(&self, wait: Duration, offset: u64) -> Result<Option<TcpStream>, NetError> {
         match self {
             Endpoint::Listen(l) => {
@@ -106,13 +108,13 @@ impl Endpoint {
                         return Ok(None)
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                    Err(e) => return Err(io_err(&self.describe(), offset, "accept", &e)),
+                    Err(e) => return Ok(self.accept_failed(&e, wait)),
                 }
                 wait_fd(l, PollFlags::IN, wait);
                 match l.accept() {
                     Ok((s, _)) => Ok(Some(s)),
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
-                    Err(e) => Err(io_err(&self.describe(), offset, "accept", &e)),
+                    Err(e) => Ok(self.accept_failed(&e, wait)),
                 }
             }
             Endpoint::Closed(_) => {
@@ -138,6 +140,32 @@ impl Endpoint {
                 Ok(None)
             }
         }
+    }
+}
+
+impl Endpoint {
+    /// `accept` failed with `e`: the listener lives on (see [`crate::accept::scarce`]). The
+    /// caller's polling interval `wait` is the pause, so that a listener out of descriptors
+    /// does not spin; the connection waits in the backlog meanwhile.
+    fn accept_failed(&self, e: &std::io::Error, wait: Duration) -> Option<TcpStream> {
+        /// One log for every such listener of the process (a probe has two at most).
+        static LOG: Mutex<crate::accept::RateLog> = Mutex::new(crate::accept::RateLog::new());
+        let scarce = crate::accept::scarce(e);
+        let line = if scarce {
+            format!(
+                "{}: accept failed ({e}); accepting again in {wait:?}",
+                self.describe()
+            )
+        } else {
+            format!("{}: accept failed ({e})", self.describe())
+        };
+        LOG.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .line(Duration::from_secs(1), &line);
+        if scarce {
+            std::thread::sleep(wait);
+        }
+        None
     }
 }
 

@@ -1,10 +1,12 @@
 //! The drivers the fuzz targets (`fuzz/fuzz_targets/net_receive.rs`, `net_send.rs`,
-//! `secure_records.rs`) and their replay tests (`tests/fuzz_regressions.rs`) share, so that
-//! what the fuzzer checks and what `cargo test` replays cannot drift apart.
+//! `secure_records.rs`, `shm_handshake.rs`, `secure_handshake.rs`) and their replay tests
+//! (`tests/fuzz_regressions.rs`, `tests/fuzz_handshakes.rs`) share, so that what the fuzzer
+//! checks and what `cargo test` replays cannot drift apart.
 
 use crate::secure::{Got, Opener, Protection, RxBuf, Sealer};
 use crate::{Decoder, Event, Need, NetError, Role};
-use std::io::IoSliceMut;
+use std::io::{IoSliceMut, Write};
+use std::time::Duration;
 
 /// The frame limit of the fuzzed receiver.
 pub const LIMIT: u32 = 1 << 20;
@@ -143,4 +145,141 @@ fn protection(seed: u8) -> Protection {
     } else {
         Protection::Encrypt
     }
+}
+
+// --- Handshakes: what a peer sends before the stream --------------------------------------
+
+/// At most this many bytes of an input are written to a socket (the rest is dropped), so that
+/// a write never waits for a reader that is not there.
+const SOCKET_INPUT: usize = 64 << 10;
+
+/// The shared-memory stream's handshake as the receiving end (an `shm_source`) parses it:
+/// with the first byte even, `data` after it is what the sink sent on the Unix socket (its
+/// HELLO, read by [`crate::take_over`] over a real socket pair, without the ring's
+/// descriptor); odd, the tag messages that follow it on that socket. Returns the tags taken
+/// (zero for a HELLO), or the error that refused the peer. Panics if a ring is attached
+/// although no descriptor came, or if more bytes are taken than came.
+pub fn shm_handshake(data: &[u8]) -> Result<usize, NetError> {
+    let Some((&mode, rest)) = data.split_first() else {
+        return Ok(0);
+    };
+    if mode & 1 == 1 {
+        let mut tags = Vec::new();
+        let taken = crate::shm::split_tag_messages(rest, "fuzz", 0, &mut tags)?;
+        assert!(
+            taken <= rest.len(),
+            "tag messages beyond the bytes that came"
+        );
+        return Ok(tags.len());
+    }
+    let io = |e: std::io::Error| NetError::Config(format!("fuzz socket pair: {e}"));
+    let (mut ours, mut theirs) = std::os::unix::net::UnixStream::pair().map_err(io)?;
+    theirs
+        .write_all(&rest[..rest.len().min(SOCKET_INPUT)])
+        .and_then(|()| theirs.shutdown(std::net::Shutdown::Write))
+        .map_err(io)?;
+    match crate::take_over::<f32>(&mut ours, "fuzz", Duration::from_secs(1)) {
+        Ok(_) => panic!("a ring attached though no descriptor came"),
+        Err(e) => Err(e),
+    }
+}
+
+/// The HELLO an `shm_sink` of `item` sends (its descriptor aside), as [`shm_handshake`] takes
+/// it (first byte 0).
+pub fn shm_hello(item_name: &str, item_size: u32) -> Vec<u8> {
+    let hello = crate::wire::hello(&crate::wire::Hello {
+        item_name: item_name.to_string(),
+        item_size,
+        vlen: 1,
+        crc: false,
+        heartbeat_ms: 0,
+        metadata: Vec::new(),
+        fence: None,
+        messages: false,
+    })
+    .expect("a short item name encodes");
+    [&[0u8][..], &hello].concat()
+}
+
+/// The tag messages an `shm_sink` sends for `tags`, as [`shm_handshake`] takes them (first
+/// byte 1).
+pub fn shm_tags(tags: &[sluice_runtime::Tag]) -> Vec<u8> {
+    let mut out = vec![1u8];
+    crate::shm::send_tags(&mut out, tags, &mut Vec::new()).expect("tags that encode");
+    out
+}
+
+/// The secure channel's handshake (`secure::accept` with the first byte even, the responder;
+/// `secure::connect` odd, the initiator) against a peer that sends `data` after the first
+/// byte and nothing else, over a real loopback TCP connection, with a stream's credentials
+/// under [`RECORD_KEY`] (bit 1 of the first byte: authenticated records). Returns the error
+/// that refused the peer. Panics if a handshake completes: bytes that hold neither this
+/// run's ephemeral keys nor the cluster key cannot be a peer's.
+pub fn secure_handshake(data: &[u8]) -> Result<(), NetError> {
+    use std::sync::OnceLock;
+    static LISTENER: OnceLock<Result<std::net::TcpListener, String>> = OnceLock::new();
+    static IDENTITY: OnceLock<Result<std::sync::Arc<crate::secure::Identity>, String>> =
+        OnceLock::new();
+    let Some((&mode, rest)) = data.split_first() else {
+        return Ok(());
+    };
+    let setup = |e: String| NetError::Config(format!("fuzz set-up: {e}"));
+    let listener = LISTENER
+        .get_or_init(|| std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| setup(e.clone()))?;
+    let identity = IDENTITY
+        .get_or_init(|| {
+            crate::secure::Identity::generate()
+                .map(std::sync::Arc::new)
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| setup(e.clone()))?;
+    let io = |e: std::io::Error| setup(e.to_string());
+    let addr = listener.local_addr().map_err(io)?;
+    let mut theirs = std::net::TcpStream::connect(addr).map_err(io)?;
+    let (mut ours, _) = listener.accept().map_err(io)?;
+    // Closed with a reset, not FIN: thousands of runs a second leave no TIME_WAIT behind.
+    for s in [&ours, &theirs] {
+        let _ = rustix::net::sockopt::set_socket_linger(s, Some(Duration::ZERO));
+    }
+    theirs
+        .write_all(&rest[..rest.len().min(SOCKET_INPUT)])
+        .and_then(|()| theirs.shutdown(std::net::Shutdown::Write))
+        .map_err(io)?;
+    let creds = crate::secure::Credentials {
+        identity: identity.clone(),
+        psk: Some(crate::auth::ClusterKey::from_bytes(RECORD_KEY)),
+        peers: None,
+        purpose: crate::secure::Purpose::Stream,
+        protection: protection(mode),
+    };
+    let wait = Duration::from_secs(1);
+    let session = if mode & 1 == 0 {
+        crate::secure::accept(&mut ours, &creds, wait)
+    } else {
+        crate::secure::connect(&mut ours, &creds, wait)
+    };
+    match session {
+        Ok(_) => panic!("a secure handshake completed with a peer that holds no key"),
+        Err(e) => Err(e),
+    }
+}
+
+/// What a peer sends in the secure handshake, as [`secure_handshake`] takes it: the first
+/// byte (`mode`), the preface of a stream with `mode`'s protection, then each message with
+/// its big-endian u16 length.
+pub fn secure_messages(mode: u8, messages: &[&[u8]]) -> Vec<u8> {
+    let mut out = vec![mode];
+    out.extend_from_slice(&crate::secure::preface(
+        crate::secure::Purpose::Stream,
+        protection(mode),
+    ));
+    for m in messages {
+        let len = u16::try_from(m.len()).expect("a handshake message fits in 64 KiB");
+        out.extend_from_slice(&len.to_be_bytes());
+        out.extend_from_slice(m);
+    }
+    out
 }

@@ -447,7 +447,13 @@ impl<T: Item> Node for ShmSink<T> {
 }
 
 /// Sends `tags` as tag list messages of at most [`MAX_TAG_MESSAGE`] bytes.
-fn send_tags(stream: &mut UnixStream, tags: &[Tag], buf: &mut Vec<u8>) -> std::io::Result<()> {
+/// Writes `tags` to `stream` as tag messages (each a u32 length and the tags in the wire's
+/// encoding, at most [`MAX_TAG_MESSAGE`] bytes), what [`split_tag_messages`] takes apart.
+pub(crate) fn send_tags(
+    stream: &mut impl Write,
+    tags: &[Tag],
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
     let mut at = 0;
     while at < tags.len() {
         // Grow a message tag by tag while it fits (a single tag larger than the limit is an
@@ -509,33 +515,48 @@ impl<T: Item> SourceSession<T> {
                 Err(_) => break,
             }
         }
-        let mut at = 0;
-        while self.partial.len() - at >= 4 {
-            let len = u32::from_le_bytes(self.partial[at..at + 4].try_into().expect("4 bytes"));
-            if len > MAX_TAG_MESSAGE {
-                return Err(NetError::Config(format!(
-                    "shared-memory peer {}: a tag message of {len} bytes, above the limit of \
-                     {MAX_TAG_MESSAGE}",
-                    self.peer
-                )));
-            }
-            let end = at + 4 + len as usize;
-            if self.partial.len() < end {
-                break;
-            }
-            let tags = wire::decode_tags(&self.partial[at + 4..end]).map_err(|e| {
-                NetError::Config(format!(
-                    "shared-memory peer {}: bad tag message at item {}: {e}",
-                    self.peer,
-                    self.ring.position()
-                ))
-            })?;
-            self.tags.extend(tags);
-            at = end;
-        }
+        let at = split_tag_messages(
+            &self.partial,
+            &self.peer,
+            self.ring.position(),
+            &mut self.tags,
+        )?;
         self.partial.drain(..at);
         Ok(())
     }
+}
+
+/// Takes the whole tag messages at the start of `partial` (each a u32 length, then the tags
+/// in the wire's encoding, at most [`MAX_TAG_MESSAGE`] bytes) into `tags`, and returns how
+/// many bytes they held; a partial message at the end waits for its rest. `peer` and
+/// `position` (the ring's item) are for messages.
+pub(crate) fn split_tag_messages(
+    partial: &[u8],
+    peer: &str,
+    position: u64,
+    tags: &mut impl Extend<Tag>,
+) -> Result<usize, NetError> {
+    let mut at = 0;
+    while let Some(head) = partial.get(at..at + 4) {
+        let len = u32::from_le_bytes(head.try_into().expect("4 bytes"));
+        if len > MAX_TAG_MESSAGE {
+            return Err(NetError::Config(format!(
+                "shared-memory peer {peer}: a tag message of {len} bytes, above the limit of \
+                 {MAX_TAG_MESSAGE}"
+            )));
+        }
+        let Some(body) = partial.get(at + 4..at + 4 + len as usize) else {
+            break;
+        };
+        let got = wire::decode_tags(body).map_err(|e| {
+            NetError::Config(format!(
+                "shared-memory peer {peer}: bad tag message at item {position}: {e}"
+            ))
+        })?;
+        tags.extend(got);
+        at += 4 + len as usize;
+    }
+    Ok(at)
 }
 
 /// Receives a stream from an [`ShmSink`] in another process through a shared ring.

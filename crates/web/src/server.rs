@@ -1,12 +1,18 @@
-//! The console's server: a listener thread, one short-lived thread per connection (at most
-//! [`MAX_CONNECTIONS`] at once), read and write timeouts, and shutdown on drop.
+//! The console's server: connections come through the accept path every listener shares
+//! ([`sluice_net::accept::Acceptor`]), which reads each one's TLS handshake and request
+//! within a budget, capped overall and per source address, and passes over transient
+//! `accept` errors (out of descriptors); a dispatcher thread then serves each parsed request
+//! on a short-lived thread of its own (at most [`MAX_CONNECTIONS`] at once), with read and
+//! write timeouts, and everything stops on drop. A flood of silent connections thus costs
+//! the flooding address its own places, not the console.
 //!
 //! No graph thread ever waits on the web side: statistics are relaxed loads, taps are lossy
 //! readers the writers never wait for, and a parameter change waits (on the connection's own
 //! thread) for the node to apply it between two `work` calls, exactly as `sluice ctl set`.
 
 use crate::guard::Guard;
-use crate::http::{self, HttpError};
+use crate::http::{self, HttpError, Request};
+use sluice_net::accept::{AcceptOptions, Acceptor, Admission, Prepare};
 use sluice_runtime::{ControlHandle, Monitor, Progress, StopHandle};
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -18,8 +24,10 @@ use std::time::{Duration, Instant};
 pub const MAX_CONNECTIONS: usize = 32;
 /// How long a closing console waits at most for its streams' last events.
 const LAST_EVENTS: Duration = Duration::from_millis(500);
-/// How long a client may take to send its request, and a write may block.
+/// How long a read or a write of a connection being served may block.
 const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often the dispatcher looks whether the console is closing.
+const DISPATCH_WAIT: Duration = Duration::from_millis(50);
 
 /// The handles of a run that the console watches and steers.
 #[derive(Debug, Clone)]
@@ -111,10 +119,23 @@ impl Console {
     }
 
     /// Binds and starts serving `handles`, over HTTPS with `tls` (any address), or plain HTTP
-    /// without (loopback only).
+    /// without (loopback only), with the default limits of the accept path.
     pub fn start_with_tls(
         opts: ConsoleOptions,
         tls: Option<&crate::Tls>,
+        handles: RunHandles,
+    ) -> Result<Console, ConsoleError> {
+        Self::start_with_limits(opts, tls, AcceptOptions::default(), handles)
+    }
+
+    /// As [`Console::start_with_tls`], with the accept path's limits given: `accept.budget`
+    /// is how long a client may take for its TLS handshake and its request (5 s by
+    /// default), `accept.max_pending` and `accept.max_pending_per_ip` how many connections
+    /// may be at that stage at once, in all and from one address (64 and 8).
+    pub fn start_with_limits(
+        opts: ConsoleOptions,
+        tls: Option<&crate::Tls>,
+        accept: AcceptOptions,
         handles: RunHandles,
     ) -> Result<Console, ConsoleError> {
         if tls.is_none() && !opts.bind.ip().is_loopback() {
@@ -150,11 +171,16 @@ impl Console {
             dropped_events: Default::default(),
             open_streams: AtomicUsize::new(0),
         });
+        let prepare: Arc<Prepare<(Conn, Request)>> = {
+            let tls = shared.tls.clone();
+            Arc::new(move |stream, admission: &Admission| read_request(stream, admission, &tls))
+        };
+        let acceptor = Acceptor::start(listener, "console", accept, prepare).map_err(io)?;
         let thread = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
                 .name("console".into())
-                .spawn(move || accept_loop(listener, shared))
+                .spawn(move || dispatch(&acceptor, &shared))
                 .map_err(io)?
         };
         Ok(Console {
@@ -209,44 +235,75 @@ impl Drop for Console {
     }
 }
 
-fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+/// Serves each connection whose request came, on a thread of its own, until the console
+/// closes (dropping the acceptor then closes the listener and the connections not taken).
+fn dispatch(acceptor: &Acceptor<(Conn, Request)>, shared: &Arc<Shared>) {
     let active = Arc::new(AtomicUsize::new(0));
     while !shared.closing.load(Ordering::Acquire) {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                let _ = stream.set_nonblocking(false);
-                if active.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
-                    active.fetch_sub(1, Ordering::AcqRel);
-                    // Over TLS a plain answer would be garbage to the client: just close.
-                    if shared.tls.is_none() {
-                        refuse_busy(stream);
-                    }
-                    continue;
-                }
-                let (conn_shared, conn_active) = (Arc::clone(&shared), Arc::clone(&active));
-                let spawned = std::thread::Builder::new()
-                    .name("console-conn".into())
-                    .spawn(move || {
-                        serve(stream, &conn_shared);
-                        conn_active.fetch_sub(1, Ordering::AcqRel);
-                    });
-                if spawned.is_err() {
-                    // The closure (and its count) never ran.
-                    active.fetch_sub(1, Ordering::AcqRel);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        let Some((conn, req)) = acceptor.next(DISPATCH_WAIT) else {
+            continue;
+        };
+        if active.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
+            active.fetch_sub(1, Ordering::AcqRel);
+            refuse_busy(conn);
+            continue;
+        }
+        let (conn_shared, conn_active) = (Arc::clone(shared), Arc::clone(&active));
+        let spawned = std::thread::Builder::new()
+            .name("console-conn".into())
+            .spawn(move || {
+                serve(conn, &req, &conn_shared);
+                conn_active.fetch_sub(1, Ordering::AcqRel);
+            });
+        if spawned.is_err() {
+            // The closure (and its count) never ran.
+            active.fetch_sub(1, Ordering::AcqRel);
         }
     }
 }
 
-fn refuse_busy(mut stream: TcpStream) {
-    let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
+/// A new connection's work before it is served, within its budget: the TLS handshake (on
+/// the first read) and the request. A bad request is answered with its status here; either
+/// way the acceptor counts and logs the refusal.
+fn read_request(
+    stream: TcpStream,
+    admission: &Admission,
+    tls: &Option<Arc<rustls::ServerConfig>>,
+) -> Result<(Conn, Request), String> {
+    // The acceptor shuts the socket down when the budget passes; the timeouts end each
+    // blocking call by then too (zero would mean none).
+    let left = admission.left().max(Duration::from_millis(1));
+    stream
+        .set_nonblocking(false)
+        .and_then(|()| stream.set_read_timeout(Some(left)))
+        .and_then(|()| stream.set_write_timeout(Some(left)))
+        .map_err(|e| format!("socket setup: {e}"))?;
+    let conn = match tls {
+        None => Conn::Plain(stream),
+        Some(config) => match rustls::ServerConnection::new(Arc::clone(config)) {
+            Ok(c) => Conn::Tls(Box::new(rustls::StreamOwned::new(c, stream))),
+            Err(e) => return Err(format!("TLS: {e}")),
+        },
+    };
+    let mut reader = BufReader::new(conn);
+    match http::parse_request(&mut reader) {
+        Ok(req) => Ok((reader.into_inner(), req)),
+        Err(HttpError { status, reason }) => {
+            let out = reader.get_mut();
+            let _ = http::respond(out, status, "application/json", &http::error_body(&reason));
+            let _ = out.flush();
+            Err(format!("no request ({status}: {reason})"))
+        }
+    }
+}
+
+fn refuse_busy(mut conn: Conn) {
+    let _ = conn
+        .tcp()
+        .set_write_timeout(Some(Duration::from_millis(200)));
     let body = http::error_body("too many connections to the console; try again");
-    let _ = http::respond(&mut stream, 503, "application/json", &body);
+    let _ = http::respond(&mut conn, 503, "application/json", &body);
+    let _ = conn.flush();
 }
 
 /// A connection, plain or TLS (whose handshake runs, bounded by the socket's timeouts, on the
@@ -254,6 +311,16 @@ fn refuse_busy(mut stream: TcpStream) {
 enum Conn {
     Plain(TcpStream),
     Tls(Box<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>),
+}
+
+impl Conn {
+    /// The TCP connection beneath.
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Conn::Plain(s) => s,
+            Conn::Tls(s) => &s.sock,
+        }
+    }
 }
 
 impl std::io::Read for Conn {
@@ -280,20 +347,12 @@ impl Write for Conn {
     }
 }
 
-fn serve(stream: TcpStream, shared: &Shared) {
-    let _ = stream.set_read_timeout(Some(IO_TIMEOUT));
-    let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
-    let conn = match &shared.tls {
-        None => Conn::Plain(stream),
-        Some(config) => match rustls::ServerConnection::new(Arc::clone(config)) {
-            Ok(c) => Conn::Tls(Box::new(rustls::StreamOwned::new(c, stream))),
-            Err(_) => return,
-        },
-    };
-    let mut reader = BufReader::new(conn);
-    let parsed = http::parse_request(&mut reader);
-    let mut out = std::io::BufWriter::new(reader.get_mut());
-    let result = parsed.and_then(|req| crate::api::route(&req, shared, &mut out));
+fn serve(conn: Conn, req: &Request, shared: &Shared) {
+    let _ = conn.tcp().set_read_timeout(Some(IO_TIMEOUT));
+    let _ = conn.tcp().set_write_timeout(Some(IO_TIMEOUT));
+    let mut conn = conn;
+    let mut out = std::io::BufWriter::new(&mut conn);
+    let result = crate::api::route(req, shared, &mut out);
     if let Err(HttpError { status, reason }) = result {
         let _ = http::respond(
             &mut out,

@@ -75,6 +75,13 @@ fn param_max_peers() -> ParamDecl {
     )
     .default(1024)
 }
+fn param_max_pending_per_ip() -> ParamDecl {
+    Param::integer(
+        "max_pending_per_ip",
+        "binding sockets: the most connections from one source address still at their ZeroMQ handshake (one beyond is closed at once)",
+    )
+    .default(8)
+}
 fn param_frame_timeout() -> ParamDecl {
     Param::integer("frame_timeout", "milliseconds a peer may stay silent in the middle of a message before it is closed (its partial message is dropped)").default(10000)
 }
@@ -100,6 +107,7 @@ fn push_params() -> Vec<ParamDecl> {
         param_max_items(),
         param_handshake_ivl(),
         param_max_peers(),
+        param_max_pending_per_ip(),
         param_frame_timeout(),
         param_hwm_bytes(),
     ]
@@ -117,6 +125,7 @@ fn pub_params() -> Vec<ParamDecl> {
         param_max_items(),
         param_handshake_ivl(),
         param_max_peers(),
+        param_max_pending_per_ip(),
         param_frame_timeout(),
         param_max_subscriptions(),
     ]
@@ -132,6 +141,7 @@ fn rep_params() -> Vec<ParamDecl> {
         param_max_items(),
         param_handshake_ivl(),
         param_max_peers(),
+        param_max_pending_per_ip(),
         param_frame_timeout(),
         param_hwm_bytes(),
     ]
@@ -147,6 +157,7 @@ fn pull_params() -> Vec<ParamDecl> {
         param_max_frame(),
         param_handshake_ivl(),
         param_max_peers(),
+        param_max_pending_per_ip(),
         param_frame_timeout(),
     ]
 }
@@ -162,6 +173,7 @@ fn sub_params() -> Vec<ParamDecl> {
         param_max_frame(),
         param_handshake_ivl(),
         param_max_peers(),
+        param_max_pending_per_ip(),
         param_frame_timeout(),
     ]
 }
@@ -176,6 +188,7 @@ fn req_params() -> Vec<ParamDecl> {
         param_max_frame(),
         param_handshake_ivl(),
         param_max_peers(),
+        param_max_pending_per_ip(),
         param_frame_timeout(),
     ]
 }
@@ -199,6 +212,7 @@ fn msg_sink_params(kind: SocketType) -> Vec<ParamDecl> {
         param_bind(true),
         param_handshake_ivl(),
         param_max_peers(),
+        param_max_pending_per_ip(),
         param_frame_timeout(),
     ];
     v.push(if kind == SocketType::Pub {
@@ -217,6 +231,7 @@ fn msg_source_params() -> Vec<ParamDecl> {
         param_max_message(),
         param_handshake_ivl(),
         param_max_peers(),
+        param_max_pending_per_ip(),
         param_frame_timeout(),
     ]
 }
@@ -231,6 +246,7 @@ fn msg_options(p: &mut Params, kind: SocketType, sink: bool) -> Result<ZmqOption
     o.handshake_ivl = millis(p, "handshake_ivl", o.handshake_ivl)?;
     o.frame_timeout = millis(p, "frame_timeout", o.frame_timeout)?;
     o.max_peers = count(p, "max_peers", o.max_peers)?;
+    o.max_pending_per_ip = count(p, "max_pending_per_ip", o.max_pending_per_ip)?;
     match kind {
         SocketType::Push | SocketType::Rep => o.hwm_bytes = count(p, "hwm_bytes", o.hwm_bytes)?,
         SocketType::Pub => {
@@ -278,6 +294,7 @@ fn options(p: &mut Params, kind: SocketType, sink: bool) -> Result<ZmqOptions, P
     o.handshake_ivl = millis(p, "handshake_ivl", o.handshake_ivl)?;
     o.frame_timeout = millis(p, "frame_timeout", o.frame_timeout)?;
     o.max_peers = count(p, "max_peers", o.max_peers)?;
+    o.max_pending_per_ip = count(p, "max_pending_per_ip", o.max_pending_per_ip)?;
     if matches!(kind, SocketType::Push | SocketType::Rep) {
         o.hwm_bytes = count(p, "hwm_bytes", o.hwm_bytes)?;
     }

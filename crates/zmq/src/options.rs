@@ -34,6 +34,9 @@ pub struct ZmqOptions {
     pub handshake_ivl: Duration,
     /// Binding sockets: the most connections at once (1024).
     pub max_peers: usize,
+    /// Binding sockets: the most connections from one source address whose handshake has not
+    /// ended (8).
+    pub max_pending_per_ip: usize,
     /// A peer silent for this long in the middle of a frame or message is closed and its
     /// partial message dropped (10 s).
     pub frame_timeout: Duration,
@@ -60,6 +63,7 @@ impl ZmqOptions {
             max_items: 0,
             handshake_ivl: d.handshake_ivl,
             max_peers: d.max_peers,
+            max_pending_per_ip: d.max_pending_per_ip,
             frame_timeout: d.frame_timeout,
             hwm_bytes: d.hwm_bytes,
             max_subscriptions: d.max_subscriptions,
@@ -73,6 +77,7 @@ impl ZmqOptions {
             drop_on_hwm: self.drop_on_hwm,
             handshake_ivl: self.handshake_ivl,
             max_peers: self.max_peers,
+            max_pending_per_ip: self.max_pending_per_ip,
             frame_timeout: self.frame_timeout,
             hwm_bytes: self.hwm_bytes,
             max_subscriptions: self.max_subscriptions,

@@ -194,6 +194,64 @@ fn silent_connections_meet_the_handshake_deadline_and_the_peer_cap() {
     pusher.join().unwrap();
 }
 
+/// A connection to `url` from `source` (any address of 127/8: Linux routes them all to the
+/// loopback interface), as a host other than 127.0.0.1 would make it.
+fn raw_from(source: std::net::Ipv4Addr, url: &str) -> TcpStream {
+    use rustix::net::{bind, connect, socket, AddressFamily, SocketType as Kind};
+    let to: std::net::SocketAddr = url.trim_start_matches("tcp://").parse().unwrap();
+    let fd = socket(AddressFamily::INET, Kind::STREAM, None).unwrap();
+    bind(&fd, &std::net::SocketAddrV4::new(source, 0)).unwrap();
+    connect(&fd, &to).unwrap();
+    TcpStream::from(fd)
+}
+
+#[test]
+fn silent_connections_from_one_address_leave_room_for_another() {
+    let opts = SocketOptions {
+        max_peers: 8,
+        max_pending_per_ip: 2,
+        // Long enough for the legitimate peer to come while the held ones wait.
+        handshake_ivl: Duration::from_secs(1),
+        ..short()
+    };
+    let (mut s, url) = bound(SocketType::Pull, opts);
+    let attacker = std::net::Ipv4Addr::new(127, 0, 0, 2);
+    // More than max_peers: without a cap per address they would take every place.
+    let _silent: Vec<TcpStream> = (0..12).map(|_| raw_from(attacker, &url)).collect();
+    let start = Instant::now();
+    while s.refused() < 10 {
+        assert!(
+            start.elapsed() < LIMIT,
+            "only {} of the silent connections from 127.0.0.2 were refused; the last: {:?}",
+            s.refused(),
+            s.last_refusal()
+        );
+        assert_eq!(s.next_frame().expect("the socket lives on"), None);
+        s.wait(Duration::from_millis(5), false);
+    }
+    assert!(
+        s.last_refusal()
+            .unwrap_or_default()
+            .contains("max_pending_per_ip"),
+        "{:?}",
+        s.last_refusal()
+    );
+    // The legitimate peer connects once from 127.0.0.1 and sends one large message.
+    let body = pattern(7, 100_000);
+    let mut hello = handshake(SocketType::Push);
+    hello.push(0x02); // a long final frame
+    hello.extend_from_slice(&(body.len() as u64).to_be_bytes());
+    hello.extend_from_slice(&body);
+    let mut good = raw(&url);
+    let writer = std::thread::spawn(move || {
+        // A refused connection fails this write; the receiving side below then says so.
+        let _ = good.write_all(&hello);
+        good
+    });
+    assert_eq!(recv_msg(&mut s, LIMIT), vec![body]);
+    drop(writer.join().unwrap());
+}
+
 #[test]
 fn a_peer_that_stops_in_the_middle_of_a_frame_is_closed() {
     let (mut s, url) = bound(SocketType::Pull, short());

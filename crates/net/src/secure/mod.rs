@@ -342,18 +342,12 @@ fn run(
         what,
     };
     // The prefaces: ours at once, then the peer's (both in the prologue, initiator's first).
-    let mut ours = [0u8; PREFACE_LEN];
-    ours[..4].copy_from_slice(&MAGIC);
     if creds.purpose == Purpose::Control && creds.protection != Protection::Encrypt {
         return Err(NetError::Config(
             "a control connection's records are always encrypted".into(),
         ));
     }
-    (ours[4], ours[5], ours[6]) = (
-        VERSION,
-        creds.purpose as u8,
-        protection_byte(creds.protection),
-    );
+    let ours = preface(creds.purpose, creds.protection);
     io.write_all(&ours)?;
     let mut theirs = [0u8; PREFACE_LEN];
     io.read_exact(&mut theirs)?;
@@ -514,6 +508,15 @@ fn run(
         peer_key,
         peer_name,
     })
+}
+
+/// The preface each end sends first: the magic, the version, the purpose and the records'
+/// protection, zeros to [`PREFACE_LEN`].
+pub fn preface(purpose: Purpose, protection: Protection) -> [u8; PREFACE_LEN] {
+    let mut p = [0u8; PREFACE_LEN];
+    p[..4].copy_from_slice(&MAGIC);
+    (p[4], p[5], p[6]) = (VERSION, purpose as u8, protection_byte(protection));
+    p
 }
 
 /// The preface's byte for `protection` (an older sluice sends 0 there: it encrypts).

@@ -4,11 +4,16 @@
 //! then does it take or give data. Everything here is non-blocking and bounded, so that what
 //! a peer does costs its own connection, never the socket:
 //!
+//! This is the accept path of `sluice-net`'s listeners (`sluice_net::accept`), on the socket's
+//! own non-blocking loop: the same transient errors, backoff, caps and rate-limited log.
+//!
 //! * `accept` errors (EMFILE, ENFILE, ENOBUFS, ENOMEM, ECONNABORTED, ...) are transient: the
-//!   socket logs them, stops accepting for [`SocketOptions::accept_backoff`] and serves its
-//!   peers meanwhile.
-//! * A binding socket holds at most [`SocketOptions::max_peers`] connections; one beyond is
-//!   closed at once (counted as refused).
+//!   socket logs them and serves its peers meanwhile; for lack of a resource it stops
+//!   accepting for [`SocketOptions::accept_backoff`], doubling up to 1 s while the failures
+//!   go on ([`sluice_net::accept::Backoff`]).
+//! * A binding socket holds at most [`SocketOptions::max_peers`] connections, and at most
+//!   [`SocketOptions::max_pending_per_ip`] from one source address whose handshake has not
+//!   ended; one beyond either is closed at once (counted as refused).
 //! * A connection whose handshake has not ended within [`SocketOptions::handshake_ivl`]
 //!   (libzmq's `ZMQ_HANDSHAKE_IVL`) is closed, and so is one that stops for longer than
 //!   [`SocketOptions::frame_timeout`] in the middle of a frame or message.
@@ -23,42 +28,9 @@ use super::{Peer, Socket, SocketOptions, READ_AHEAD, RECONNECT};
 use crate::decoder::Decoder;
 use crate::zmtp;
 use crate::ZmqError;
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use sluice_net::accept::scarce;
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
-
-/// At most one line per interval; the lines in between are counted and the count is told.
-#[derive(Debug)]
-pub(super) struct RateLog {
-    next: Option<Instant>,
-    suppressed: u64,
-}
-
-impl RateLog {
-    pub(super) fn new() -> Self {
-        RateLog {
-            next: None,
-            suppressed: 0,
-        }
-    }
-
-    /// Prints `line` on standard error unless a line was printed less than `every` ago.
-    pub(super) fn line(&mut self, every: Duration, line: &str) {
-        let now = Instant::now();
-        if self.next.is_some_and(|t| now < t) {
-            self.suppressed += 1;
-            return;
-        }
-        self.next = Some(now + every);
-        if self.suppressed > 0 {
-            eprintln!(
-                "sluice-zmq: {line} ({} more not shown)",
-                std::mem::take(&mut self.suppressed)
-            );
-        } else {
-            eprintln!("sluice-zmq: {line}");
-        }
-    }
-}
 
 /// At most this many bytes of what a refused peer sent are shown.
 const SHOWN: usize = 64;
@@ -88,20 +60,13 @@ impl Socket {
                 }
             }
             for s in new {
-                if self.peers.len() >= self.opts.max_peers {
-                    let who = s
-                        .peer_addr()
-                        .map_or_else(|_| "a peer".to_string(), |a| a.to_string());
+                if let Some(why) = self.over_cap(&s) {
                     self.refused += 1;
-                    let line = format!(
-                        "{}: refused {who}: already {} peers (max_peers)",
-                        self.describe(),
-                        self.opts.max_peers
-                    );
-                    self.log.line(self.opts.log_interval, &line);
-                    self.last_refusal = Some(line);
+                    self.log.line(self.opts.log_interval, &why);
+                    self.last_refusal = Some(why);
                     continue; // dropping the stream closes it
                 }
+                self.backoff.reset();
                 if let Err(e) = self.add_peer(s) {
                     self.accept_failures += 1;
                     let line = format!("{}: {e}", self.describe());
@@ -109,16 +74,28 @@ impl Socket {
                 }
             }
             if let Some(e) = failed {
-                // Out of descriptors or buffers, or a connection reset before it was taken:
-                // transient. The connection (if any) waits in the backlog.
                 self.accept_failures += 1;
-                self.accept_paused = Some(Instant::now() + self.opts.accept_backoff);
-                let line = format!(
-                    "{}: accept failed ({e}); accepting again in {:?}, serving the peers meanwhile",
-                    self.describe(),
-                    self.opts.accept_backoff
-                );
+                let line = if scarce(&e) {
+                    // Out of descriptors, buffers or memory: the connection waits in the
+                    // backlog while the peers are served.
+                    let pause = self.backoff.pause();
+                    self.accept_paused = Some(Instant::now() + pause);
+                    format!(
+                        "{}: accept failed ({e}); accepting again in {pause:?}, serving the peers meanwhile",
+                        self.describe()
+                    )
+                } else {
+                    // A connection reset before it was taken (ECONNABORTED) and the like: that
+                    // connection is gone, the next is fine.
+                    format!("{}: accept failed ({e})", self.describe())
+                };
                 self.log.line(self.opts.log_interval, &line);
+            }
+            // Looked at with the accepts, every few milliseconds, so that the message path
+            // never pays for naming the socket.
+            if self.log.untold() {
+                let what = self.describe();
+                self.log.flush(&what);
             }
         }
         if let Some(addr) = self.connect.clone() {
@@ -161,11 +138,37 @@ impl Socket {
         Ok(())
     }
 
+    /// Why a new connection is closed at once: `max_peers` connections held, or
+    /// `max_pending_per_ip` from its address still at their handshake. `None`: it is taken.
+    fn over_cap(&self, stream: &TcpStream) -> Option<String> {
+        let addr = stream.peer_addr().ok();
+        let who = addr.map_or_else(|| "a peer".to_string(), |a| a.to_string());
+        if self.peers.len() >= self.opts.max_peers {
+            return Some(format!(
+                "{}: refused {who}: already {} peers (max_peers)",
+                self.describe(),
+                self.opts.max_peers
+            ));
+        }
+        let ip = addr?.ip();
+        let pending = self
+            .peers
+            .iter()
+            .filter(|p| p.ip == Some(ip) && !p.dec.is_ready())
+            .count();
+        (pending >= self.opts.max_pending_per_ip).then(|| {
+            format!(
+                "{}: refused {who}: already {pending} connections from {ip} at their handshake (max_pending_per_ip)",
+                self.describe()
+            )
+        })
+    }
+
     pub(super) fn add_peer(&mut self, stream: TcpStream) -> Result<(), ZmqError> {
-        let name = stream
-            .peer_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_else(|_| self.describe());
+        let addr = stream.peer_addr().ok();
+        // The connection a connecting socket made is not under the cap per address.
+        let ip: Option<IpAddr> = addr.filter(|_| self.connect.is_none()).map(|a| a.ip());
+        let name = addr.map_or_else(|| self.describe(), |a| a.to_string());
         stream
             .set_nonblocking(true)
             .and_then(|_| stream.set_nodelay(true))
@@ -177,6 +180,7 @@ impl Socket {
             dec: Decoder::new(self.kind, &name, self.opts.max_frame),
             stream,
             name,
+            ip,
             stash: vec![0; READ_AHEAD],
             at: 0,
             len: 0,
@@ -250,8 +254,9 @@ impl Socket {
 }
 
 impl SocketOptions {
-    /// The defaults: libzmq's handshake interval (30 s), 1024 peers, a 10 s frame timeout,
-    /// 256 KiB queued per peer, 1024 subscriptions per subscriber.
+    /// The defaults: libzmq's handshake interval (30 s), 1024 peers, 8 at their handshake per
+    /// source address, a 10 s frame timeout, 256 KiB queued per peer, 1024 subscriptions per
+    /// subscriber, a first accept backoff of 10 ms.
     pub(super) fn defaults() -> Self {
         SocketOptions {
             max_frame: 256 << 20,
@@ -260,10 +265,11 @@ impl SocketOptions {
             subscribe_command: false,
             handshake_ivl: Duration::from_secs(30),
             max_peers: 1024,
+            max_pending_per_ip: 8,
             frame_timeout: Duration::from_secs(10),
             hwm_bytes: 256 << 10,
             max_subscriptions: 1024,
-            accept_backoff: Duration::from_millis(100),
+            accept_backoff: sluice_net::accept::BACKOFF_FIRST,
             log_interval: Duration::from_secs(1),
         }
     }

@@ -26,6 +26,7 @@ use crate::ZmqError;
 use incoming::PumpError;
 use peer::{Peer, Tx};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use sluice_net::accept::{Backoff, RateLog};
 use std::io::{ErrorKind, Read};
 use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
@@ -67,6 +68,10 @@ pub struct SocketOptions {
     pub handshake_ivl: Duration,
     /// A binding socket's most connections at once; one beyond is closed at once (1024).
     pub max_peers: usize,
+    /// A binding socket's most connections from one source address whose handshake has not
+    /// ended; one beyond is closed at once, so that one host's silent connections cannot
+    /// take every place of `max_peers` (8, as the stream blocks' `max_pending_per_ip`).
+    pub max_pending_per_ip: usize,
     /// A peer that sends nothing for this long while it owes the rest of a frame or of a
     /// multi-frame message is closed, and its partial message dropped (10 s).
     pub frame_timeout: Duration,
@@ -76,8 +81,10 @@ pub struct SocketOptions {
     /// PUB: the most distinct topics one subscriber may hold; a subscription beyond closes
     /// its connection (1024). Repeats of a topic are counted, not stored.
     pub max_subscriptions: usize,
-    /// How long accepting pauses after `accept` failed (out of descriptors: EMFILE, ...);
-    /// the peers are served meanwhile (100 ms).
+    /// How long accepting first pauses after `accept` failed for lack of a resource (out of
+    /// descriptors: EMFILE, ENFILE, ENOBUFS, ENOMEM); the pause doubles at each failure in a
+    /// row up to 1 s and the peers are served meanwhile (10 ms; see
+    /// [`sluice_net::accept::Backoff`]). Other accept errors (ECONNABORTED) pause nothing.
     pub accept_backoff: Duration,
     /// Refusals and accept failures are logged at most once per this interval (1 s).
     pub log_interval: Duration,
@@ -139,7 +146,8 @@ pub struct Socket {
     next_sweep: Instant,
     refused: u64,
     accept_failures: u64,
-    log: accept::RateLog,
+    backoff: Backoff,
+    log: RateLog,
     last_refusal: Option<String>,
     /// The peer of the current frame was lost: the next body call says so.
     lost_current: bool,
@@ -169,6 +177,7 @@ impl Socket {
                 "bad ZeroMQ address '{address}': no port"
             )));
         }
+        let backoff = Backoff::new(opts.accept_backoff);
         let mut s = Socket {
             kind,
             opts,
@@ -188,7 +197,8 @@ impl Socket {
             next_sweep: Instant::now(),
             refused: 0,
             accept_failures: 0,
-            log: accept::RateLog::new(),
+            backoff,
+            log: RateLog::with_prefix("sluice-zmq"),
             last_refusal: None,
             lost_current: false,
         };

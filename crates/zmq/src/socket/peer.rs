@@ -6,7 +6,7 @@ use super::{subs, would_block, Socket};
 use crate::decoder::Decoder;
 use crate::ZmqError;
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{IpAddr, TcpStream};
 use std::time::Instant;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +22,9 @@ pub(super) enum Tx {
 pub(super) struct Peer {
     pub(super) stream: TcpStream,
     pub(super) name: String,
+    /// The source address of an accepted connection (for the cap per address); `None` for
+    /// the connection a connecting socket made.
+    pub(super) ip: Option<IpAddr>,
     pub(super) dec: Decoder,
     pub(super) stash: Vec<u8>,
     pub(super) at: usize,

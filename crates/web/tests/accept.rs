@@ -1,0 +1,78 @@
+//! The console's accept path: a flood of silent connections from one address beyond the cap
+//! per address does not keep a request from another address from being answered. Every
+//! limit is set to at most 1 s; every wait is bounded.
+
+use sluice_net::accept::AcceptOptions;
+use sluice_runtime::{Graph, Monitor, Progress, StopHandle};
+use sluice_web::{Console, ConsoleOptions, RunHandles};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
+use std::time::Duration;
+
+/// A connection to `to` from `source` (any address of 127/8: Linux routes them all to the
+/// loopback interface), as a host other than 127.0.0.1 would make it.
+fn connect_from(source: Ipv4Addr, to: SocketAddr) -> TcpStream {
+    use rustix::net::{bind, connect, socket, AddressFamily, SocketType};
+    let fd = socket(AddressFamily::INET, SocketType::STREAM, None).unwrap();
+    bind(&fd, &SocketAddrV4::new(source, 0)).unwrap();
+    connect(&fd, &to).unwrap();
+    TcpStream::from(fd)
+}
+
+#[test]
+fn silent_connections_from_one_address_do_not_keep_the_console_from_answering() {
+    let g = Graph::new();
+    let handles = RunHandles {
+        control: g.control_handle(),
+        stop: StopHandle::new(),
+        progress: Progress::new(),
+        monitor: Monitor::new(),
+        title: "flooded".into(),
+    };
+    let limits = AcceptOptions {
+        budget: Duration::from_secs(1),
+        max_pending: 64,
+        max_pending_per_ip: 4,
+        log_interval: Duration::from_millis(100),
+    };
+    let console = Console::start_with_limits(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: None,
+        },
+        None,
+        limits,
+        handles,
+    )
+    .unwrap();
+    let addr = console.addr();
+    // More silent connections than the console serves at once (MAX_CONNECTIONS, 32): were
+    // each given a place, the request below would find none.
+    let flood: Vec<TcpStream> = (0..48)
+        .map(|_| connect_from(Ipv4Addr::new(127, 0, 0, 2), addr))
+        .collect();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(format!("GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    assert!(
+        text.starts_with("HTTP/1.1 200"),
+        "{:?}",
+        &text[..text.len().min(200)]
+    );
+    assert!(text.contains("<script src=\"/console.js\"></script>"));
+    // Every silent connection is closed: at once over the cap, or when its budget passed
+    // (after a 408 when the console still could write it).
+    for mut c in flood {
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut told = Vec::new();
+        if let Err(e) = c.read_to_end(&mut told) {
+            assert!(
+                !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
+                "a silent connection still open: {e}"
+            );
+        }
+    }
+}

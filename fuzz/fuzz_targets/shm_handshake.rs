@@ -1,0 +1,12 @@
+//! Drives what an `shm_source` parses from its sink on the Unix socket (the HELLO, over a real
+//! socket pair, and the tag messages after it) with arbitrary bytes; the first byte picks
+//! which. No input may panic, hang, attach a ring without its descriptor, or take more bytes
+//! than came. The driver is `sluice_net::fuzz::shm_handshake`, which `cargo test` replays the
+//! corpus through too.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = sluice_net::fuzz::shm_handshake(data);
+});

@@ -1,20 +1,22 @@
 //! A server of `/metrics` alone, for a process that runs graphs without a console (a cluster
-//! worker and the partitions it runs). Same limits, `Host` check and escaping as the console;
-//! loopback only, as the console's plain HTTP.
+//! worker and the partitions it runs). Same accept path, limits, `Host` check and escaping as
+//! the console; loopback only, as the console's plain HTTP.
 
 use crate::guard::Guard;
-use crate::http::{self, HttpError};
+use crate::http::{self, HttpError, Request};
 use crate::metrics::WatchedRun;
-use std::io::{BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::server::{accept_requests, dispatch, Conn};
+use sluice_net::accept::AcceptOptions;
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// What a metrics server shows: the runs of now, asked for at every scrape.
 pub type RunsSource = Arc<dyn Fn() -> Vec<WatchedRun> + Send + Sync>;
 
-/// How long a client may take to send its request, and a write may block.
+/// How long a write of an answer may block.
 const IO_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A running `/metrics` server; dropping it stops the server.
@@ -31,23 +33,37 @@ impl std::fmt::Debug for MetricsServer {
 }
 
 impl MetricsServer {
-    /// Binds `bind` (loopback only) and serves the metrics of the runs `runs` answers.
+    /// Binds `bind` (loopback only) and serves the metrics of the runs `runs` answers, with
+    /// the console's accept limits ([`crate::Console::start`]'s).
     pub fn start(bind: SocketAddr, runs: RunsSource) -> Result<MetricsServer, crate::ConsoleError> {
+        Self::start_with_limits(bind, AcceptOptions::default(), runs)
+    }
+
+    /// As [`MetricsServer::start`], with the accept path's budget and caps given.
+    pub fn start_with_limits(
+        bind: SocketAddr,
+        limits: AcceptOptions,
+        runs: RunsSource,
+    ) -> Result<MetricsServer, crate::ConsoleError> {
         if !bind.ip().is_loopback() {
             return Err(crate::ConsoleError::NotLoopback(bind));
         }
         let io = |source| crate::ConsoleError::Io { addr: bind, source };
         let listener = TcpListener::bind(bind).map_err(io)?;
         let addr = listener.local_addr().map_err(io)?;
-        listener.set_nonblocking(true).map_err(io)?;
+        let acceptor = accept_requests(listener, "metrics", limits, None).map_err(io)?;
         // Nothing here takes a token; the guard is for its Host check.
-        let guard = Guard::new(addr, String::new());
+        let guard = Arc::new(Guard::new(addr, String::new()));
         let closing = Arc::new(AtomicBool::new(false));
         let thread = {
             let closing = Arc::clone(&closing);
             std::thread::Builder::new()
                 .name("metrics".into())
-                .spawn(move || accept_loop(listener, guard, runs, closing))
+                .spawn(move || {
+                    dispatch(&acceptor, &closing, "metrics server", move |conn, req| {
+                        serve(conn, req, &guard, &runs)
+                    })
+                })
                 .map_err(io)?
         };
         Ok(MetricsServer {
@@ -72,67 +88,10 @@ impl Drop for MetricsServer {
     }
 }
 
-fn accept_loop(listener: TcpListener, guard: Guard, runs: RunsSource, closing: Arc<AtomicBool>) {
-    let active = Arc::new(AtomicUsize::new(0));
-    let guard = Arc::new(guard);
-    while !closing.load(Ordering::Acquire) {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                let _ = stream.set_nonblocking(false);
-                if active.fetch_add(1, Ordering::AcqRel) >= crate::server::MAX_CONNECTIONS {
-                    active.fetch_sub(1, Ordering::AcqRel);
-                    let mut stream = stream;
-                    let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
-                    let body = http::error_body("too many connections; try again");
-                    let _ = http::respond(&mut stream, 503, "application/json", &body);
-                    continue;
-                }
-                let (conn_guard, conn_runs, conn_active) =
-                    (guard.clone(), runs.clone(), active.clone());
-                let spawned = std::thread::Builder::new()
-                    .name("metrics-conn".into())
-                    .spawn(move || {
-                        serve(stream, &conn_guard, &conn_runs);
-                        conn_active.fetch_sub(1, Ordering::AcqRel);
-                    });
-                if spawned.is_err() {
-                    active.fetch_sub(1, Ordering::AcqRel);
-                }
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
-}
-
-fn serve(stream: TcpStream, guard: &Guard, runs: &RunsSource) {
-    let _ = stream.set_read_timeout(Some(IO_TIMEOUT));
-    let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
-    let Ok(write_half) = stream.try_clone() else {
-        return;
-    };
-    let mut out = std::io::BufWriter::new(write_half);
-    let mut reader = BufReader::new(stream);
-    let result = http::parse_request(&mut reader).and_then(|req| {
-        guard.check_host(&req)?;
-        match (req.method.as_str(), req.path.as_str()) {
-            ("GET", "/metrics") => {
-                let page = crate::metrics::render_runs(&runs());
-                http::respond(
-                    &mut out,
-                    200,
-                    "text/plain; version=0.0.4; charset=utf-8",
-                    page.as_bytes(),
-                )
-                .map_err(|e| HttpError::new(500, e.to_string()))
-            }
-            (_, "/metrics") => Err(HttpError::new(405, "/metrics is read with GET")),
-            _ => Err(HttpError::new(
-                404,
-                "no such page; this server has only /metrics",
-            )),
-        }
-    });
-    if let Err(HttpError { status, reason }) = result {
+fn serve(mut conn: Conn, req: &Request, guard: &Guard, runs: &RunsSource) {
+    let _ = conn.tcp().set_write_timeout(Some(IO_TIMEOUT));
+    let mut out = std::io::BufWriter::new(&mut conn);
+    if let Err(HttpError { status, reason }) = answer(req, guard, runs, &mut out) {
         let _ = http::respond(
             &mut out,
             status,
@@ -141,4 +100,30 @@ fn serve(stream: TcpStream, guard: &Guard, runs: &RunsSource) {
         );
     }
     let _ = out.flush();
+}
+
+fn answer(
+    req: &Request,
+    guard: &Guard,
+    runs: &RunsSource,
+    out: &mut impl Write,
+) -> Result<(), HttpError> {
+    guard.check_host(req)?;
+    match (req.method.as_str(), req.path.as_str()) {
+        ("GET", "/metrics") => {
+            let page = crate::metrics::render_runs(&runs());
+            http::respond(
+                out,
+                200,
+                "text/plain; version=0.0.4; charset=utf-8",
+                page.as_bytes(),
+            )
+            .map_err(|e| HttpError::new(500, e.to_string()))
+        }
+        (_, "/metrics") => Err(HttpError::new(405, "/metrics is read with GET")),
+        _ => Err(HttpError::new(
+            404,
+            "no such page; this server has only /metrics",
+        )),
+    }
 }

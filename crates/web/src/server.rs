@@ -171,16 +171,18 @@ impl Console {
             dropped_events: Default::default(),
             open_streams: AtomicUsize::new(0),
         });
-        let prepare: Arc<Prepare<(Conn, Request)>> = {
-            let tls = shared.tls.clone();
-            Arc::new(move |stream, admission: &Admission| read_request(stream, admission, &tls))
-        };
-        let acceptor = Acceptor::start(listener, "console", accept, prepare).map_err(io)?;
+        let acceptor =
+            accept_requests(listener, "console", accept, shared.tls.clone()).map_err(io)?;
         let thread = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
                 .name("console".into())
-                .spawn(move || dispatch(&acceptor, &shared))
+                .spawn(move || {
+                    let serving = Arc::clone(&shared);
+                    dispatch(&acceptor, &shared.closing, "console", move |conn, req| {
+                        serve(conn, req, &serving)
+                    })
+                })
                 .map_err(io)?
         };
         Ok(Console {
@@ -235,24 +237,43 @@ impl Drop for Console {
     }
 }
 
-/// Serves each connection whose request came, on a thread of its own, until the console
-/// closes (dropping the acceptor then closes the listener and the connections not taken).
-fn dispatch(acceptor: &Acceptor<(Conn, Request)>, shared: &Arc<Shared>) {
+/// The accept path of a web listener: each new connection's TLS handshake (when `tls` is
+/// given) and request are read within the acceptor's budget, under its caps.
+pub(crate) fn accept_requests(
+    listener: TcpListener,
+    name: &str,
+    limits: AcceptOptions,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) -> std::io::Result<Acceptor<(Conn, Request)>> {
+    let prepare: Arc<Prepare<(Conn, Request)>> =
+        Arc::new(move |stream, admission: &Admission| read_request(stream, admission, &tls));
+    Acceptor::start(listener, name, limits, prepare)
+}
+
+/// Serves each connection whose request came with `handle`, on a thread of its own (at most
+/// [`MAX_CONNECTIONS`] at once; one more gets a 503), until `closing` is set (dropping the
+/// acceptor then closes the listener and the connections not taken).
+pub(crate) fn dispatch(
+    acceptor: &Acceptor<(Conn, Request)>,
+    closing: &AtomicBool,
+    what: &str,
+    handle: impl Fn(Conn, &Request) + Clone + Send + 'static,
+) {
     let active = Arc::new(AtomicUsize::new(0));
-    while !shared.closing.load(Ordering::Acquire) {
+    while !closing.load(Ordering::Acquire) {
         let Some((conn, req)) = acceptor.next(DISPATCH_WAIT) else {
             continue;
         };
         if active.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
             active.fetch_sub(1, Ordering::AcqRel);
-            refuse_busy(conn);
+            refuse_busy(conn, what);
             continue;
         }
-        let (conn_shared, conn_active) = (Arc::clone(shared), Arc::clone(&active));
+        let (handle, conn_active) = (handle.clone(), Arc::clone(&active));
         let spawned = std::thread::Builder::new()
-            .name("console-conn".into())
+            .name(format!("{what}-conn"))
             .spawn(move || {
-                serve(conn, &req, &conn_shared);
+                handle(conn, &req);
                 conn_active.fetch_sub(1, Ordering::AcqRel);
             });
         if spawned.is_err() {
@@ -297,25 +318,25 @@ fn read_request(
     }
 }
 
-fn refuse_busy(mut conn: Conn) {
+fn refuse_busy(mut conn: Conn, what: &str) {
     let _ = conn
         .tcp()
         .set_write_timeout(Some(Duration::from_millis(200)));
-    let body = http::error_body("too many connections to the console; try again");
+    let body = http::error_body(&format!("too many connections to the {what}; try again"));
     let _ = http::respond(&mut conn, 503, "application/json", &body);
     let _ = conn.flush();
 }
 
 /// A connection, plain or TLS (whose handshake runs, bounded by the socket's timeouts, on the
 /// first read).
-enum Conn {
+pub(crate) enum Conn {
     Plain(TcpStream),
     Tls(Box<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>),
 }
 
 impl Conn {
     /// The TCP connection beneath.
-    fn tcp(&self) -> &TcpStream {
+    pub(crate) fn tcp(&self) -> &TcpStream {
         match self {
             Conn::Plain(s) => s,
             Conn::Tls(s) => &s.sock,

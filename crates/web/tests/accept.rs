@@ -76,3 +76,35 @@ fn silent_connections_from_one_address_do_not_keep_the_console_from_answering() 
         }
     }
 }
+
+/// The same for the `/metrics` server of `sluice worker --metrics`: it shares the console's
+/// accept path.
+#[test]
+fn silent_connections_from_one_address_do_not_keep_the_metrics_server_from_answering() {
+    let limits = AcceptOptions {
+        budget: Duration::from_secs(1),
+        max_pending: 64,
+        max_pending_per_ip: 4,
+        log_interval: Duration::from_millis(100),
+    };
+    let runs: sluice_web::RunsSource = std::sync::Arc::new(Vec::new);
+    let server =
+        sluice_web::MetricsServer::start_with_limits("127.0.0.1:0".parse().unwrap(), limits, runs)
+            .unwrap();
+    let addr = server.addr();
+    // More than it serves at once: each used to take a place and wait 5 s for its request.
+    let _flood: Vec<TcpStream> = (0..48)
+        .map(|_| connect_from(Ipv4Addr::new(127, 0, 0, 2), addr))
+        .collect();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    assert!(
+        text.starts_with("HTTP/1.1 200"),
+        "{:?}",
+        &text[..text.len().min(200)]
+    );
+}

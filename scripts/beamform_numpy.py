@@ -6,7 +6,8 @@ antenna), w.c64 (beams x antennas), g.c64 (beams x antennas x 16 fractional-dela
 weights folded in), s.i64 (beams x antennas window offsets). Phase steering is one matrix
 product Y = W @ X (BLAS cgemm); true-time delay is, per beam and antenna, a 16-tap complex FIR
 (scipy.signal.lfilter over the antenna's window) summed over the antennas. Prints JSON with
-the seconds per run of each, and writes the first 4096 items of every beam (ygemm.c64,
+the seconds per run of each and the BLAS numpy ran (library, version, kernel architecture,
+threads, as threadpoolctl reports them; a note instead where threadpoolctl is missing), and writes the first 4096 items of every beam (ygemm.c64,
 yttd.c64) so the bench can check both sides agree.
 """
 import argparse
@@ -15,6 +16,11 @@ import time
 
 import numpy as np
 import scipy.signal
+
+try:
+    import threadpoolctl
+except ImportError:
+    threadpoolctl = None
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--dir", required=True)
@@ -50,4 +56,11 @@ for _ in range(a.runs):
             yt[b] += scipy.signal.lfilter(g[b, k, ::-1], [1.0], seg)[15:]
     ttd.append(time.perf_counter() - t0)
 yt[:, :4096].astype(np.complex64).tofile(f"{d}/yttd.c64")
-print(json.dumps({"gemm_s": gemm, "ttd_s": ttd, "numpy": np.__version__, "scipy": scipy.__version__}))
+# Asked after the product, so that the BLAS library is loaded and its threads started.
+if threadpoolctl is None:
+    blas, blas_note = None, "threadpoolctl not installed (apt-get install python3-threadpoolctl)"
+else:
+    blas = [i for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"]
+    blas_note = None if blas else "threadpoolctl found no BLAS library loaded"
+print(json.dumps({"gemm_s": gemm, "ttd_s": ttd, "numpy": np.__version__, "scipy": scipy.__version__,
+                  "blas": blas, "blas_note": blas_note}))

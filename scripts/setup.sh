@@ -17,6 +17,7 @@ set -euo pipefail
 APT_PACKAGES=(
   gnuradio python3-numpy           # bench chain / overlap-save peers (GNU Radio 3.10)
   python3-scipy                    # sluice bench beamform: the numpy/scipy peer
+  python3-threadpoolctl            # sluice bench beamform: which BLAS library and kernel numpy ran
   python3-pip python3-jsonschema python3-defusedxml  # the sigmf package (below) and its dependencies
   libzita-convolver-dev g++ pkg-config  # scripts/compare_zita.sh harness
   linux-perf valgrind              # profiling the chain, checking the stress tests

@@ -9,6 +9,13 @@
 //! delay: the same antennas, 8 beams, a 16-tap fractional-delay FIR per (beam, antenna),
 //! against scipy's `lfilter` per (beam, antenna) summed. Both sides' first 4096 items of every
 //! beam are compared, so the peer computes the same thing.
+//!
+//! The peer must not be handicapped: some machines set `OPENBLAS_CORETYPE` (and
+//! `OPENBLAS_L2_SIZE`) to steer OpenBLAS away from old kernel bugs, which slows numpy's BLAS. The
+//! peer process is started with both removed from its environment (or with the kernel named by
+//! `--peer-coretype`), and reports the BLAS library, version, kernel and threads that ran, as
+//! threadpoolctl gives them; the report carries that kernel beside the ratio. The two sides run
+//! alternately, `--rounds` times, so that load from elsewhere on the machine falls on both.
 
 use super::report::{machine_description, median, Table};
 use anyhow::{bail, Context};
@@ -27,9 +34,17 @@ pub struct BenchBeamformArgs {
     /// Samples per antenna for true-time delay.
     #[arg(long, default_value_t = 1 << 19)]
     pub ttd_samples: usize,
-    /// Runs per side; the table shows medians.
+    /// Runs per side in each round; the table shows medians over all rounds.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
+    /// Rounds: each runs sluice, then the peer, so both meet the same load.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// OpenBLAS kernel for the peer (`OPENBLAS_CORETYPE`, e.g. SkylakeX), for where OpenBLAS's
+    /// own detection does not know the processor and falls back to a generic kernel. Unset by
+    /// default: the peer runs with `OPENBLAS_CORETYPE` and `OPENBLAS_L2_SIZE` removed.
+    #[arg(long)]
+    pub peer_coretype: Option<String>,
     /// Python interpreter with numpy and scipy (Debian's, by default).
     #[arg(long, default_value = "/usr/bin/python3")]
     pub python: PathBuf,
@@ -44,6 +59,9 @@ pub struct BenchBeamformArgs {
 const ANTENNAS: usize = 16;
 const BEAMS: usize = 8;
 const CHUNK: usize = 4096;
+/// OpenBLAS settings that machines set to avoid old kernel bugs and that slow numpy's BLAS:
+/// removed from the peer's environment (its only), so the ratio is against an unhandicapped peer.
+const OPENBLAS_HANDICAPS: [&str; 2] = ["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"];
 
 /// Memory read bandwidth, bytes/s: the best of 3 vectorised sums over 512 MiB.
 fn read_bandwidth() -> f64 {
@@ -107,9 +125,40 @@ fn agreement(ours: &[Vec<Complex32>], theirs: &[Complex32]) -> f64 {
     f64::from(err / top.max(1e-30))
 }
 
+/// The BLAS numpy ran, from the peer's threadpoolctl report: "openblas 0.3.21 SkylakeX
+/// pthreads, 2 threads", one entry per library loaded, or the peer's note why it cannot say.
+fn blas_description(doc: &serde_json::Value) -> String {
+    let field = |i: &serde_json::Value, k: &str| match &i[k] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "?".into(),
+        v => v.to_string(),
+    };
+    match doc["blas"].as_array() {
+        Some(libs) if !libs.is_empty() => libs
+            .iter()
+            .map(|i| {
+                format!(
+                    "{} {} {} {}, {} threads",
+                    field(i, "internal_api"),
+                    field(i, "version"),
+                    field(i, "architecture"),
+                    field(i, "threading_layer"),
+                    field(i, "num_threads")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        _ => doc["blas_note"]
+            .as_str()
+            .unwrap_or("the peer did not report its BLAS (threadpoolctl missing?)")
+            .to_string(),
+    }
+}
+
 /// Runs the benchmark.
 pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.runs > 0, "--runs must be at least 1");
+    anyhow::ensure!(args.rounds > 0, "--rounds must be at least 1");
     anyhow::ensure!(
         args.samples >= CHUNK && args.ttd_samples >= CHUNK,
         "--samples and --ttd-samples must be at least {CHUNK}"
@@ -163,82 +212,112 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
     let bandwidth = read_bandwidth();
     let mut out = vec![vec![Complex32::default(); CHUNK]; BEAMS];
     let mut first = vec![vec![Complex32::default(); CHUNK]; BEAMS];
-    let mut phase_s = Vec::new();
-    for _ in 0..args.runs {
-        phase_s.push(timed(n, |i, m| {
-            let inputs: [&[Complex32]; ANTENNAS] = std::array::from_fn(|k| &x[k][i..i + m]);
-            let mut outs: Vec<&mut [Complex32]> = out.iter_mut().map(|v| &mut v[..m]).collect();
-            phase.process(&inputs, &mut outs, false);
-        }));
-    }
+    let t = args.ttd_samples.min(n - ttd.history());
+    let mut ttd_first = vec![vec![Complex32::default(); CHUNK]; BEAMS];
+    let (mut phase_s, mut avx2_s, mut ttd_s) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut np_gemm_s, mut np_ttd_s) = (Vec::new(), Vec::new());
+    let mut peer_doc = serde_json::Value::Null;
+    let mut peer_env = String::new();
+    for (name, value) in OPENBLAS_HANDICAPS
+        .iter()
+        .filter_map(|name| std::env::var(name).ok().map(|v| (name, v)))
     {
-        let inputs: [&[Complex32]; ANTENNAS] = std::array::from_fn(|k| &x[k][..CHUNK]);
-        let mut outs: Vec<&mut [Complex32]> = first.iter_mut().map(|v| &mut v[..]).collect();
-        phase.process(&inputs, &mut outs, false);
+        peer_env.push_str(&format!("{name}={value} removed; "));
     }
-    // The AVX2 loop too, where the best level is another (AVX-512): what the wider one buys.
-    let mut avx2_s = Vec::new();
-    if SimdLevel::detect() == SimdLevel::Avx512 {
-        let k = PhaseBeamformer::with_level(ANTENNAS, BEAMS, &w, SimdLevel::Avx2Fma)?;
+    peer_env.push_str(&match &args.peer_coretype {
+        Some(core) => format!("OPENBLAS_CORETYPE={core} (--peer-coretype), OPENBLAS_L2_SIZE unset"),
+        None => "OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset".into(),
+    });
+    for round in 0..args.rounds {
+        eprintln!("beamform: round {} of {}: sluice", round + 1, args.rounds);
         for _ in 0..args.runs {
-            avx2_s.push(timed(n, |i, m| {
+            phase_s.push(timed(n, |i, m| {
                 let inputs: [&[Complex32]; ANTENNAS] = std::array::from_fn(|k| &x[k][i..i + m]);
                 let mut outs: Vec<&mut [Complex32]> = out.iter_mut().map(|v| &mut v[..m]).collect();
-                k.process(&inputs, &mut outs, false);
+                phase.process(&inputs, &mut outs, false);
             }));
         }
-    }
-    let t = args.ttd_samples.min(n - ttd.history());
-    let mut ttd_s = Vec::new();
-    let mut ttd_first = vec![vec![Complex32::default(); CHUNK]; BEAMS];
-    for run in 0..args.runs {
-        ttd_s.push(timed(t, |i, m| {
-            let inputs: [&[Complex32]; ANTENNAS] =
-                std::array::from_fn(|k| &x[k][i..i + m + ttd.history()]);
-            let mut outs: Vec<&mut [Complex32]> = out.iter_mut().map(|v| &mut v[..m]).collect();
-            ttd.process(&inputs, &mut outs, false);
-            if run == 0 && i == 0 {
-                for (f, o) in ttd_first.iter_mut().zip(&outs) {
-                    f[..m].copy_from_slice(o);
-                }
+        {
+            let inputs: [&[Complex32]; ANTENNAS] = std::array::from_fn(|k| &x[k][..CHUNK]);
+            let mut outs: Vec<&mut [Complex32]> = first.iter_mut().map(|v| &mut v[..]).collect();
+            phase.process(&inputs, &mut outs, false);
+        }
+        // The AVX2 loop too, where the best level is another (AVX-512): what the wider one buys.
+        if SimdLevel::detect() == SimdLevel::Avx512 {
+            let k = PhaseBeamformer::with_level(ANTENNAS, BEAMS, &w, SimdLevel::Avx2Fma)?;
+            for _ in 0..args.runs {
+                avx2_s.push(timed(n, |i, m| {
+                    let inputs: [&[Complex32]; ANTENNAS] = std::array::from_fn(|k| &x[k][i..i + m]);
+                    let mut outs: Vec<&mut [Complex32]> =
+                        out.iter_mut().map(|v| &mut v[..m]).collect();
+                    k.process(&inputs, &mut outs, false);
+                }));
             }
-        }));
-    }
+        }
+        for run in 0..args.runs {
+            ttd_s.push(timed(t, |i, m| {
+                let inputs: [&[Complex32]; ANTENNAS] =
+                    std::array::from_fn(|k| &x[k][i..i + m + ttd.history()]);
+                let mut outs: Vec<&mut [Complex32]> = out.iter_mut().map(|v| &mut v[..m]).collect();
+                ttd.process(&inputs, &mut outs, false);
+                if round == 0 && run == 0 && i == 0 {
+                    for (f, o) in ttd_first.iter_mut().zip(&outs) {
+                        f[..m].copy_from_slice(o);
+                    }
+                }
+            }));
+        }
 
-    eprintln!("beamform: numpy/scipy on the same data");
-    let output = Command::new(&args.python)
-        .arg(&args.script)
-        .arg("--dir")
-        .arg(&dir)
-        .args([
-            "--antennas",
-            &ANTENNAS.to_string(),
-            "--beams",
-            &BEAMS.to_string(),
-        ])
-        .args(["--samples", &n.to_string(), "--ttd-samples", &t.to_string()])
-        .args(["--runs", &args.runs.to_string()])
-        .output()
-        .with_context(|| format!("cannot start {}", args.python.display()))?;
-    if !output.status.success() {
-        bail!(
+        eprintln!(
+            "beamform: round {} of {}: numpy/scipy on the same data",
+            round + 1,
+            args.rounds
+        );
+        let mut peer = Command::new(&args.python);
+        // The peer's environment only: this process and other peers keep theirs.
+        for name in OPENBLAS_HANDICAPS {
+            peer.env_remove(name);
+        }
+        if let Some(core) = &args.peer_coretype {
+            peer.env("OPENBLAS_CORETYPE", core);
+        }
+        let output = peer
+            .arg(&args.script)
+            .arg("--dir")
+            .arg(&dir)
+            .args([
+                "--antennas",
+                &ANTENNAS.to_string(),
+                "--beams",
+                &BEAMS.to_string(),
+            ])
+            .args(["--samples", &n.to_string(), "--ttd-samples", &t.to_string()])
+            .args(["--runs", &args.runs.to_string()])
+            .output()
+            .with_context(|| format!("cannot start {}", args.python.display()))?;
+        if !output.status.success() {
+            bail!(
             "{} failed (needs numpy and scipy: apt-get install python3-numpy python3-scipy, as \
              scripts/setup.sh does): {}",
             args.script.display(),
             String::from_utf8_lossy(&output.stderr).trim()
         );
+        }
+        let doc: serde_json::Value =
+            serde_json::from_slice(&output.stdout).context("peer output")?;
+        for (key, all) in [("gemm_s", &mut np_gemm_s), ("ttd_s", &mut np_ttd_s)] {
+            let v = doc[key].as_array().context("peer output")?;
+            all.extend(v.iter().filter_map(|v| v.as_f64()));
+        }
+        peer_doc = doc;
     }
-    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).context("peer output")?;
-    let secs = |key: &str| -> anyhow::Result<f64> {
-        let v: Vec<f64> = doc[key]
-            .as_array()
-            .context("peer output")?
-            .iter()
-            .filter_map(|v| v.as_f64())
-            .collect();
-        Ok(median(&v))
-    };
-    let (np_gemm, np_ttd) = (secs("gemm_s")?, secs("ttd_s")?);
+    anyhow::ensure!(
+        !np_gemm_s.is_empty() && !np_ttd_s.is_empty(),
+        "the peer reported no timings"
+    );
+    let doc = peer_doc;
+    let (np_gemm, np_ttd) = (median(&np_gemm_s), median(&np_ttd_s));
+    let blas = blas_description(&doc);
     let gemm_err = agreement(&first, &read_c64(&dir.join("ygemm.c64"))?);
     let ttd_err = agreement(&ttd_first, &read_c64(&dir.join("yttd.c64"))?);
     anyhow::ensure!(
@@ -257,6 +336,13 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
         "numpy {}, scipy {}; both sides agree to {:.1e} (phase), {:.1e} (delay) of the peak",
         doc["numpy"], doc["scipy"], gemm_err, ttd_err
     );
+    println!("numpy's BLAS: {blas} (peer environment: {peer_env})");
+    println!(
+        "medians of {} runs per side ({} rounds of {}, sides alternating)",
+        args.rounds * args.runs,
+        args.rounds,
+        args.runs
+    );
     let mut table = Table::new(&[
         "case",
         "sluice_msps",
@@ -264,6 +350,7 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
         "pct_of_mem_bw",
         "numpy_msps",
         "x_numpy",
+        "numpy_blas",
         "targets",
     ]);
     table.push(vec![
@@ -273,6 +360,7 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
         format!("{:.0}", 100.0 * in_bytes(n) / ours / bandwidth),
         format!("{:.1}", n as f64 / np_gemm / 1e6),
         format!("{:.2}", np_gemm / ours),
+        blas.clone(),
         format!(
             "x_numpy >= 1: {}; >= 50% bw: {}",
             ok(np_gemm / ours >= 1.0),
@@ -288,6 +376,7 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
             format!("{:.0}", 100.0 * in_bytes(n) / a / bandwidth),
             "-".into(),
             format!("{:.2}", np_gemm / a),
+            blas.clone(),
             "-".into(),
         ]);
     }
@@ -298,6 +387,7 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
         "-".into(),
         format!("{:.3}", t as f64 / np_ttd / 1e6),
         format!("{:.1}", np_ttd / ours_ttd),
+        "-".into(),
         format!("x_scipy >= 5: {}", ok(np_ttd / ours_ttd >= 5.0)),
     ]);
     print!("{}", table.render());

@@ -202,6 +202,16 @@ pub fn run(args: BenchZmqArgs) -> anyhow::Result<()> {
             z_cpu.push((num(&b, "cpu_s")? + num(&c, "cpu_s")?) / (total / 1e9));
             let (b, _) = zmq.pair("pullcopy", "push", size, count, &[])?;
             zc.push(gbps(bytes, num(&b, "secs")?));
+            // Each run, not only the medians: the spread between runs is part of the result.
+            let k = s.len() - 1;
+            eprintln!(
+                "zmq: {size} B run {}: sluice {:.3} GB/s, libzmq {:.3}, libzmq+copy {:.3}, sluice/libzmq {:.2}",
+                k + 1,
+                s[k],
+                z[k],
+                zc[k],
+                s[k] / z[k]
+            );
         }
         let (s, z, zc) = (median(&s), median(&z), median(&zc));
         table.push(vec![

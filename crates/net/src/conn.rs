@@ -169,6 +169,26 @@ impl Endpoint {
     }
 }
 
+/// The error of a stream end that got no connection on `endpoint` within `elapsed` (its
+/// connect timeout); `refused`: the last peer refused meanwhile, and why.
+pub(crate) fn no_connection(
+    endpoint: &Endpoint,
+    offset: u64,
+    elapsed: Duration,
+    refused: Option<String>,
+) -> NetError {
+    let secs = elapsed.as_secs_f64();
+    NetError::Io {
+        peer: endpoint.describe(),
+        offset,
+        what: "connect",
+        message: match refused {
+            Some(r) => format!("no connection within {secs:.1} s (the last peer was refused: {r})"),
+            None => format!("no connection within {secs:.1} s"),
+        },
+    }
+}
+
 pub(crate) fn io_err(peer: &str, offset: u64, what: &'static str, e: &std::io::Error) -> NetError {
     NetError::Io {
         peer: peer.to_string(),

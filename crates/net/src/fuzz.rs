@@ -1,12 +1,16 @@
 //! The drivers the fuzz targets (`fuzz/fuzz_targets/net_receive.rs`, `net_send.rs`,
-//! `secure_records.rs`, `shm_handshake.rs`, `secure_handshake.rs`) and their replay tests
-//! (`tests/fuzz_regressions.rs`, `tests/fuzz_handshakes.rs`) share, so that what the fuzzer
-//! checks and what `cargo test` replays cannot drift apart.
+//! `secure_records.rs`, `shm_handshake.rs`, `secure_handshake.rs`, `net_source.rs`) and their
+//! replay tests (`tests/fuzz_regressions.rs`, `tests/fuzz_handshakes.rs`, `tests/fuzz_corpus.rs`)
+//! share, so that what the fuzzer checks and what `cargo test` replays cannot drift apart.
 
 use crate::secure::{Got, Opener, Protection, RxBuf, Sealer};
 use crate::{Decoder, Event, Need, NetError, Role};
 use std::io::{IoSliceMut, Write};
 use std::time::Duration;
+
+mod source;
+
+pub use source::{source, Delivered};
 
 /// The frame limit of the fuzzed receiver.
 pub const LIMIT: u32 = 1 << 20;

@@ -252,6 +252,47 @@ fn silent_connections_from_one_address_leave_room_for_another() {
     drop(writer.join().unwrap());
 }
 
+/// A connecting socket that a listener cuts off at its cap (the listener closes the connection
+/// unread, which resets it before any greeting) retries as libzmq does, and its messages come
+/// once the silent connections from its own address are gone. (It used to fail at once:
+/// "the peer closed the connection during the handshake".)
+#[test]
+fn a_connecting_peer_cut_off_at_the_cap_of_its_own_address_retries_and_gets_through() {
+    let opts = SocketOptions {
+        max_pending_per_ip: 2,
+        // The silent connections below are closed after this; the legitimate peer then fits.
+        handshake_ivl: Duration::from_millis(500),
+        ..short()
+    };
+    let (mut push, url) = bound(SocketType::Push, opts);
+    // Two silent connections from 127.0.0.1 take that address's places.
+    let silent: Vec<TcpStream> = (0..2).map(|_| raw(&url)).collect();
+    let body = pattern(3, 1000);
+    let sender = {
+        let body = body.clone();
+        std::thread::spawn(move || {
+            send_msg(&mut push, &[&body], LIMIT);
+            push.linger(Duration::from_millis(500));
+            (push.refused(), push.last_refusal().map(str::to_string))
+        })
+    };
+    // The legitimate PULL, from 127.0.0.1 too, retrying for up to its own handshake_ivl.
+    let mut pull = Socket::new(
+        SocketType::Pull,
+        &url,
+        false,
+        SocketOptions {
+            handshake_ivl: Duration::from_secs(5),
+            ..short()
+        },
+    )
+    .unwrap();
+    assert_eq!(recv_msg(&mut pull, LIMIT), vec![body]);
+    let (refused, last) = sender.join().unwrap();
+    drop(silent);
+    assert!(refused >= 1, "the cap never cut the peer off: {last:?}");
+}
+
 #[test]
 fn a_peer_that_stops_in_the_middle_of_a_frame_is_closed() {
     let (mut s, url) = bound(SocketType::Pull, short());

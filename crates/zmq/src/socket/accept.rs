@@ -201,11 +201,26 @@ impl Socket {
     /// Peer `i` failed with `e`: a connecting socket's handshake error is the caller's (the
     /// configured address is no fitting peer); anything else closes that connection only.
     pub(super) fn fail_peer(&mut self, i: usize, e: ZmqError) -> Result<(), ZmqError> {
-        if !e.is_peer() || (self.connect.is_some() && !self.peers[i].dec.is_ready()) {
+        if !e.is_peer()
+            || (self.connect.is_some() && !self.peers[i].dec.is_ready() && !self.cut_off(i))
+        {
             return Err(e);
         }
         self.refuse(i, &e);
         Ok(())
+    }
+
+    /// Whether a connecting socket's failed handshake with peer `i` is retried: it was cut
+    /// off before the peer's greeting came (a listener past one of its caps closes a
+    /// connection unread, which resets it), and handshakes have been cut off so for less than
+    /// `handshake_ivl`. A peer that greeted and then refused (the wrong socket type, say) is
+    /// a misconfiguration, named at once; so is a listener that never lets one through.
+    fn cut_off(&mut self, i: usize) -> bool {
+        if self.peers[i].dec.signed() {
+            return false;
+        }
+        let since = *self.cut_off_since.get_or_insert_with(Instant::now);
+        since.elapsed() < self.opts.handshake_ivl
     }
 
     /// Closes peer `i` for `why`: counted, logged (rate-limited) with the start of what it

@@ -142,6 +142,9 @@ pub struct Socket {
     disconnects: u64,
     /// Accepting pauses until then (after an accept error).
     accept_paused: Option<Instant>,
+    /// A connecting socket: since when its handshakes have been cut off before the peer's
+    /// greeting came (see `fail_peer`); `None` once one got through.
+    cut_off_since: Option<Instant>,
     /// When the handshake deadlines are next looked at.
     next_sweep: Instant,
     refused: u64,
@@ -194,6 +197,7 @@ impl Socket {
             dropped: 0,
             disconnects: 0,
             accept_paused: None,
+            cut_off_since: None,
             next_sweep: Instant::now(),
             refused: 0,
             accept_failures: 0,
@@ -321,6 +325,9 @@ impl Socket {
                     self.drop_peer(i);
                 }
             }
+        }
+        if self.cut_off_since.is_some() && self.peers.iter().any(|p| p.dec.is_ready()) {
+            self.cut_off_since = None;
         }
         Ok(())
     }

@@ -19,6 +19,40 @@ fn connect_from(source: Ipv4Addr, to: SocketAddr) -> TcpStream {
     TcpStream::from(fd)
 }
 
+/// The accept limits of these tests: a 1 s budget, 4 pending connections per address.
+fn limits() -> AcceptOptions {
+    AcceptOptions {
+        budget: Duration::from_secs(1),
+        max_pending: 64,
+        max_pending_per_ip: 4,
+        log_interval: Duration::from_millis(100),
+    }
+}
+
+/// 48 silent connections from 127.0.0.2: more than a server serves at once
+/// (`MAX_CONNECTIONS`, 32), so that were each given a place, a request would find none.
+fn flood(addr: SocketAddr) -> Vec<TcpStream> {
+    (0..48)
+        .map(|_| connect_from(Ipv4Addr::new(127, 0, 0, 2), addr))
+        .collect()
+}
+
+/// `GET path` from 127.0.0.1: the whole answer, which must be a 200.
+fn get_ok(addr: SocketAddr, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    assert!(
+        text.starts_with("HTTP/1.1 200"),
+        "{:?}",
+        &text[..text.len().min(200)]
+    );
+    text
+}
+
 #[test]
 fn silent_connections_from_one_address_do_not_keep_the_console_from_answering() {
     let g = Graph::new();
@@ -29,39 +63,19 @@ fn silent_connections_from_one_address_do_not_keep_the_console_from_answering() 
         monitor: Monitor::new(),
         title: "flooded".into(),
     };
-    let limits = AcceptOptions {
-        budget: Duration::from_secs(1),
-        max_pending: 64,
-        max_pending_per_ip: 4,
-        log_interval: Duration::from_millis(100),
-    };
     let console = Console::start_with_limits(
         ConsoleOptions {
             bind: "127.0.0.1:0".parse().unwrap(),
             token: None,
         },
         None,
-        limits,
+        limits(),
         handles,
     )
     .unwrap();
     let addr = console.addr();
-    // More silent connections than the console serves at once (MAX_CONNECTIONS, 32): were
-    // each given a place, the request below would find none.
-    let flood: Vec<TcpStream> = (0..48)
-        .map(|_| connect_from(Ipv4Addr::new(127, 0, 0, 2), addr))
-        .collect();
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(format!("GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
-        .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    assert!(
-        text.starts_with("HTTP/1.1 200"),
-        "{:?}",
-        &text[..text.len().min(200)]
-    );
+    let flood = flood(addr);
+    let text = get_ok(addr, "/");
     assert!(text.contains("<script src=\"/console.js\"></script>"));
     // Every silent connection is closed: at once over the cap, or when its budget passed
     // (after a 408 when the console still could write it).
@@ -81,30 +95,15 @@ fn silent_connections_from_one_address_do_not_keep_the_console_from_answering() 
 /// accept path.
 #[test]
 fn silent_connections_from_one_address_do_not_keep_the_metrics_server_from_answering() {
-    let limits = AcceptOptions {
-        budget: Duration::from_secs(1),
-        max_pending: 64,
-        max_pending_per_ip: 4,
-        log_interval: Duration::from_millis(100),
-    };
     let runs: sluice_web::RunsSource = std::sync::Arc::new(Vec::new);
-    let server =
-        sluice_web::MetricsServer::start_with_limits("127.0.0.1:0".parse().unwrap(), limits, runs)
-            .unwrap();
+    let server = sluice_web::MetricsServer::start_with_limits(
+        "127.0.0.1:0".parse().unwrap(),
+        limits(),
+        runs,
+    )
+    .unwrap();
     let addr = server.addr();
-    // More than it serves at once: each used to take a place and wait 5 s for its request.
-    let _flood: Vec<TcpStream> = (0..48)
-        .map(|_| connect_from(Ipv4Addr::new(127, 0, 0, 2), addr))
-        .collect();
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
-        .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    assert!(
-        text.starts_with("HTTP/1.1 200"),
-        "{:?}",
-        &text[..text.len().min(200)]
-    );
+    // Each used to take a place and wait 5 s for its request.
+    let _flood = flood(addr);
+    get_ok(addr, "/metrics");
 }

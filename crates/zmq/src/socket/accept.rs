@@ -38,8 +38,7 @@ const SHOWN: usize = 64;
 impl Socket {
     /// Accepts pending connections (up to the cap), connects a connecting socket with no peer,
     /// and closes connections past their handshake deadline.
-    pub(super) fn admit(&mut self) -> Result<(), ZmqError> {
-        let now = Instant::now();
+    pub(super) fn admit(&mut self, now: Instant) -> Result<(), ZmqError> {
         let accept_due = (self.peers.is_empty() || now >= self.next_accept)
             && self.accept_paused.is_none_or(|t| now >= t);
         if let Some(l) = self.listener.as_ref().filter(|_| accept_due) {
@@ -98,8 +97,13 @@ impl Socket {
                 self.log.flush(&what);
             }
         }
-        if let Some(addr) = self.connect.clone() {
-            if self.peers.is_empty() && Instant::now() >= self.next_connect {
+        let addr = self
+            .connect
+            .as_ref()
+            .filter(|_| self.peers.is_empty())
+            .cloned();
+        if let Some(addr) = addr {
+            if Instant::now() >= self.next_connect {
                 self.next_connect = Instant::now() + RECONNECT;
                 let addrs: Vec<SocketAddr> = addr
                     .to_socket_addrs()

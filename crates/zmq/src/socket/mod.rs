@@ -40,6 +40,10 @@ const ACCEPT_EVERY: Duration = Duration::from_millis(5);
 /// How often a PUSH socket reads what its peers sent (PINGs, ERRORs) while it sends: not at
 /// every message, since each read is a system call (a third of the time of 100-byte messages).
 const CONTROL_READ_EVERY: Duration = Duration::from_millis(1);
+/// A socket moving messages reads the clock (for the accepts, the handshake deadlines and the
+/// control reads above) at one call in this many: a clock read costs about a sixth of a
+/// 100-byte message. A socket that waited reads it at its next call.
+const CLOCK_EVERY: u32 = 32;
 /// How often a connecting socket retries.
 const RECONNECT: Duration = Duration::from_millis(100);
 /// The longest internal frame a socket keeps whole (subscriptions, envelopes).
@@ -154,6 +158,8 @@ pub struct Socket {
     last_refusal: Option<String>,
     /// The peer of the current frame was lost: the next body call says so.
     lost_current: bool,
+    /// Calls since the socket last waited (see [`CLOCK_EVERY`]).
+    calls: u32,
 }
 
 fn would_block(e: &std::io::Error) -> bool {
@@ -205,6 +211,7 @@ impl Socket {
             log: RateLog::with_prefix("sluice-zmq"),
             last_refusal: None,
             lost_current: false,
+            calls: 0,
         };
         if bind {
             let at = hostport.replacen('*', "0.0.0.0", 1);
@@ -305,9 +312,13 @@ impl Socket {
     }
 
     /// Accepts new peers, (re)connects, and flushes pending control bytes and batched small
-    /// messages (all of them when `all`, else only batches that are full).
-    fn service(&mut self, all: bool) -> Result<(), ZmqError> {
-        self.admit()?;
+    /// messages (all of them when `all`, else only batches that are full). Returns the time
+    /// when it read the clock (see [`Socket::clock`]).
+    fn service(&mut self, all: bool) -> Result<Option<Instant>, ZmqError> {
+        let now = self.clock();
+        if let Some(now) = now {
+            self.admit(now)?;
+        }
         let mut i = 0;
         while i < self.peers.len() {
             let later = !all && self.peers[i].out.len() < BATCH && self.peers[i].dec.is_ready();
@@ -329,7 +340,14 @@ impl Socket {
         if self.cut_off_since.is_some() && self.peers.iter().any(|p| p.dec.is_ready()) {
             self.cut_off_since = None;
         }
-        Ok(())
+        Ok(now)
+    }
+
+    /// The time, at one call in [`CLOCK_EVERY`], at every call of a socket without peers, and
+    /// at the first call after a wait; else `None`.
+    fn clock(&mut self) -> Option<Instant> {
+        self.calls = self.calls.wrapping_add(1);
+        (self.calls % CLOCK_EVERY == 1 || self.peers.is_empty()).then(Instant::now)
     }
 
     /// Services the socket and looks for the start of the next data frame for the caller
@@ -343,12 +361,12 @@ impl Socket {
         );
         self.lost_current = false;
         self.service(true)?;
-        let n = self.peers.len();
-        let order: Vec<usize> = match self.sticky {
-            Some(i) => vec![i],
-            None => (0..n).map(|k| (self.rr + k) % n.max(1)).take(n).collect(),
-        };
-        for i in order {
+        // The peer of a message's next frame, or each peer in turn from `rr`: no list is
+        // made, this runs once per message.
+        let (n, sticky, rr) = (self.peers.len(), self.sticky, self.rr);
+        let tries = if sticky.is_some() { 1 } else { n };
+        for k in 0..tries {
+            let i = sticky.unwrap_or((rr + k) % n.max(1));
             match self.pump(i, false) {
                 Ok(Some(frame)) => {
                     self.current = (frame.len > 0).then_some(i);
@@ -567,14 +585,15 @@ impl Socket {
 
     /// [`Socket::poll`], flushing small-message batches only when full unless `all`.
     fn poll_with(&mut self, all: bool) -> Result<(), ZmqError> {
-        self.service(all)?;
+        let now = self.service(all)?;
         let control = matches!(self.kind, SocketType::Pub | SocketType::Push);
         if !all && self.kind == SocketType::Push {
-            let now = Instant::now();
-            if now < self.next_control_read {
-                return Ok(());
+            match now {
+                Some(now) if now >= self.next_control_read => {
+                    self.next_control_read = now + CONTROL_READ_EVERY;
+                }
+                _ => return Ok(()),
             }
-            self.next_control_read = now + CONTROL_READ_EVERY;
         }
         {
             let mut i = 0;
@@ -633,7 +652,8 @@ impl Socket {
     /// Waits up to `timeout` for something to do: a byte to read, room to write (when
     /// `writing`), a connection to accept or to retry.
     pub fn wait(&mut self, timeout: Duration, writing: bool) {
-        // Batched small messages go out before sleeping (a lost peer shows at the next call).
+        self.calls = 0; // the next call reads the clock
+                        // Batched small messages go out before sleeping (a lost peer shows at the next call).
         for i in 0..self.peers.len() {
             let _ = self.flush(i);
         }

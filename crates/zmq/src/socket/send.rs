@@ -328,15 +328,27 @@ impl Socket {
 
 /// The message's bytes from byte `skip` on, appended to `out` (a peer's queue).
 fn append_message(out: &mut Vec<u8>, frames: &[&[&[u8]]], envelope: bool, skip: u64) {
+    // Once per small message: the parts are walked in place, nothing is allocated.
     let mut skip = skip as usize;
-    let headers = headers(frames);
-    for part in parts(frames, envelope, &headers) {
+    let mut put = |part: &[u8]| {
         if skip >= part.len() {
             skip -= part.len();
-            continue;
+        } else {
+            out.extend_from_slice(&part[skip..]);
+            skip = 0;
         }
-        out.extend_from_slice(&part[skip..]);
-        skip = 0;
+    };
+    if envelope {
+        put(&DELIMITER);
+    }
+    for (k, f) in frames.iter().enumerate() {
+        let len: usize = f.iter().map(|s| s.len()).sum();
+        let flags = if k + 1 < frames.len() { MORE } else { 0 };
+        let (h, n) = zmtp::frame_header(len as u64, flags);
+        put(&h[..n]);
+        for part in f.iter() {
+            put(part);
+        }
     }
 }
 

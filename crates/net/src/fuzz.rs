@@ -157,11 +157,12 @@ fn protection(seed: u8) -> Protection {
 /// a write never waits for a reader that is not there.
 const SOCKET_INPUT: usize = 64 << 10;
 
-/// The shared-memory stream's handshake as the receiving end (an `shm_source`) parses it:
-/// with the first byte even, `data` after it is what the sink sent on the Unix socket (its
-/// HELLO, read by [`crate::take_over`] over a real socket pair, without the ring's
-/// descriptor); odd, the tag messages that follow it on that socket. Returns the tags taken
-/// (zero for a HELLO), or the error that refused the peer. Panics if a ring is attached
+/// The shared-memory stream's handshake as each end parses it. The first byte picks what the
+/// rest of `data` is: odd, the tag messages an `shm_source` reads after the HELLO; 2 modulo 4,
+/// the source's answer to the HELLO, as the `shm_sink` reads it; else what the sink sent on
+/// the Unix socket (its HELLO, read by [`crate::take_over`] over a real socket pair, without
+/// the ring's descriptor). Returns the tags taken (zero for a HELLO, four for an accepting
+/// answer), or the error that refused the peer. Panics if a ring is attached
 /// although no descriptor came, or if more bytes are taken than came.
 pub fn shm_handshake(data: &[u8]) -> Result<usize, NetError> {
     let Some((&mode, rest)) = data.split_first() else {
@@ -176,6 +177,12 @@ pub fn shm_handshake(data: &[u8]) -> Result<usize, NetError> {
         );
         return Ok(tags.len());
     }
+    if mode & 2 == 2 {
+        // The sink's side: the source's answer to its HELLO.
+        let mut answer = rest;
+        crate::shm::read_answer(&mut answer, "fuzz")?;
+        return Ok(4);
+    }
     let io = |e: std::io::Error| NetError::Config(format!("fuzz socket pair: {e}"));
     let (mut ours, mut theirs) = std::os::unix::net::UnixStream::pair().map_err(io)?;
     theirs
@@ -186,6 +193,15 @@ pub fn shm_handshake(data: &[u8]) -> Result<usize, NetError> {
         Ok(_) => panic!("a ring attached though no descriptor came"),
         Err(e) => Err(e),
     }
+}
+
+/// The answer an `shm_source` gives to a HELLO (`reason` empty: accepted), as
+/// [`shm_handshake`] takes it (first byte 2).
+pub fn shm_answer(reason: &str) -> Vec<u8> {
+    let mut out = vec![2u8];
+    out.extend_from_slice(&(reason.len() as u32).to_le_bytes());
+    out.extend_from_slice(reason.as_bytes());
+    out
 }
 
 /// The HELLO an `shm_sink` of `item` sends (its descriptor aside), as [`shm_handshake`] takes

@@ -18,6 +18,7 @@
 //! straight into an `ShmWriter` and reads straight from an `ShmReader` copies nothing:
 //! `sluice bench shm` measures that path.)
 
+use crate::accept::RateLog;
 use crate::wire::{self, Hello};
 use crate::{Decoder, Event, Need, NetError, Role};
 use rustix::fd::{AsFd, OwnedFd};
@@ -143,6 +144,7 @@ impl Meeting {
         &mut self,
         endpoint: &ShmEndpoint,
         wait: Duration,
+        log: &mut RateLog,
     ) -> Result<Option<UnixStream>, NetError> {
         let until = Instant::now() + wait;
         loop {
@@ -151,10 +153,13 @@ impl Meeting {
                     Ok((s, _)) => Some(s),
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => None,
                     Err(e) => {
-                        return Err(NetError::Config(format!(
-                            "accepting on {}: {e}",
-                            endpoint.path()
-                        )))
+                        // Transient, as on every listener: out of descriptors (the peer
+                        // waits in the backlog until one is free) or one connection that
+                        // failed. The meeting goes on until its timeout.
+                        let line =
+                            format!("{}: accept failed ({e}); still waiting", endpoint.path());
+                        log.line(Duration::from_secs(1), &line);
+                        None
                     }
                 },
                 Meeting::Connecting => UnixStream::connect_addr(&endpoint.addr()?).ok(),
@@ -182,6 +187,8 @@ struct Rendezvous {
     timeout: Duration,
     meeting: Option<Meeting>,
     started: Option<Instant>,
+    /// Failed accepts, at most a line a second.
+    log: RateLog,
 }
 
 impl Rendezvous {
@@ -191,6 +198,7 @@ impl Rendezvous {
             timeout,
             meeting: None,
             started: None,
+            log: RateLog::new(),
         })
     }
 
@@ -202,7 +210,7 @@ impl Rendezvous {
             self.meeting = Some(meet(&self.endpoint)?);
         }
         let meeting = self.meeting.as_mut().expect("opened above");
-        let Some(stream) = meeting.connection(&self.endpoint, TURN)? else {
+        let Some(stream) = meeting.connection(&self.endpoint, TURN, &mut self.log)? else {
             if started.elapsed() > self.timeout {
                 return Err(NetError::Config(format!(
                     "no shared-memory peer met at {} within {:.1} s",
@@ -373,21 +381,32 @@ pub fn hand_over<T: Item>(
     stream
         .set_read_timeout(Some(wait))
         .map_err(|e| io_error(peer, "socket", e))?;
+    read_answer(stream, peer)?;
+    Ok(ring)
+}
+
+/// Reads the source's answer to the HELLO: a little-endian `u32` length, then that many bytes
+/// of why it refused (none: accepted). At most [`MAX_TAG_MESSAGE`] bytes of the reason are read
+/// and it is shown escaped: the peer wrote it.
+pub(crate) fn read_answer(stream: &mut impl Read, peer: &str) -> Result<(), NetError> {
     let mut len = [0u8; 4];
     stream
         .read_exact(&mut len)
         .map_err(|e| io_error(peer, "waiting for the answer to HELLO", e))?;
     let len = u32::from_le_bytes(len);
-    if len > 0 {
-        let mut message = vec![0u8; len.min(MAX_TAG_MESSAGE) as usize];
-        let _ = stream.read_exact(&mut message);
-        return Err(NetError::Remote {
-            peer: peer.to_string(),
-            offset: 0,
-            message: String::from_utf8_lossy(&message).into_owned(),
-        });
+    if len == 0 {
+        return Ok(());
     }
-    Ok(ring)
+    let mut message = Vec::new();
+    // What came of it: a reason cut short is still shown.
+    let _ = stream
+        .take(u64::from(len.min(MAX_TAG_MESSAGE)))
+        .read_to_end(&mut message);
+    Err(NetError::Remote {
+        peer: peer.to_string(),
+        offset: 0,
+        message: crate::escape::bytes(&message),
+    })
 }
 
 impl<T: Item> Node for ShmSink<T> {

@@ -29,6 +29,11 @@ fn shm_seeds() -> Vec<(&'static str, Vec<u8>)> {
         ("hello_cut", hello_cut),
         ("tags", fuzz::shm_tags(&tags)),
         ("tags_truncated", truncated),
+        ("answer_accept", fuzz::shm_answer("")),
+        (
+            "answer_refuse",
+            fuzz::shm_answer("item type c32 expected, f32 offered"),
+        ),
     ]
 }
 
@@ -73,7 +78,7 @@ fn the_shm_handshake_replays_its_corpus_and_takes_its_seeds() {
     let run = |d: &[u8]| drop(fuzz::shm_handshake(d));
     let corpus = replay(&root().join("corpus/shm_handshake"), run);
     replay(&root().join("regressions/shm_handshake"), run);
-    assert!(corpus >= 5, "the seed corpus is missing ({corpus} inputs)");
+    assert!(corpus >= 7, "the seed corpus is missing ({corpus} inputs)");
     let seeds: std::collections::HashMap<_, _> = shm_seeds().into_iter().collect();
     // A whole HELLO of the right item gets as far as the missing descriptor.
     let e = fuzz::shm_handshake(&seeds["hello_f32"]).unwrap_err();
@@ -89,6 +94,18 @@ fn the_shm_handshake_replays_its_corpus_and_takes_its_seeds() {
     // A length above the limit is refused before anything is allocated for it.
     let e = fuzz::shm_handshake(&[1, 0xff, 0xff, 0xff, 0xff]).unwrap_err();
     assert!(e.to_string().contains("above the limit"), "{e}");
+    // The sink's side: an empty answer accepts; a reason is shown escaped, a lie about its
+    // length shows what came.
+    assert_eq!(fuzz::shm_handshake(&seeds["answer_accept"]).unwrap(), 4);
+    let e = fuzz::shm_handshake(&seeds["answer_refuse"]).unwrap_err();
+    assert!(e.to_string().contains("c32 expected"), "{e}");
+    let mut lie = fuzz::shm_answer("\x1b[2Jforged\nline");
+    lie[1..5].copy_from_slice(&u32::MAX.to_le_bytes());
+    let e = fuzz::shm_handshake(&lie).unwrap_err().to_string();
+    assert!(
+        e.contains("forged") && !e.chars().any(char::is_control),
+        "{e:?}"
+    );
 }
 
 #[test]

@@ -8,7 +8,9 @@
 //! was covered by its partner, which did.
 
 use crate::placement::Plan;
-use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
+use crate::protocol::{
+    self, FromWorker, LeaseSpec, NodeLine, PromotionLine, ProtocolError, TakeoverLine, ToWorker,
+};
 use sluice_net::auth::ClusterKey;
 use sluice_net::secure::{self, Identity, Peers, SecureReader, SecureWriter};
 use sluice_runtime::StopHandle;
@@ -147,7 +149,15 @@ pub struct HostStatus {
     pub partner: Option<Partner>,
     /// It failed or was lost while its partner still ran: the run went on without it.
     pub failed_over: bool,
+    /// The takeovers its fenced receivers saw (a partition upstream changed primary), as
+    /// they happen: the worker's word, at most [`MAX_TAKEOVERS`].
+    pub takeovers: Vec<TakeoverLine>,
+    /// Set once this host, a standby, won its partition's lease.
+    pub promoted: Option<PromotionLine>,
 }
+
+/// Takeover records kept per host (what a worker sends beyond them is not kept).
+pub const MAX_TAKEOVERS: usize = sluice_net::takeovers::MAX_TAKEOVERS;
 
 /// The other replica of a host's partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -435,6 +445,8 @@ pub fn run(
             outcome: None,
             partner,
             failed_over: false,
+            takeovers: Vec::new(),
+            promoted: None,
         });
         outs.push((out, peer.clone()));
         let tx = tx.clone();
@@ -493,10 +505,18 @@ pub fn run(
                 elapsed_s,
                 cpu_s,
                 nodes,
+                mut takeovers,
+                promoted,
             }) => {
                 h.elapsed_s = elapsed_s;
                 h.cpu_s = cpu_s;
                 h.nodes = nodes;
+                // Each Stats carries the run's takeovers so far: the latest list replaces.
+                takeovers.truncate(MAX_TAKEOVERS);
+                h.takeovers = takeovers;
+                if promoted.is_some() {
+                    h.promoted = promoted;
+                }
             }
             Ok(FromWorker::Done {
                 wall_s,
@@ -505,7 +525,12 @@ pub fn run(
                 nodes,
                 table,
                 warnings,
+                mut takeovers,
             }) => {
+                if !takeovers.is_empty() {
+                    takeovers.truncate(MAX_TAKEOVERS);
+                    h.takeovers = takeovers;
+                }
                 h.elapsed_s = wall_s;
                 h.cpu_s = cpu_s;
                 h.nodes = nodes;
@@ -628,6 +653,8 @@ mod tests {
             failed_over: partner.is_some() && !matches!(outcome, Outcome::Done { .. }),
             outcome: Some(outcome),
             partner,
+            takeovers: Vec::new(),
+            promoted: None,
         }
     }
 

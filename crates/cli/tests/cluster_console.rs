@@ -271,7 +271,10 @@ fn the_console_of_a_cluster_run_shows_every_host_and_a_failover_as_it_happens() 
         stream["to_revision"].as_u64() > stream["from_revision"].as_u64(),
         "{failover:#}"
     );
-    assert!(stream["resumed_unix_s"].as_f64() > Some(1.0e9), "{failover:#}");
+    assert!(
+        stream["resumed_unix_s"].as_f64() > Some(1.0e9),
+        "{failover:#}"
+    );
     let c = get(&addr, "/api/cluster");
     assert_eq!(host(&c, "h2")["state"], "failed_over", "{c:#}");
     let received = |c: &Value| host(c, "h4")["nodes"][0]["items_in"].as_u64().unwrap_or(0);

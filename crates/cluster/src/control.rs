@@ -505,15 +505,14 @@ pub fn run(
                 elapsed_s,
                 cpu_s,
                 nodes,
-                mut takeovers,
+                takeovers,
                 promoted,
             }) => {
                 h.elapsed_s = elapsed_s;
                 h.cpu_s = cpu_s;
                 h.nodes = nodes;
                 // Each Stats carries the run's takeovers so far: the latest list replaces.
-                takeovers.truncate(MAX_TAKEOVERS);
-                h.takeovers = takeovers;
+                h.takeovers = bounded(takeovers);
                 if promoted.is_some() {
                     h.promoted = promoted;
                 }
@@ -525,11 +524,10 @@ pub fn run(
                 nodes,
                 table,
                 warnings,
-                mut takeovers,
+                takeovers,
             }) => {
                 if !takeovers.is_empty() {
-                    takeovers.truncate(MAX_TAKEOVERS);
-                    h.takeovers = takeovers;
+                    h.takeovers = bounded(takeovers);
                 }
                 h.elapsed_s = wall_s;
                 h.cpu_s = cpu_s;
@@ -584,6 +582,16 @@ pub fn run(
         hosts,
         first_failed,
     })
+}
+
+/// A worker's takeover records as the controller keeps them: at most [`MAX_TAKEOVERS`], each
+/// cause cut to [`protocol::MAX_CAUSE`].
+fn bounded(takeovers: Vec<TakeoverLine>) -> Vec<TakeoverLine> {
+    takeovers
+        .into_iter()
+        .take(MAX_TAKEOVERS)
+        .map(TakeoverLine::bounded)
+        .collect()
 }
 
 fn connect(host: &str, addr: &str, opts: &ControlOptions) -> Result<Link, ControlError> {
@@ -688,6 +696,34 @@ mod tests {
         let table = report.render();
         assert!(table.contains("FAILED OVER"), "{table}");
         assert!(table.contains("[standby of b]") && table.contains("[standby s]"));
+    }
+
+    #[test]
+    fn a_workers_takeover_records_are_kept_bounded() {
+        let line = |cause: String| TakeoverLine {
+            fence: "h2".into(),
+            offset: 1,
+            from_revision: 1,
+            to_revision: 2,
+            lost_unix_s: None,
+            lost_cause: Some(cause),
+            resumed_unix_s: 0.0,
+            first_item_unix_s: None,
+        };
+        let many = vec![line("é".repeat(protocol::MAX_CAUSE)); MAX_TAKEOVERS + 5];
+        let kept = bounded(many);
+        assert_eq!(kept.len(), MAX_TAKEOVERS);
+        let cause = kept[0].lost_cause.as_deref().unwrap();
+        assert!(
+            cause.len() <= protocol::MAX_CAUSE + '…'.len_utf8(),
+            "{}",
+            cause.len()
+        );
+        assert!(cause.ends_with('…'));
+        assert_eq!(
+            bounded(vec![line("reset".into())])[0].lost_cause.as_deref(),
+            Some("reset")
+        );
     }
 
     #[test]

@@ -136,6 +136,11 @@ pub struct TakeoverLine {
     pub first_item_unix_s: Option<f64>,
 }
 
+/// The longest cause a controller keeps of a [`TakeoverLine`] (a connection error's text is
+/// a line; more is a confused or hostile worker's, and would be held per host and sent to
+/// every console client).
+pub const MAX_CAUSE: usize = 512;
+
 impl TakeoverLine {
     /// Every takeover in the process's journal ([`sluice_net::takeovers`]), for a report.
     pub fn journal() -> Vec<TakeoverLine> {
@@ -143,6 +148,21 @@ impl TakeoverLine {
             .iter()
             .map(TakeoverLine::from)
             .collect()
+    }
+
+    /// Cuts the cause to [`MAX_CAUSE`] bytes (on a character's boundary, marked with `…`).
+    pub fn bounded(mut self) -> TakeoverLine {
+        if let Some(cause) = &mut self.lost_cause {
+            if cause.len() > MAX_CAUSE {
+                let mut end = MAX_CAUSE;
+                while !cause.is_char_boundary(end) {
+                    end -= 1;
+                }
+                cause.truncate(end);
+                cause.push('…');
+            }
+        }
+        self
     }
 }
 

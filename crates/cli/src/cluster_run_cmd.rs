@@ -63,6 +63,9 @@ pub struct ClusterRunArgs {
     /// Do not show the live table.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The web console (--http and its TLS and token flags), watching every host.
+    #[command(flatten)]
+    pub console: crate::console_args::HttpArgs,
 }
 
 /// Host name → address, from the workers registered in the cluster (their control
@@ -189,10 +192,21 @@ pub fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
         // The pairs' partition leases live in the cluster's etcd, as the workers reach it.
         leases: Some(LeaseOptions::new(t.etcd.url(), &t.name)),
     };
+    // The console's view is filled below as the hosts report; its stop button stops the run
+    // as Ctrl-C does.
+    let view = sluice_web::ClusterView::new();
+    let console = args.console.start(sluice_web::ClusterHandles {
+        view: view.clone(),
+        stop: stop.clone(),
+        title: origin.clone(),
+    })?;
     let live = !args.quiet && std::io::stderr().is_terminal();
     let mut drawn_lines = 0usize;
     let mut last_draw = Instant::now();
     let report = control::run(&plan, &workers, &opts, |hosts: &[HostStatus]| {
+        if console.is_some() {
+            view.update(&hosts.iter().map(host_report).collect::<Vec<_>>());
+        }
         if live && last_draw.elapsed() > Duration::from_millis(250) {
             last_draw = Instant::now();
             let table = control::render_table(hosts);
@@ -205,6 +219,7 @@ pub fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
         }
     })?;
     drop(record);
+    drop(console);
     if live && drawn_lines > 0 {
         eprint!("\x1b[{drawn_lines}A\x1b[J");
     }
@@ -241,6 +256,62 @@ pub fn run_graph(args: ClusterRunArgs) -> anyhow::Result<()> {
         std::process::exit(128 + signal);
     }
     Ok(())
+}
+
+/// A host's status as the web console shows it (the console knows no cluster crate).
+fn host_report(h: &HostStatus) -> sluice_web::HostReport {
+    use control::{Outcome, Partner};
+    use sluice_web::{HostState, PartnerLink};
+    let (state, message) = match &h.outcome {
+        None => (HostState::Running, None),
+        Some(Outcome::Done { stopped: true, .. }) => (HostState::Stopped, None),
+        Some(Outcome::Done { .. }) => (HostState::Done, None),
+        Some(Outcome::Failed(m)) | Some(Outcome::Lost(m)) if h.failed_over => {
+            (HostState::FailedOver, Some(m.clone()))
+        }
+        Some(Outcome::Failed(m)) => (HostState::Failed, Some(m.clone())),
+        Some(Outcome::Lost(m)) => (HostState::Lost, Some(m.clone())),
+    };
+    sluice_web::HostReport {
+        host: h.host.clone(),
+        elapsed_s: h.elapsed_s,
+        cpu_s: h.cpu_s,
+        nodes: h
+            .nodes
+            .iter()
+            .map(|n| sluice_web::NodeReport {
+                name: n.name.clone(),
+                items_in: n.items_in,
+                items_out: n.items_out,
+            })
+            .collect(),
+        state,
+        message,
+        partner: h.partner.as_ref().map(|p| match p {
+            Partner::Standby(s) => PartnerLink::Standby(s.clone()),
+            Partner::StandbyOf(p) => PartnerLink::StandbyOf(p.clone()),
+        }),
+        takeovers: h
+            .takeovers
+            .iter()
+            .map(|t| sluice_web::TakeoverReport {
+                fence: t.fence.clone(),
+                offset: t.offset,
+                from_revision: t.from_revision,
+                to_revision: t.to_revision,
+                lost_unix_s: t.lost_unix_s,
+                lost_cause: t.lost_cause.clone(),
+                resumed_unix_s: t.resumed_unix_s,
+                first_item_unix_s: t.first_item_unix_s,
+            })
+            .collect(),
+        promotion: h.promoted.as_ref().map(|p| sluice_web::PromotionReport {
+            fence: p.fence.clone(),
+            revision: p.revision,
+            after_vanished_ms: p.after_vanished_ms,
+            unix_s: p.unix_s,
+        }),
+    }
 }
 
 fn unix_seconds() -> u64 {

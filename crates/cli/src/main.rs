@@ -6,6 +6,7 @@
 mod amps_cmd;
 mod cluster_cmd;
 mod cluster_run_cmd;
+mod console_args;
 mod convolve;
 mod ctl_cmd;
 mod devices_cmd;

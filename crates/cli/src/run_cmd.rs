@@ -25,10 +25,10 @@ pub struct RunArgs {
     pub stats: bool,
     /// Only check the graph (file, parameters, connections, cycles, queues) and exit: nothing
     /// runs and no file is written.
-    #[arg(long, conflicts_with_all = ["stats", "stepped", "threads", "thread_per_node"])]
+    #[arg(long, conflicts_with_all = ["stats", "stepped", "threads", "thread_per_node", "http"])]
     pub check: bool,
     /// Run every node on the calling thread in turn (deterministic) instead of on threads.
-    #[arg(long, conflicts_with_all = ["threads", "thread_per_node"])]
+    #[arg(long, conflicts_with_all = ["threads", "thread_per_node", "http"])]
     pub stepped: bool,
     /// Run the nodes on this many threads, each working a contiguous group of nodes in turn.
     /// Without it (and without --thread-per-node) sluice measures the nodes for 15 ms on one
@@ -54,25 +54,9 @@ pub struct RunArgs {
     /// Seconds with every node blocked and nothing moving before the run stops as a deadlock.
     #[arg(long, default_value_t = 1.0)]
     pub deadlock_timeout: f64,
-    /// Serve the web console, its HTTP API and Prometheus metrics on this address while the
-    /// graph runs; the address to open is printed at start. Plain HTTP on loopback
-    /// (e.g. 127.0.0.1:8080); any other address (e.g. 0.0.0.0:8443) is served over HTTPS only,
-    /// with --http-cert/--http-key or a certificate made at start (its SHA-256 fingerprint is
-    /// printed).
-    #[arg(long, value_name = "ADDR", conflicts_with_all = ["check", "stepped"])]
-    pub http: Option<std::net::SocketAddr>,
-    /// The console's TLS certificate chain (PEM), with --http-key: serves HTTPS.
-    #[arg(long, value_name = "FILE", requires_all = ["http", "http_key"])]
-    pub http_cert: Option<PathBuf>,
-    /// The private key of --http-cert (PEM).
-    #[arg(long, value_name = "FILE", requires_all = ["http", "http_cert"])]
-    pub http_key: Option<PathBuf>,
-    /// Serve HTTPS on a loopback address too (a non-loopback one always is).
-    #[arg(long, requires = "http")]
-    pub http_tls: bool,
-    /// Read the console's token from this file (first line) instead of making a random one.
-    #[arg(long, value_name = "FILE", requires = "http")]
-    pub http_token_file: Option<PathBuf>,
+    /// The web console (--http and its TLS and token flags).
+    #[command(flatten)]
+    pub console: crate::console_args::HttpArgs,
     /// Do not show the progress line (it is shown only on a terminal, and not with --stepped).
     #[arg(long, short)]
     pub quiet: bool,
@@ -111,42 +95,6 @@ pub fn graph(args: GraphArgs) -> anyhow::Result<()> {
     let loaded = load(args.graph.as_ref(), &args.overrides)?;
     print!("{}", loaded.to_dot());
     Ok(())
-}
-
-/// Starts the web console for a run and prints where to open it.
-fn start_console(
-    bind: std::net::SocketAddr,
-    token_file: Option<&std::path::Path>,
-    tls: Option<sluice_web::Tls>,
-    handles: sluice_web::RunHandles,
-) -> anyhow::Result<sluice_web::Console> {
-    let token = match token_file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| anyhow::anyhow!("console token file {}: {e}", path.display()))?;
-            let token = text.lines().next().unwrap_or("").trim().to_string();
-            if token.len() < 16 || !token.bytes().all(|b| b.is_ascii_graphic()) {
-                anyhow::bail!(
-                    "console token file {}: the token must be at least 16 printable characters on the first line",
-                    path.display()
-                );
-            }
-            Some(token)
-        }
-        None => None,
-    };
-    let console = sluice_web::Console::start_with_tls(
-        sluice_web::ConsoleOptions { bind, token },
-        tls.as_ref(),
-        handles,
-    )?;
-    eprintln!("sluice: console at {}", console.url());
-    if let Some(fingerprint) = console.fingerprint() {
-        eprintln!(
-            "sluice: console certificate SHA-256 {fingerprint} (check it when the browser asks)"
-        );
-    }
-    Ok(console)
 }
 
 /// Runs `sluice run`.
@@ -202,31 +150,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     } else {
         let progress = Progress::new();
         let monitor = sluice_runtime::Monitor::new();
-        let _console = match args.http {
-            Some(bind) => Some(start_console(
-                bind,
-                args.http_token_file.as_deref(),
-                match (&args.http_cert, &args.http_key) {
-                    (Some(cert), Some(key)) => Some(sluice_web::Tls::Files {
-                        cert: cert.clone(),
-                        key: key.clone(),
-                    }),
-                    // Plain HTTP stays on loopback: anything else is HTTPS.
-                    _ if args.http_tls || !bind.ip().is_loopback() => {
-                        Some(sluice_web::Tls::SelfSigned)
-                    }
-                    _ => None,
-                },
-                sluice_web::RunHandles {
-                    control: control_handle.clone(),
-                    stop: stop.clone(),
-                    progress: progress.clone(),
-                    monitor: monitor.clone(),
-                    title: origin.clone(),
-                },
-            )?),
-            None => None,
-        };
+        let _console = args.console.start(sluice_web::RunHandles {
+            control: control_handle.clone(),
+            stop: stop.clone(),
+            progress: progress.clone(),
+            monitor: monitor.clone(),
+            title: origin.clone(),
+        })?;
         let _line = (!args.quiet).then(|| ProgressLine::start(progress.clone()));
         let opts = RunOptions {
             scheduler: match (args.threads, args.thread_per_node) {

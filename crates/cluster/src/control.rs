@@ -8,7 +8,9 @@
 //! was covered by its partner, which did.
 
 use crate::placement::Plan;
-use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
+use crate::protocol::{
+    self, FromWorker, LeaseSpec, NodeLine, PromotionLine, ProtocolError, TakeoverLine, ToWorker,
+};
 use sluice_net::auth::ClusterKey;
 use sluice_net::secure::{self, Identity, Peers, SecureReader, SecureWriter};
 use sluice_runtime::StopHandle;
@@ -147,7 +149,15 @@ pub struct HostStatus {
     pub partner: Option<Partner>,
     /// It failed or was lost while its partner still ran: the run went on without it.
     pub failed_over: bool,
+    /// The takeovers its fenced receivers saw (a partition upstream changed primary), as
+    /// they happen: the worker's word, at most [`MAX_TAKEOVERS`].
+    pub takeovers: Vec<TakeoverLine>,
+    /// Set once this host, a standby, won its partition's lease.
+    pub promoted: Option<PromotionLine>,
 }
+
+/// Takeover records kept per host (what a worker sends beyond them is not kept).
+pub const MAX_TAKEOVERS: usize = sluice_net::takeovers::MAX_TAKEOVERS;
 
 /// The other replica of a host's partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -435,6 +445,8 @@ pub fn run(
             outcome: None,
             partner,
             failed_over: false,
+            takeovers: Vec::new(),
+            promoted: None,
         });
         outs.push((out, peer.clone()));
         let tx = tx.clone();
@@ -493,10 +505,17 @@ pub fn run(
                 elapsed_s,
                 cpu_s,
                 nodes,
+                takeovers,
+                promoted,
             }) => {
                 h.elapsed_s = elapsed_s;
                 h.cpu_s = cpu_s;
                 h.nodes = nodes;
+                // Each Stats carries the run's takeovers so far: the latest list replaces.
+                h.takeovers = bounded(takeovers);
+                if promoted.is_some() {
+                    h.promoted = promoted;
+                }
             }
             Ok(FromWorker::Done {
                 wall_s,
@@ -505,7 +524,11 @@ pub fn run(
                 nodes,
                 table,
                 warnings,
+                takeovers,
             }) => {
+                if !takeovers.is_empty() {
+                    h.takeovers = bounded(takeovers);
+                }
                 h.elapsed_s = wall_s;
                 h.cpu_s = cpu_s;
                 h.nodes = nodes;
@@ -559,6 +582,16 @@ pub fn run(
         hosts,
         first_failed,
     })
+}
+
+/// A worker's takeover records as the controller keeps them: at most [`MAX_TAKEOVERS`], each
+/// cause cut to [`protocol::MAX_CAUSE`].
+fn bounded(takeovers: Vec<TakeoverLine>) -> Vec<TakeoverLine> {
+    takeovers
+        .into_iter()
+        .take(MAX_TAKEOVERS)
+        .map(TakeoverLine::bounded)
+        .collect()
 }
 
 fn connect(host: &str, addr: &str, opts: &ControlOptions) -> Result<Link, ControlError> {
@@ -628,6 +661,8 @@ mod tests {
             failed_over: partner.is_some() && !matches!(outcome, Outcome::Done { .. }),
             outcome: Some(outcome),
             partner,
+            takeovers: Vec::new(),
+            promoted: None,
         }
     }
 
@@ -661,6 +696,34 @@ mod tests {
         let table = report.render();
         assert!(table.contains("FAILED OVER"), "{table}");
         assert!(table.contains("[standby of b]") && table.contains("[standby s]"));
+    }
+
+    #[test]
+    fn a_workers_takeover_records_are_kept_bounded() {
+        let line = |cause: String| TakeoverLine {
+            fence: "h2".into(),
+            offset: 1,
+            from_revision: 1,
+            to_revision: 2,
+            lost_unix_s: None,
+            lost_cause: Some(cause),
+            resumed_unix_s: 0.0,
+            first_item_unix_s: None,
+        };
+        let many = vec![line("é".repeat(protocol::MAX_CAUSE)); MAX_TAKEOVERS + 5];
+        let kept = bounded(many);
+        assert_eq!(kept.len(), MAX_TAKEOVERS);
+        let cause = kept[0].lost_cause.as_deref().unwrap();
+        assert!(
+            cause.len() <= protocol::MAX_CAUSE + '…'.len_utf8(),
+            "{}",
+            cause.len()
+        );
+        assert!(cause.ends_with('…'));
+        assert_eq!(
+            bounded(vec![line("reset".into())])[0].lost_cause.as_deref(),
+            Some("reset")
+        );
     }
 
     #[test]

@@ -108,6 +108,98 @@ pub struct NodeLine {
     pub items_out: u64,
 }
 
+/// A change of primary that one of the worker's fenced receivers saw
+/// ([`sluice_net::takeovers`]): the takeover's record, carried live in every
+/// [`FromWorker::Stats`] (all of the run's so far, so that a dropped Stats loses none).
+/// Times are seconds since the Unix epoch, by the worker's clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TakeoverLine {
+    /// The fence of the receiver's senders: the protected host whose partition changed
+    /// primary.
+    pub fence: String,
+    /// The stream offset (items) at which the new primary resumed.
+    pub offset: u64,
+    /// The old primary's lease revision.
+    pub from_revision: u64,
+    /// The new primary's lease revision.
+    pub to_revision: u64,
+    /// When the old primary was declared lost (`None`: displaced while connected).
+    #[serde(default)]
+    pub lost_unix_s: Option<f64>,
+    /// Why it was lost.
+    #[serde(default)]
+    pub lost_cause: Option<String>,
+    /// When the new primary was welcomed.
+    pub resumed_unix_s: f64,
+    /// When its first item came.
+    #[serde(default)]
+    pub first_item_unix_s: Option<f64>,
+}
+
+/// The longest cause a controller keeps of a [`TakeoverLine`] (a connection error's text is
+/// a line; more is a confused or hostile worker's, and would be held per host and sent to
+/// every console client).
+pub const MAX_CAUSE: usize = 512;
+
+impl TakeoverLine {
+    /// Every takeover in the process's journal ([`sluice_net::takeovers`]), for a report.
+    pub fn journal() -> Vec<TakeoverLine> {
+        sluice_net::takeovers::takeovers()
+            .iter()
+            .map(TakeoverLine::from)
+            .collect()
+    }
+
+    /// Cuts the cause to [`MAX_CAUSE`] bytes (on a character's boundary, marked with `…`).
+    pub fn bounded(mut self) -> TakeoverLine {
+        if let Some(cause) = &mut self.lost_cause {
+            if cause.len() > MAX_CAUSE {
+                let mut end = MAX_CAUSE;
+                while !cause.is_char_boundary(end) {
+                    end -= 1;
+                }
+                cause.truncate(end);
+                cause.push('…');
+            }
+        }
+        self
+    }
+}
+
+/// Seconds since the Unix epoch (0 for a time before it).
+pub(crate) fn unix_s(t: std::time::SystemTime) -> f64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+impl From<&sluice_net::takeovers::Takeover> for TakeoverLine {
+    fn from(t: &sluice_net::takeovers::Takeover) -> Self {
+        TakeoverLine {
+            fence: t.fence.clone().unwrap_or_default(),
+            offset: t.offset,
+            from_revision: t.from_revision,
+            to_revision: t.to_revision,
+            lost_unix_s: t.lost_at.map(unix_s),
+            lost_cause: t.lost_cause.clone(),
+            resumed_unix_s: unix_s(t.resumed_at),
+            first_item_unix_s: t.first_item_at.map(unix_s),
+        }
+    }
+}
+
+/// A standby won its partition's lease and became the primary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromotionLine {
+    /// The fence it now holds (the protected host's name).
+    pub fence: String,
+    /// Its lease revision (the fencing token its senders carry).
+    pub revision: u64,
+    /// Milliseconds from the old primary's key vanishing to the win.
+    pub after_vanished_ms: u64,
+    /// When it won, in seconds since the Unix epoch.
+    pub unix_s: f64,
+}
+
 /// A message from a worker to the controller.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -127,6 +219,12 @@ pub enum FromWorker {
         cpu_s: f64,
         /// Each node's counts.
         nodes: Vec<NodeLine>,
+        /// Every takeover the partition's fenced receivers saw so far in this run.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        takeovers: Vec<TakeoverLine>,
+        /// Set once this replica, a standby, won the partition's lease.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        promoted: Option<PromotionLine>,
     },
     /// The partition ended (its streams finished, or it was stopped).
     Done {
@@ -142,6 +240,10 @@ pub enum FromWorker {
         table: String,
         /// Warnings of the run and of its nodes.
         warnings: Vec<String>,
+        /// Every takeover the partition's fenced receivers saw (as in the last Stats, and
+        /// any since).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        takeovers: Vec<TakeoverLine>,
     },
     /// The partition failed while running.
     Failed {

@@ -14,7 +14,9 @@
 
 use crate::etcd::Etcd;
 use crate::lease::{Campaign, CampaignEvent, PartitionLease};
-use crate::protocol::{self, FromWorker, LeaseSpec, NodeLine, ProtocolError, ToWorker};
+use crate::protocol::{
+    self, FromWorker, LeaseSpec, NodeLine, PromotionLine, ProtocolError, TakeoverLine, ToWorker,
+};
 use sluice_graph::{PartitionDoc, Registry};
 use sluice_net::accept::{AcceptOptions, Acceptor, Admission, Prepare};
 use sluice_net::auth::ClusterKey;
@@ -27,7 +29,7 @@ use std::io::BufReader;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How long a controller has to send its Load once its connection is authenticated.
@@ -384,6 +386,8 @@ impl Session {
         if let Some(l) = &lease {
             Fence::forget(&l.fence);
         }
+        // Nor does an earlier run's takeover record (the journal is process-wide too).
+        sluice_net::takeovers::clear();
         // This run's fenced receivers confirm a raised revision in this worker's own etcd
         // (one worker per process: the check is process-wide). Without an etcd, revisions
         // are believed, as outside a cluster.
@@ -462,8 +466,9 @@ impl Session {
             .map_err(io_err)?;
         self.log(&format!("run {run}: running"));
         // The standby campaigns for the key once the primary runs (it took the key at load).
+        let promoted = Promoted::default();
         let campaign = match (lease.as_ref().filter(|l| !l.primary), etcd) {
-            (Some(l), Some(etcd)) => match self.campaign(etcd, l, &run) {
+            (Some(l), Some(etcd)) => match self.campaign(etcd, l, &run, promoted.clone()) {
                 Ok(c) => Some(c),
                 Err(message) => {
                     return protocol::send(&mut out, &FromWorker::Failed { message }, peer);
@@ -503,7 +508,7 @@ impl Session {
         let reporter = Reporter::start(out, peer).map_err(io_err)?;
         // A warm standby runs its partition only once it won the lease.
         let idle = match (&campaign, lease.as_ref().is_some_and(|l| l.warm)) {
-            (Some(c), true) => self.stand_by(c, &stop, &reporter, started, &cpu),
+            (Some(c), true) => self.stand_by(c, &stop, &reporter, started, &cpu, &promoted),
             _ => None,
         };
         let runner = match idle {
@@ -579,6 +584,8 @@ impl Session {
                                 items_out: n.items_out,
                             })
                             .collect(),
+                        takeovers: TakeoverLine::journal(),
+                        promoted: promoted.get(),
                     };
                     reporter.offer(stats);
                 }
@@ -627,6 +634,7 @@ impl Session {
         reporter: &Reporter,
         started: Instant,
         cpu: &dyn Fn() -> f64,
+        promoted: &Promoted,
     ) -> Option<RunReport> {
         let mut next_stats = Instant::now();
         loop {
@@ -657,6 +665,8 @@ impl Session {
                     elapsed_s: started.elapsed().as_secs_f64(),
                     cpu_s: cpu(),
                     nodes: Vec::new(),
+                    takeovers: TakeoverLine::journal(),
+                    promoted: promoted.get(),
                 };
                 reporter.offer(stats);
             }
@@ -702,7 +712,13 @@ impl Session {
 
     /// Starts the standby's campaign: on winning, it promotes the fence (the partition's
     /// senders then take over the streams) and logs how long the takeover took.
-    fn campaign(&self, etcd: Etcd, l: &LeaseSpec, run: &str) -> Result<Campaign, String> {
+    fn campaign(
+        &self,
+        etcd: Etcd,
+        l: &LeaseSpec,
+        run: &str,
+        promoted: Promoted,
+    ) -> Result<Campaign, String> {
         let (name, peer, fence, run_id) = (
             self.name.clone(),
             self.peer.clone(),
@@ -716,6 +732,12 @@ impl Session {
                     after_vanished,
                 } => {
                     Fence::named(&fence).promote(revision as u64);
+                    promoted.set(PromotionLine {
+                        fence: fence.clone(),
+                        revision: revision as u64,
+                        after_vanished_ms: after_vanished.as_millis() as u64,
+                        unix_s: protocol::unix_s(std::time::SystemTime::now()),
+                    });
                     format!(
                         "promoted to primary of {fence} at revision {revision} ({} ms after the key vanished)",
                         after_vanished.as_millis()
@@ -782,6 +804,24 @@ impl Session {
         sluice_graph::load_doc(&graph, origin, &self.registry)
             .map(|loaded| loaded.graph)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// The standby's promotion, once its campaign won: set on the campaign's thread, read with
+/// each report to the controller.
+#[derive(Debug, Clone, Default)]
+struct Promoted(Arc<Mutex<Option<PromotionLine>>>);
+
+impl Promoted {
+    fn set(&self, line: PromotionLine) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(line);
+    }
+
+    fn get(&self) -> Option<PromotionLine> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -872,6 +912,7 @@ fn done_message(report: &RunReport, wall_s: f64, cpu_s: f64) -> FromWorker {
             .collect(),
         table: report.render(),
         warnings,
+        takeovers: TakeoverLine::journal(),
     }
 }
 

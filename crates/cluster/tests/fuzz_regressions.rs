@@ -97,6 +97,8 @@ fn control_seeds() -> Vec<(&'static str, Vec<u8>)> {
                     elapsed_s: 1.5,
                     cpu_s: 0.25,
                     nodes: nodes.clone(),
+                    takeovers: Vec::new(),
+                    promoted: None,
                 },
                 FromWorker::Done {
                     wall_s: 2.0,
@@ -105,6 +107,7 @@ fn control_seeds() -> Vec<(&'static str, Vec<u8>)> {
                     nodes,
                     table: "node  items\nsrc  1\n".into(),
                     warnings: vec!["late: \u{1b}[31m".into()],
+                    takeovers: Vec::new(),
                 },
                 FromWorker::Failed {
                     message: "node src: gone".into(),

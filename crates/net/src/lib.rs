@@ -57,6 +57,7 @@ mod shm;
 mod sink;
 mod source;
 pub mod tag_budget;
+pub mod takeovers;
 pub mod wire;
 
 pub use conn::{detect_dead_peer, Endpoint};

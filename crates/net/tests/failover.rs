@@ -164,6 +164,20 @@ fn dead_primary(key: Option<ClusterKey>) {
             w.contains("failover at offset") && w.contains("revision 6 took over from revision 5"),
             "round {round}: {w}"
         );
+        // The same record is in the process's journal, which a worker reads while it runs.
+        let offset: u64 = w
+            .split("failover at offset ")
+            .nth(1)
+            .and_then(|rest| rest.split(':').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("round {round}: no offset in {w}"));
+        let journal = sluice_net::takeovers::takeovers();
+        let record = journal
+            .iter()
+            .find(|t| t.offset == offset && t.from_revision == 5 && t.to_revision == 6)
+            .unwrap_or_else(|| panic!("round {round}: offset {offset} not in {journal:?}"));
+        assert!(record.first_item_at.is_some(), "{record:?}");
+        assert!(record.resumed_at >= record.lost_at.unwrap_or(record.resumed_at));
     }
 }
 

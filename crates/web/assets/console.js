@@ -62,6 +62,11 @@ async function loadGraph() {
   const r = await fetch("/api/graph"); graph = await r.json();
   $("title").textContent = graph.title;
   document.title = "sluice · " + graph.title;
+  if (graph.mode === "cluster") {
+    $("run-view").hidden = true; $("cluster-view").hidden = false;
+    const c = await fetch("/api/cluster"); if (c.ok) onCluster(await c.json());
+    return;
+  }
   const edge = $("edge"); edge.textContent = "";
   for (const e of graph.edges) { const o = el("option", e.node + "." + e.port + " (" + e.type + ")"); o.value = e.node + "\u0000" + e.port; edge.appendChild(o); }
   const tbody = $("nodes").tBodies[0]; tbody.textContent = "";
@@ -154,6 +159,59 @@ function showErrors(errs) {
   for (const e of errs.slice().reverse()) { const li = el("li", e.elapsed_s.toFixed(1) + " s  " + e.text, "failure"); li.dataset.node = e.node; ul.append(li); }
 }
 
+// A cluster run: one card per host (state, CPU, its standby or primary, its nodes and their
+// rates), and the failovers with their takeover records. Every name and message came from a
+// worker: all of it goes in as text.
+const fmtRate = (x) => x === null || x === undefined ? "" : x.toExponential(2);
+const clock = (unix) => unix === null || unix === undefined ? "?" : new Date(unix * 1000).toISOString().slice(11, 23) + " UTC";
+
+function hostCard(h) {
+  const card = el("div", undefined, "host"); card.dataset.host = h.name;
+  const bar = el("div", undefined, "bar");
+  const state = el("span", h.state.replace("_", " "), "state " + h.state);
+  const cpu = el("span", h.cpu_percent === null ? "CPU …" : "CPU " + h.cpu_percent.toFixed(0) + " %", "cpu");
+  bar.append(el("strong", h.name, "name"), state, cpu);
+  if (h.partner) bar.append(el("span", h.partner.role === "primary" ? "standby: " + h.partner.standby : "standby of " + h.partner.primary, "partner muted"));
+  if (h.promoted) bar.append(el("span", "promoted at revision " + h.promoted.revision, "promoted"));
+  bar.append(el("span", h.elapsed_s.toFixed(1) + " s · " + h.cpu_s.toFixed(2) + " CPU s", "muted"));
+  card.append(bar);
+  if (h.message) card.append(el("div", h.message, "message"));
+  const table = el("table"); const head = el("tr");
+  for (const t of ["node", "items/s out", "items out"]) head.append(el("th", t));
+  table.append(head);
+  for (const n of h.nodes) {
+    const tr = el("tr"); tr.dataset.node = n.name;
+    tr.append(el("td", n.name), el("td", fmtRate(n.items_per_s)), el("td", n.items_out.toLocaleString("en")));
+    table.append(tr);
+  }
+  card.append(table);
+  return card;
+}
+
+function failoverText(f) {
+  let t = (f.seen_s === null ? "" : f.seen_s.toFixed(1) + " s  ") + "partition of " + f.partition + ": " +
+    (f.took_over || "its standby") + " took over" + (f.failed ? " from " + f.failed : "") +
+    " at lease revision " + f.revision + (f.from_revision === null ? "" : " (from " + f.from_revision + ")") +
+    ", " + clock(f.unix_s);
+  if (f.after_vanished_ms !== null) t += ", " + f.after_vanished_ms + " ms after the old primary's key vanished";
+  for (const s of f.streams) {
+    t += "; " + s.seen_by + " resumed the stream at offset " + s.offset + " at " + clock(s.resumed_unix_s);
+    if (s.lost_unix_s !== null) t += " (old primary lost at " + clock(s.lost_unix_s) + (s.lost_cause ? ": " + s.lost_cause : "") + ")";
+    if (s.first_item_unix_s !== null) t += ", first new item at " + clock(s.first_item_unix_s);
+  }
+  return t;
+}
+
+function onCluster(c) {
+  $("elapsed").textContent = c.elapsed_s.toFixed(1) + " s" + (c.stopping ? " · stopping" : "");
+  const hosts = $("hosts");
+  if (c.hosts.length) hosts.replaceChildren(...c.hosts.map(hostCard));
+  const ul = $("failovers");
+  ul.replaceChildren();
+  if (!c.failovers.length) { ul.append(el("li", "none", "muted")); return; }
+  for (const f of c.failovers.slice().reverse()) { const li = el("li", failoverText(f), "failover"); li.dataset.partition = f.partition; ul.append(li); }
+}
+
 // Colour of a level 0..1 on the waterfall: dark blue, cyan, yellow, red.
 function heat(t) { t = Math.min(1, Math.max(0, t)); const h = 240 - 240 * t; return "hsl(" + h + ",90%," + (12 + 45 * t) + "%)"; }
 
@@ -225,5 +283,5 @@ function openView() {
 
 $("open").addEventListener("click", openView);
 $("stop").addEventListener("click", async () => { try { await post("/api/stop", {}); } catch (e) { showError(e.message); } });
-loadGraph().then(() => { stream("/api/stream", { stats: true }, (name, s) => { if (name === "stats") onStats(s); }); }).catch((e) => showError(String(e)));
+loadGraph().then(() => { stream("/api/stream", { stats: true }, (name, s) => { if (name === "stats") onStats(s); else if (name === "cluster") onCluster(s); }); }).catch((e) => showError(String(e)));
 if (!token) showError("no token: open the address printed at start (it ends in #token=…)");

@@ -34,6 +34,10 @@ pub(crate) fn route(req: &Request, shared: &Shared, out: &mut impl Write) -> Res
         ),
         ("GET", "/api/graph") => get(graph(shared).to_string().into_bytes(), "application/json", out),
         ("GET", "/api/stats") => get(stats(shared).to_string().into_bytes(), "application/json", out),
+        ("GET", "/api/cluster") => {
+            let body = cluster(shared)?;
+            get(body.to_string().into_bytes(), "application/json", out)
+        }
         ("GET", "/metrics") => get(
             crate::metrics::render(shared).into_bytes(),
             "text/plain; version=0.0.4; charset=utf-8",
@@ -53,7 +57,7 @@ pub(crate) fn route(req: &Request, shared: &Shared, out: &mut impl Write) -> Res
             shared.guard.check_change(req)?;
             stream(req, shared, out)
         }
-        (_, "/" | "/console.js" | "/console.css" | "/api/graph" | "/api/stats" | "/metrics") => Err(HttpError::new(
+        (_, "/" | "/console.js" | "/console.css" | "/api/graph" | "/api/stats" | "/api/cluster" | "/metrics") => Err(HttpError::new(
             405,
             format!("{} is read with GET", req.path),
         )),
@@ -63,7 +67,7 @@ pub(crate) fn route(req: &Request, shared: &Shared, out: &mut impl Write) -> Res
         )),
         _ => Err(HttpError::new(
             404,
-            "no such page; the API is /api/graph, /api/stats, /api/set, /api/stop, /api/stream and /metrics",
+            "no such page; the API is /api/graph, /api/stats, /api/cluster, /api/set, /api/stop, /api/stream and /metrics",
         )),
     }
 }
@@ -107,7 +111,33 @@ pub(crate) fn graph(shared: &Shared) -> Value {
             })
         })
         .collect();
-    json!({"title": h.title, "nodes": nodes, "edges": edges})
+    let mode = if shared.cluster.is_some() {
+        "cluster"
+    } else {
+        "run"
+    };
+    json!({"title": h.title, "mode": mode, "nodes": nodes, "edges": edges})
+}
+
+/// A cluster run's hosts and failovers (`cluster.rs`), with the console's own time and
+/// whether a stop was asked; a 404 naming the reason on the console of a single run.
+pub(crate) fn cluster(shared: &Shared) -> Result<Value, HttpError> {
+    let Some(view) = &shared.cluster else {
+        return Err(HttpError::new(
+            404,
+            "this console watches a run in one process: /api/cluster is served by `sluice cluster run --http`",
+        ));
+    };
+    let mut v = (*view.snapshot()).clone();
+    if let Value::Object(m) = &mut v {
+        m.insert("title".into(), shared.handles.title.clone().into());
+        m.insert(
+            "elapsed_s".into(),
+            shared.started.elapsed().as_secs_f64().into(),
+        );
+        m.insert("stopping".into(), shared.handles.stop.is_stopped().into());
+    }
+    Ok(v)
 }
 
 /// Live statistics: per node and per edge.
@@ -231,7 +261,22 @@ fn stream(req: &Request, shared: &Shared, out: &mut impl Write) -> Result<(), Ht
         return Ok(());
     }
     if body.get("stats").and_then(Value::as_bool) == Some(true) {
-        let _ = events("stats", STATS_PERIOD).serve(out, || Some(stats(shared)));
+        let Some(view) = &shared.cluster else {
+            let _ = events("stats", STATS_PERIOD).serve(out, || Some(stats(shared)));
+            return Ok(());
+        };
+        // A cluster console's stream: a `cluster` event whenever a host reported (or a stop
+        // was asked), and the console's closing one; keep-alives between.
+        let mut sent: Option<(u64, bool)> = None;
+        let _ = events("cluster", STATS_PERIOD).serve_named(out, || {
+            let now = (view.updates(), shared.handles.stop.is_stopped());
+            let closing = shared.closing.load(std::sync::atomic::Ordering::Acquire);
+            if sent == Some(now) && !closing {
+                return None;
+            }
+            sent = Some(now);
+            cluster(shared).ok().map(|v| ("cluster", v))
+        });
         return Ok(());
     }
     Err(HttpError::new(

@@ -44,6 +44,59 @@ pub struct RunHandles {
     pub title: String,
 }
 
+/// What a cluster console watches and steers (`sluice cluster run --http`).
+#[derive(Debug, Clone)]
+pub struct ClusterHandles {
+    /// The hosts, filled by the controller's caller as counts arrive.
+    pub view: crate::ClusterView,
+    /// Stops the cluster run gracefully (every host stops its sources and drains).
+    pub stop: StopHandle,
+    /// The graph file's name, for the page's title.
+    pub title: String,
+}
+
+/// What a console watches: one process's run, or a cluster run.
+#[derive(Debug, Clone)]
+pub enum Watched {
+    /// A graph running in this process.
+    Run(RunHandles),
+    /// A graph spread over a cluster's hosts, run from this process.
+    Cluster(ClusterHandles),
+}
+
+impl From<RunHandles> for Watched {
+    fn from(h: RunHandles) -> Self {
+        Watched::Run(h)
+    }
+}
+
+impl From<ClusterHandles> for Watched {
+    fn from(h: ClusterHandles) -> Self {
+        Watched::Cluster(h)
+    }
+}
+
+impl Watched {
+    /// The run handles the routes read, and the cluster view: a cluster console's run
+    /// handles watch no node of this process (its graph runs on the hosts), so its
+    /// `/api/graph` and `/api/stats` list none, and its stop stops the cluster run.
+    fn split(self) -> (RunHandles, Option<crate::ClusterView>) {
+        match self {
+            Watched::Run(h) => (h, None),
+            Watched::Cluster(c) => (
+                RunHandles {
+                    control: sluice_runtime::Graph::new().control_handle(),
+                    stop: c.stop,
+                    progress: Progress::new(),
+                    monitor: Monitor::new(),
+                    title: c.title,
+                },
+                Some(c.view),
+            ),
+        }
+    }
+}
+
 /// Where and how to serve.
 #[derive(Debug, Clone)]
 pub struct ConsoleOptions {
@@ -83,6 +136,8 @@ pub enum ConsoleError {
 
 pub(crate) struct Shared {
     pub handles: RunHandles,
+    /// Set for a cluster run's console: its hosts.
+    pub cluster: Option<crate::ClusterView>,
     pub guard: Guard,
     pub started: Instant,
     pub closing: AtomicBool,
@@ -113,8 +168,12 @@ impl std::fmt::Debug for Console {
 }
 
 impl Console {
-    /// Binds and starts serving `handles` over plain HTTP (refusing a non-loopback address).
-    pub fn start(opts: ConsoleOptions, handles: RunHandles) -> Result<Console, ConsoleError> {
+    /// Binds and starts serving `handles` (a run's [`RunHandles`] or a cluster run's
+    /// [`ClusterHandles`]) over plain HTTP (refusing a non-loopback address).
+    pub fn start(
+        opts: ConsoleOptions,
+        handles: impl Into<Watched>,
+    ) -> Result<Console, ConsoleError> {
         Self::start_with_tls(opts, None, handles)
     }
 
@@ -123,7 +182,7 @@ impl Console {
     pub fn start_with_tls(
         opts: ConsoleOptions,
         tls: Option<&crate::Tls>,
-        handles: RunHandles,
+        handles: impl Into<Watched>,
     ) -> Result<Console, ConsoleError> {
         Self::start_with_limits(opts, tls, AcceptOptions::default(), handles)
     }
@@ -136,8 +195,9 @@ impl Console {
         opts: ConsoleOptions,
         tls: Option<&crate::Tls>,
         accept: AcceptOptions,
-        handles: RunHandles,
+        handles: impl Into<Watched>,
     ) -> Result<Console, ConsoleError> {
+        let (handles, cluster) = handles.into().split();
         if tls.is_none() && !opts.bind.ip().is_loopback() {
             return Err(ConsoleError::NotLoopback(opts.bind));
         }
@@ -163,6 +223,7 @@ impl Console {
         };
         let shared = Arc::new(Shared {
             handles,
+            cluster,
             guard: Guard::with_scheme(addr, token, setup.is_some()),
             started: Instant::now(),
             closing: AtomicBool::new(false),

@@ -58,7 +58,7 @@ pub(crate) struct Stream<'a> {
     /// Streams open now: the console, closing, waits a little for them to send their last
     /// event.
     pub open: &'a AtomicUsize,
-    /// The event's name (`stats`, `frame`).
+    /// The event's name (`stats`, `frame`), for [`serve`](Stream::serve).
     pub name: &'static str,
     /// Time between events.
     pub period: Duration,
@@ -75,6 +75,17 @@ impl Stream<'_> {
         out: &mut W,
         mut next: impl FnMut() -> Option<Value> + Send,
     ) -> std::io::Result<()> {
+        let name = self.name;
+        self.serve_named(out, move || next().map(|v| (name, v)))
+    }
+
+    /// As [`serve`](Stream::serve), for a stream of several kinds of event: `next` names
+    /// each event it makes.
+    pub(crate) fn serve_named<W: Write>(
+        &self,
+        out: &mut W,
+        mut next: impl FnMut() -> Option<(&'static str, Value)> + Send,
+    ) -> std::io::Result<()> {
         /// Counts the stream open until it ends, however it ends.
         struct Open<'a>(&'a AtomicUsize);
         impl Drop for Open<'_> {
@@ -89,7 +100,7 @@ impl Stream<'_> {
         let gone = AtomicBool::new(false);
         std::thread::scope(|scope| {
             let (gone, closing, dropped_total) = (&gone, self.closing, self.dropped);
-            let (name, period) = (self.name, self.period);
+            let period = self.period;
             let producer = std::thread::Builder::new()
                 .name("console-events".into())
                 .spawn_scoped(scope, move || {
@@ -99,7 +110,7 @@ impl Stream<'_> {
                         // The last event goes out after the console began closing, so that the
                         // client sees the run's final state (a node's error, say).
                         let last = closing.load(Ordering::Acquire);
-                        if let Some(mut v) = next() {
+                        if let Some((name, mut v)) = next() {
                             if let Value::Object(m) = &mut v {
                                 m.insert("dropped".into(), dropped.into());
                             }

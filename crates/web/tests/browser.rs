@@ -397,3 +397,128 @@ fn a_node_error_shows_in_the_errors_list_as_text() {
     drop(d);
     drop(console);
 }
+
+/// A cluster run's console: the page lists every host with its state, CPU, partner and
+/// nodes, and a failover as it comes, every name as text (a host called `<b>h2</b>` shows
+/// its brackets, and no `b` element appears).
+#[test]
+fn the_cluster_view_in_headless_chromium() {
+    if !std::path::Path::new(CHROMIUM).exists() || !std::path::Path::new(DRIVER).exists() {
+        eprintln!(
+            "SKIPPED: the browser tests need Debian's chromium and chromium-driver \
+             ({CHROMIUM}, {DRIVER}); scripts/setup.sh installs them"
+        );
+        return;
+    }
+    let view = sluice_web::ClusterView::new();
+    let stop = StopHandle::new();
+    let console = Console::start(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: None,
+        },
+        sluice_web::ClusterHandles {
+            view: view.clone(),
+            stop: stop.clone(),
+            title: "cluster.toml".into(),
+        },
+    )
+    .unwrap();
+    let hostile = "<b>h2</b>";
+    let host = |name: &str, elapsed_s: f64, cpu_s: f64, items: u64| sluice_web::HostReport {
+        host: name.into(),
+        elapsed_s,
+        cpu_s,
+        nodes: vec![sluice_web::NodeReport {
+            name: "fir<img src=x>".into(),
+            items_in: items,
+            items_out: items,
+        }],
+        ..Default::default()
+    };
+    let mut primary = host(hostile, 1.0, 0.5, 100);
+    primary.partner = Some(sluice_web::PartnerLink::Standby("h3".into()));
+    let mut standby = host("h3", 1.0, 0.5, 100);
+    standby.partner = Some(sluice_web::PartnerLink::StandbyOf(hostile.into()));
+    view.update(&[host("h1", 1.0, 0.2, 100), primary.clone(), standby.clone()]);
+    view.update(&[host("h1", 2.0, 0.7, 1100), primary.clone(), standby.clone()]);
+
+    let d = Driver::start();
+    d.cmd("POST", "url", Some(json!({"url": console.url()})));
+    let names = d.wait_for(
+        "the hosts",
+        "const n = [...document.querySelectorAll('#hosts .host .name')].map(e => e.textContent); \
+         return n.length === 3 ? n : null;",
+    );
+    assert_eq!(names, json!(["h1", hostile, "h3"]));
+    assert_eq!(
+        d.js("return document.querySelectorAll('#hosts b, #hosts img').length;"),
+        json!(0),
+        "names from a worker never become markup"
+    );
+    assert_eq!(
+        d.js("return document.getElementById('run-view').hidden;"),
+        json!(true)
+    );
+    let cpu =
+        d.js("return document.querySelector('#hosts .host[data-host=\"h1\"] .cpu').textContent;");
+    assert_eq!(cpu, json!("CPU 50 %"), "h1 used 0.5 CPU s in 1 s");
+    let partner = d.js(
+        "return document.querySelector('#hosts .host[data-host=\"h3\"] .partner').textContent;",
+    );
+    assert_eq!(partner, json!(format!("standby of {hostile}")));
+    let node =
+        d.js("return document.querySelector('#hosts .host[data-host=\"h1\"] td').textContent;");
+    assert_eq!(node, json!("fir<img src=x>"));
+
+    // The primary fails over while the page is open: the stream brings the record.
+    primary.state = sluice_web::HostState::FailedOver;
+    primary.message = Some("worker lost: <script>x</script>".into());
+    let mut receiver = host("h4", 2.0, 0.1, 1000);
+    receiver.takeovers = vec![sluice_web::TakeoverReport {
+        fence: hostile.into(),
+        offset: 777,
+        from_revision: 3,
+        to_revision: 5,
+        lost_unix_s: Some(1_700_000_000.0),
+        lost_cause: Some("reset".into()),
+        resumed_unix_s: 1_700_000_001.0,
+        first_item_unix_s: Some(1_700_000_001.5),
+    }];
+    view.update(&[host("h1", 3.0, 1.2, 2100), primary, standby, receiver]);
+    let failover = d.wait_for(
+        "the failover",
+        "const li = document.querySelector('#failovers .failover'); return li ? li.textContent : null;",
+    );
+    let text = failover.as_str().unwrap();
+    assert!(
+        text.contains(&format!(
+            "partition of {hostile}: h3 took over from {hostile}"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("h4 resumed the stream at offset 777"),
+        "{text}"
+    );
+    let state = d.wait_for(
+        "the failed-over state",
+        "const s = document.querySelector('#hosts .host .state.failed_over'); return s ? s.textContent : null;",
+    );
+    assert_eq!(state, json!("failed over"));
+    assert_eq!(
+        d.js("return document.querySelectorAll('#hosts script, #hosts b').length;"),
+        json!(0)
+    );
+
+    // The stop button stops the cluster run.
+    d.js("document.getElementById('stop').click(); return null;");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !stop.is_stopped() {
+        assert!(
+            Instant::now() < deadline,
+            "the stop button did not stop the run"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -948,3 +948,175 @@ fn a_loopback_tcp_streams_bytes_show_in_metrics_per_node_and_direction() {
     let _ = run.join().unwrap();
     drop(console);
 }
+
+/// A cluster run's host, as its controller's caller reports it.
+fn cluster_host(name: &str, elapsed_s: f64, cpu_s: f64, items: u64) -> sluice_web::HostReport {
+    sluice_web::HostReport {
+        host: name.into(),
+        elapsed_s,
+        cpu_s,
+        nodes: vec![sluice_web::NodeReport {
+            name: "fir <i>".into(),
+            items_in: items,
+            items_out: items,
+        }],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_cluster_console_serves_its_hosts_streams_them_and_refuses_as_documented() {
+    let view = sluice_web::ClusterView::new();
+    let stop = StopHandle::new();
+    let console = Console::start(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: Some(TOKEN.into()),
+        },
+        sluice_web::ClusterHandles {
+            view: view.clone(),
+            stop: stop.clone(),
+            title: "cluster.toml".into(),
+        },
+    )
+    .unwrap();
+    let addr = console.addr().to_string();
+
+    // Before any report: no host yet, and the page is told it watches a cluster.
+    let (status, body) = get(&addr, "/api/cluster");
+    assert_eq!(status, 200, "{body}");
+    let c: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(c["hosts"], json!([]));
+    assert_eq!(c["title"], "cluster.toml");
+    let (_, graph) = get(&addr, "/api/graph");
+    let graph: Value = serde_json::from_str(&graph).unwrap();
+    assert_eq!(graph["mode"], "cluster");
+    assert_eq!(graph["nodes"], json!([]));
+
+    // Two reports half a second apart (by the workers' clocks): CPU and rates per host.
+    let mut primary = cluster_host("h2", 1.0, 0.25, 1000);
+    primary.partner = Some(sluice_web::PartnerLink::Standby("h3".into()));
+    let mut standby = cluster_host("h3", 1.0, 0.25, 1000);
+    standby.partner = Some(sluice_web::PartnerLink::StandbyOf("h2".into()));
+    view.update(&[
+        cluster_host("h1", 1.0, 0.5, 1000),
+        primary.clone(),
+        standby.clone(),
+    ]);
+    let mut events = Events::open(&addr, &json!({"stats": true}));
+    let first = events.next_named("cluster");
+    assert_eq!(first["hosts"].as_array().unwrap().len(), 3, "{first}");
+    view.update(&[
+        cluster_host("h1", 1.5, 1.0, 3000),
+        primary.clone(),
+        standby.clone(),
+    ]);
+    let second = events.next_named("cluster");
+    let h1 = &second["hosts"][0];
+    assert_eq!(h1["name"], "h1");
+    assert_eq!(h1["state"], "running");
+    assert!(
+        (h1["cpu_percent"].as_f64().unwrap() - 100.0).abs() < 1e-6,
+        "{h1}"
+    );
+    assert!((h1["nodes"][0]["items_per_s"].as_f64().unwrap() - 4000.0).abs() < 1e-6);
+    assert_eq!(h1["nodes"][0]["name"], "fir <i>", "names are data, as sent");
+    assert_eq!(second["hosts"][1]["partner"]["standby"], "h3");
+
+    // The primary fails over: its takeover record, as h4's receiver saw it, in the list.
+    primary.state = sluice_web::HostState::FailedOver;
+    primary.message = Some("worker lost".into());
+    let mut receiver = cluster_host("h4", 2.0, 0.1, 5000);
+    receiver.takeovers = vec![sluice_web::TakeoverReport {
+        fence: "h2".into(),
+        offset: 4242,
+        from_revision: 3,
+        to_revision: 5,
+        lost_unix_s: Some(100.0),
+        lost_cause: Some("reset".into()),
+        resumed_unix_s: 101.0,
+        first_item_unix_s: Some(101.1),
+    }];
+    view.update(&[
+        cluster_host("h1", 2.0, 1.5, 5000),
+        primary,
+        standby,
+        receiver,
+    ]);
+    let third = events.next_named("cluster");
+    let f = &third["failovers"][0];
+    assert_eq!(f["partition"], "h2");
+    assert_eq!(f["failed"], "h2");
+    assert_eq!(f["took_over"], "h3");
+    assert_eq!(f["streams"][0]["offset"], 4242);
+    assert_eq!(third["hosts"][1]["state"], "failed_over");
+    let (_, body) = get(&addr, "/api/cluster");
+    let c: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(c["failovers"], third["failovers"]);
+
+    // Refusals, each with its reason.
+    let (status, body) = request(
+        &addr,
+        &post_raw(&addr, "/api/cluster", &good_headers(&addr), "{}"),
+    );
+    assert_eq!(status, 405, "{body}");
+    assert!(reason(&body).contains("GET"), "{body}");
+    let (status, body) = request(
+        &addr,
+        "GET /api/cluster HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+    );
+    assert_eq!(status, 421, "{body}");
+    assert!(reason(&body).contains("evil.example"), "{body}");
+    let (status, body) = request(
+        &addr,
+        &post_raw(
+            &addr,
+            "/api/stop",
+            &format!("Origin: http://{addr}\r\n"),
+            "{}",
+        ),
+    );
+    assert_eq!(status, 401, "{body}");
+    assert!(!stop.is_stopped());
+
+    // The stop button stops the cluster run (the controller's handle).
+    let (status, _) = post(&addr, "/api/stop", &json!({}));
+    assert_eq!(status, 200);
+    assert!(stop.is_stopped());
+    let (_, body) = get(&addr, "/api/cluster");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["stopping"],
+        true
+    );
+}
+
+#[test]
+fn a_single_run_console_has_no_cluster_view_and_says_why() {
+    let g = Graph::new();
+    let console = Console::start(
+        ConsoleOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: Some(TOKEN.into()),
+        },
+        RunHandles {
+            control: g.control_handle(),
+            stop: StopHandle::new(),
+            progress: Progress::new(),
+            monitor: Monitor::new(),
+            title: "one".into(),
+        },
+    )
+    .unwrap();
+    let addr = console.addr().to_string();
+    let (_, graph) = get(&addr, "/api/graph");
+    assert_eq!(
+        serde_json::from_str::<Value>(&graph).unwrap()["mode"],
+        "run"
+    );
+    let (status, body) = get(&addr, "/api/cluster");
+    assert_eq!(status, 404, "{body}");
+    assert!(
+        reason(&body).contains("sluice cluster run --http"),
+        "{body}"
+    );
+}

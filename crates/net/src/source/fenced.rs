@@ -65,6 +65,8 @@ struct Takeover {
     /// When the new primary's first item came (a warm standby connects before its fresh
     /// partition has produced anything).
     first_item: Option<SystemTime>,
+    /// Its number in the process's journal ([`crate::takeovers`]), read live by a worker.
+    journal: u64,
 }
 
 impl<T: Item> TcpSource<T> {
@@ -150,16 +152,29 @@ impl<T: Item> TcpSource<T> {
             }
         }
         if revision > current && current > 0 {
+            let lost = self
+                .state
+                .lost()
+                .map(|lost| (lost.wall, lost.cause.to_string()));
+            let resumed = SystemTime::now();
+            let journal = crate::takeovers::record(crate::takeovers::Takeover {
+                fence: self.opts.fenced_by.clone(),
+                offset: received,
+                from_revision: current,
+                to_revision: revision,
+                lost_at: lost.as_ref().map(|(at, _)| *at),
+                lost_cause: lost.as_ref().map(|(_, cause)| cause.clone()),
+                resumed_at: resumed,
+                first_item_at: None,
+            });
             self.fenced.takeovers.push(Takeover {
                 offset: received,
                 from: current,
                 to: revision,
-                lost: self
-                    .state
-                    .lost()
-                    .map(|lost| (lost.wall, lost.cause.to_string())),
-                resumed: SystemTime::now(),
+                lost,
+                resumed,
                 first_item: None,
+                journal,
             });
         }
         self.fenced.revision = revision;
@@ -256,7 +271,9 @@ impl Fenced {
     /// A frame's items came: the first after a takeover is recorded.
     pub(super) fn items_came(&mut self) {
         if let Some(t) = self.takeovers.last_mut().filter(|t| t.first_item.is_none()) {
-            t.first_item = Some(SystemTime::now());
+            let now = SystemTime::now();
+            t.first_item = Some(now);
+            crate::takeovers::first_item(t.journal, now);
         }
     }
 

@@ -4,7 +4,7 @@
 //! Run the graph with [`Graph::run_live`](crate::Graph::run_live) and a [`LiveGraph`]; any
 //! thread may then change it through the `LiveGraph`:
 //!
-//! * [`LiveGraph::attach`] runs another [`Graph`] (the *branch*) whose open inputs read outputs
+//! * [`LiveGraph::attach`] runs another [`Graph`](crate::Graph) (the *branch*) whose open inputs read outputs
 //!   of the running graph. Each is a new lossless reader of the output's queue, at "now" (the
 //!   next item the output publishes) or at a stated item index that the ring still holds. The
 //!   branch runs on threads of its own; the nodes of the running graph go on as they were: the

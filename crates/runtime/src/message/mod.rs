@@ -13,7 +13,7 @@
 //! ([`OnFull`]):
 //!
 //! - [`OnFull::Wait`]: [`MessageOutput::send`] gives the message back as [`Sent::Full`] and the
-//!   node returns [`MessageOut::need`] (a [`Work::NeedOutput`](crate::Work::NeedOutput)),
+//!   node returns [`MessageOut::need`] (a [`Work::NeedOutput`]),
 //!   exactly as for a full stream queue: the scheduler wakes it when the receiver has taken a
 //!   message. Memory stays bounded and nothing is lost.
 //! - [`OnFull::Drop`]: the message is dropped for that connection, counted, and reported in

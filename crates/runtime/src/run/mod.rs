@@ -49,7 +49,7 @@ pub enum Scheduler {
 /// may not be waited for (a fenced replica, whose standby writes now; a drain through a
 /// rate-limited node can take minutes): every node stops at its next turn, the items in the
 /// queues are dropped, and every node is still finished (sinks close their files, streams
-/// end). Either way the run returns its report with [`RunReport::stopped`] set.
+/// end). Either way the run returns its report with [`RunReport::stopped`](crate::RunReport::stopped) set.
 #[derive(Debug, Clone, Default)]
 pub struct StopHandle(Arc<StopFlags>);
 

@@ -18,7 +18,10 @@
 //! thread, which runs the graph's supervisor.
 //!
 //! Reported: late (dropped) items, which must be 0; the graph's CPU per item without and with
-//! the console and their ratio (the target is 1.02 or less); the console's own CPU; and the
+//! the console and their ratio (the target is 1.02 or less); the time inside the nodes' `work`
+//! per item, the throttle's left out, and its ratio (the throttle polls its clock in source
+//! mode, so on an otherwise idle machine the graph's thread uses a whole core either way and
+//! the CPU ratio alone cannot show a cost; the work time can); the console's own CPU; and the
 //! sink's CRC32C in both runs, which must be equal: the console changes nothing in the output.
 
 use crate::report::{machine_description, median, results_dir, Table};
@@ -118,6 +121,10 @@ struct RunFigures {
     console_cpu: f64,
     /// CPU of the bench's stream clients, seconds (0 without them).
     client_cpu: f64,
+    /// Time inside `work` of every node but the throttle, seconds: the graph's work itself.
+    /// The throttle is left out because in source mode it polls its clock between items, so
+    /// its thread is never idle and `graph_cpu` is a whole core with or without the console.
+    work_busy: f64,
     /// Items the throttle dropped because the graph was late.
     late: u64,
     /// Items through the throttle.
@@ -148,11 +155,14 @@ pub fn run(args: BenchConsoleArgs) -> anyhow::Result<()> {
         let a = run_once(&args, items, false)?;
         let b = run_once(&args, items, true)?;
         println!(
-            "# round {}: graph CPU {:.1} / {:.1} ns per item without / with the console ({:.3}x), console {:.1} ns per item, late {} / {}",
+            "# round {}: graph CPU {:.1} / {:.1} ns per item without / with the console ({:.3}x), work {:.1} / {:.1} ns per item ({:.3}x), console {:.1} ns per item, late {} / {}",
             round + 1,
             1e9 * a.graph_cpu / a.items as f64,
             1e9 * b.graph_cpu / b.items as f64,
             b.graph_cpu / a.graph_cpu,
+            1e9 * a.work_busy / a.items as f64,
+            1e9 * b.work_busy / b.items as f64,
+            b.work_busy / a.work_busy,
             1e9 * b.console_cpu / b.items as f64,
             a.late,
             b.late
@@ -178,10 +188,18 @@ pub fn run(args: BenchConsoleArgs) -> anyhow::Result<()> {
             .map(|(a, b)| b.graph_cpu / a.graph_cpu)
             .collect::<Vec<_>>(),
     );
+    let work_ratio = median(
+        &plain
+            .iter()
+            .zip(&watched)
+            .map(|(a, b)| b.work_busy / a.work_busy)
+            .collect::<Vec<_>>(),
+    );
     let mut table = Table::new(&[
         "run",
         "graph_cpu_ns_per_item",
         "graph_cpu_%_core",
+        "work_ns_per_item",
         "console_cpu_ns_per_item",
         "console_cpu_%_core",
         "clients_cpu_%_core",
@@ -202,6 +220,7 @@ pub fn run(args: BenchConsoleArgs) -> anyhow::Result<()> {
             name.into(),
             format!("{:.2}", per_item(runs, &|r| r.graph_cpu)),
             format!("{:.1}", core(&|r| r.graph_cpu)),
+            format!("{:.2}", per_item(runs, &|r| r.work_busy)),
             format!("{:.2}", per_item(runs, &|r| r.console_cpu)),
             format!("{:.1}", core(&|r| r.console_cpu)),
             format!("{:.1}", core(&|r| r.client_cpu)),
@@ -228,6 +247,9 @@ pub fn run(args: BenchConsoleArgs) -> anyhow::Result<()> {
         plain.len()
     );
     print!("{}", table.render());
+    println!(
+        "# time in the nodes' work (all but the throttle) per item with / without the console: {work_ratio:.3}"
+    );
     println!(
         "# graph CPU per item with / without the console: {ratio:.3} (target <= 1.02); late items: {late} (must be 0); sink output {}: {}",
         if identical { "bit-identical in every run" } else { "DIFFERS between runs" },
@@ -326,10 +348,17 @@ fn run_once(args: &BenchConsoleArgs, items: u64, console: bool) -> anyhow::Resul
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let total = (process_after - process_before).as_secs_f64();
+    let work_busy = report
+        .nodes
+        .iter()
+        .filter(|n| n.name != "dev")
+        .map(|n| n.busy.as_secs_f64())
+        .sum();
     Ok(RunFigures {
         graph_cpu: total - console_cpu - client_cpu,
         console_cpu,
         client_cpu,
+        work_busy,
         late: dev.items_in - dev.items_out,
         items: dev.items_in,
         sink,

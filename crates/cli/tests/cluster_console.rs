@@ -3,7 +3,8 @@
 //! --http` serves every host with its CPU and its nodes' rates; when the primary of the pair
 //! h2/h3 is killed (`kill -9` of its worker, by pid), the failover appears with its takeover
 //! record (h3 took over, h4's receiver resumed at an offset) while the run goes on, and the
-//! run ends well.
+//! run ends well. With `SLUICE_CLUSTER_SCREENSHOT=PATH` it also writes a screenshot of the
+//! page after the failover there (docs/cluster-console.png).
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -172,6 +173,24 @@ fn worker_pid(name: &str, host: &str) -> u32 {
     panic!("no worker {host} of cluster {name}");
 }
 
+/// With `SLUICE_CLUSTER_SCREENSHOT=PATH`, the test writes the page, as headless Chromium
+/// draws it after the failover, there (docs/cluster-console.png).
+fn screenshot(url: &str, path: &str) {
+    let shot = Command::new("/usr/bin/chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu"])
+        .args(["--disable-background-networking", "--hide-scrollbars"])
+        .args(["--window-size=1280,900", "--virtual-time-budget=3000"])
+        .arg(format!("--screenshot={path}"))
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(
+        shot.status.success(),
+        "chromium --screenshot: {}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+}
+
 #[test]
 fn the_console_of_a_cluster_run_shows_every_host_and_a_failover_as_it_happens() {
     require_root_and_iproute2();
@@ -222,12 +241,13 @@ fn the_console_of_a_cluster_run_shows_every_host_and_a_failover_as_it_happens() 
         }
     });
     let mut said = Vec::new();
-    let addr = loop {
+    let (addr, url) = loop {
         let line = lines
             .recv_timeout(STEP)
             .unwrap_or_else(|_| panic!("no console address in:\n{}", said.join("\n")));
         if let Some(rest) = line.strip_prefix("sluice: console at http://") {
-            break rest.split('/').next().unwrap().to_string();
+            let url = format!("http://{}", rest.split_whitespace().next().unwrap());
+            break (rest.split('/').next().unwrap().to_string(), url);
         }
         said.push(line);
     };
@@ -282,6 +302,9 @@ fn the_console_of_a_cluster_run_shows_every_host_and_a_failover_as_it_happens() 
     until(&addr, "h4 receiving after the takeover", |c| {
         (host(c, "h3")["state"] == "running" && received(c) > before).then_some(())
     });
+    if let Ok(path) = std::env::var("SLUICE_CLUSTER_SCREENSHOT") {
+        screenshot(&url, &path);
+    }
 
     // The run ends well: the standby finished the partition.
     let mut controller = fx.controller.take().unwrap();

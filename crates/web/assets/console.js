@@ -177,11 +177,11 @@ function hostCard(h) {
   card.append(bar);
   if (h.message) card.append(el("div", h.message, "message"));
   const table = el("table"); const head = el("tr");
-  for (const t of ["node", "items/s out", "items out"]) head.append(el("th", t));
+  for (const t of ["node", "items/s out", "items in", "items out"]) head.append(el("th", t));
   table.append(head);
   for (const n of h.nodes) {
     const tr = el("tr"); tr.dataset.node = n.name;
-    tr.append(el("td", n.name), el("td", fmtRate(n.items_per_s)), el("td", n.items_out.toLocaleString("en")));
+    tr.append(el("td", n.name), el("td", fmtRate(n.items_per_s)), el("td", n.items_in.toLocaleString("en")), el("td", n.items_out.toLocaleString("en")));
     table.append(tr);
   }
   card.append(table);

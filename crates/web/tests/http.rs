@@ -1,7 +1,8 @@
 //! The console's HTTP API against a real running graph on loopback: every endpoint, the
 //! refusals (token, Origin, Host, bad requests) with their reasons, `/metrics` through a
 //! Prometheus text-format parser, a parameter change found in the graph's output at the item
-//! the API reported, and a spectrum view of a tone with its peak at the tone's frequency.
+//! the API reported, a spectrum view of a tone with its peak at the tone's frequency, and the
+//! example Grafana dashboard asking only for metrics that are served.
 
 mod common;
 
@@ -1119,4 +1120,71 @@ fn a_single_run_console_has_no_cluster_view_and_says_why() {
         reason(&body).contains("sluice cluster run --http"),
         "{body}"
     );
+}
+
+/// Every `expr` of a Grafana dashboard, wherever its panels nest them.
+fn dashboard_exprs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(e)) = m.get("expr") {
+                out.push(e.clone());
+            }
+            m.values().for_each(|v| dashboard_exprs(v, out));
+        }
+        Value::Array(a) => a.iter().for_each(|v| dashboard_exprs(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_example_grafana_dashboard_asks_only_for_metrics_the_console_serves() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/grafana-dashboard.json");
+    let dashboard: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut exprs = Vec::new();
+    dashboard_exprs(&dashboard, &mut exprs);
+    assert!(exprs.len() >= 10, "{} queries only", exprs.len());
+
+    let mut g = Graph::new();
+    let tone = g
+        .add(
+            "tone",
+            Tone {
+                n: 0,
+                gain: 1.0,
+                noise: 0.0,
+            },
+        )
+        .unwrap();
+    let sink = g
+        .add("steps", Steps(Arc::new(Mutex::new(Vec::new())), 0, 0.001))
+        .unwrap();
+    g.connect(tone, "out", sink, "in").unwrap();
+    let Served { console, addr, run } = serve(g, "dashboard");
+    let (status, text) = get(&addr, "/metrics");
+    assert_eq!(status, 200);
+    // Every metric has its `# TYPE` line on every page, whether or not it has samples yet.
+    let served: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let mut asked = 0;
+    for expr in &exprs {
+        for name in expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("sluice_"))
+        {
+            asked += 1;
+            assert!(
+                served.contains(&name),
+                "the dashboard's query `{expr}` asks for {name}, which /metrics does not serve (it serves {served:?})"
+            );
+        }
+    }
+    assert!(asked >= 12, "only {asked} metric names in the queries");
+    assert_eq!(post(&addr, "/api/stop", &json!({})).0, 200);
+    run.join().unwrap().unwrap();
+    drop(console);
 }

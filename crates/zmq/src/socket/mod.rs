@@ -40,10 +40,6 @@ const ACCEPT_EVERY: Duration = Duration::from_millis(5);
 /// How often a PUSH socket reads what its peers sent (PINGs, ERRORs) while it sends: not at
 /// every message, since each read is a system call (a third of the time of 100-byte messages).
 const CONTROL_READ_EVERY: Duration = Duration::from_millis(1);
-/// A socket moving messages reads the clock (for the accepts, the handshake deadlines and the
-/// control reads above) at one call in this many: a clock read costs about a sixth of a
-/// 100-byte message. A socket that waited reads it at its next call.
-const CLOCK_EVERY: u32 = 32;
 /// How often a connecting socket retries.
 const RECONNECT: Duration = Duration::from_millis(100);
 /// The longest internal frame a socket keeps whole (subscriptions, envelopes).
@@ -158,8 +154,11 @@ pub struct Socket {
     last_refusal: Option<String>,
     /// The peer of the current frame was lost: the next body call says so.
     lost_current: bool,
-    /// Calls since the socket last waited (see [`CLOCK_EVERY`]).
-    calls: u32,
+    /// The coarse clock's reading (ms) when the socket last read the clock (see
+    /// [`Socket::clock`]).
+    tick: u64,
+    /// The socket waited since it last read the clock.
+    woke: bool,
 }
 
 fn would_block(e: &std::io::Error) -> bool {
@@ -211,7 +210,8 @@ impl Socket {
             log: RateLog::with_prefix("sluice-zmq"),
             last_refusal: None,
             lost_current: false,
-            calls: 0,
+            tick: 0,
+            woke: true,
         };
         if bind {
             let at = hostport.replacen('*', "0.0.0.0", 1);
@@ -343,11 +343,22 @@ impl Socket {
         Ok(now)
     }
 
-    /// The time, at one call in [`CLOCK_EVERY`], at every call of a socket without peers, and
-    /// at the first call after a wait; else `None`.
+    /// The time, when the accepts, the handshake deadlines and the control reads (each due
+    /// every millisecond or more) may be due: at the first call after the kernel's coarse
+    /// clock ticked (every 1 to 4 ms), after a wait, and at every call of a socket without
+    /// peers; else `None`. A socket moving millions of messages a second thus reads the
+    /// precise clock a few hundred times a second, not at every message (each read cost about
+    /// a sixth of a 100-byte message), and one moving few still reads it at every call.
     fn clock(&mut self) -> Option<Instant> {
-        self.calls = self.calls.wrapping_add(1);
-        (self.calls % CLOCK_EVERY == 1 || self.peers.is_empty()).then(Instant::now)
+        // The coarse clock is the kernel's last tick, read from memory without a timer read.
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
+        let tick = (t.tv_sec as u64).wrapping_mul(1000) + t.tv_nsec as u64 / 1_000_000;
+        if tick == self.tick && !self.woke && !self.peers.is_empty() {
+            return None;
+        }
+        self.tick = tick;
+        self.woke = false;
+        Some(Instant::now())
     }
 
     /// Services the socket and looks for the start of the next data frame for the caller
@@ -652,8 +663,8 @@ impl Socket {
     /// Waits up to `timeout` for something to do: a byte to read, room to write (when
     /// `writing`), a connection to accept or to retry.
     pub fn wait(&mut self, timeout: Duration, writing: bool) {
-        self.calls = 0; // the next call reads the clock
-                        // Batched small messages go out before sleeping (a lost peer shows at the next call).
+        self.woke = true; // the next call reads the clock
+                          // Batched small messages go out before sleeping (a lost peer shows at the next call).
         for i in 0..self.peers.len() {
             let _ = self.flush(i);
         }

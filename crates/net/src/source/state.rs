@@ -141,12 +141,16 @@ impl<T: Item> TcpSource<T> {
     }
 
     /// Closes a lost connection: a frame begun and not committed comes again from where the
-    /// stream stands; a fatal cause is told to the peer.
+    /// stream stands; a fatal cause is told to the peer, except by the input of a warm
+    /// partition: its sender must wait for the standby that takes the partition over, and an
+    /// ERROR would end the sender's stream (this replica failing, its own graph's output
+    /// closed, is no fault of the stream's).
     fn hang_up(&mut self, session: Session, cause: &NetError) {
         self.ledger
             .tag_window
             .forget_after(session.decoder.offset());
-        if cause.is_fatal() && !matches!(cause, NetError::Remote { .. }) {
+        let replica = self.opts.warm_fence.is_some();
+        if cause.is_fatal() && !matches!(cause, NetError::Remote { .. }) && !replica {
             let _ = session
                 .conn
                 .send_control(&wire::error(&cause.to_string()), CONTROL_WAIT);

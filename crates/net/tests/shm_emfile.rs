@@ -6,8 +6,7 @@
 
 mod common;
 
-use common::{spawn, Checker, Counter};
-use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+use common::{spawn, Checker, Counter, OutOfDescriptors};
 use sluice_net::{ShmOptions, ShmSink, ShmSource};
 use sluice_runtime::{Graph, RunOptions};
 use std::io::{BufRead, BufReader};
@@ -28,15 +27,6 @@ fn opts() -> ShmOptions {
     ShmOptions {
         ring_bytes: 1 << 16,
         connect_timeout: Duration::from_secs(20),
-    }
-}
-
-/// Puts the descriptor limit back, also when the test fails.
-struct Restore(Rlimit);
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        let _ = setrlimit(Resource::Nofile, self.0);
     }
 }
 
@@ -64,24 +54,7 @@ fn a_listening_source_out_of_descriptors_meets_its_sink_once_they_are_free() {
         .unwrap();
     let mut said = BufReader::new(child.stdout.take().unwrap());
 
-    let old = getrlimit(Resource::Nofile);
-    let restore = Restore(old);
-    setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: Some(256),
-            maximum: old.maximum,
-        },
-    )
-    .unwrap();
-    let mut fill = Vec::new();
-    for _ in 0..4096 {
-        match std::fs::File::open("/dev/null") {
-            Ok(f) => fill.push(f),
-            Err(e) if e.raw_os_error() == Some(24) => break, // EMFILE
-            Err(e) => panic!("open /dev/null: {e}"),
-        }
-    }
+    let out = OutOfDescriptors::take(0);
     // Once the child starts its graph it connects and waits in the backlog; the source looks
     // every few milliseconds and meets EMFILE each time.
     let mut line = String::new();
@@ -93,8 +66,7 @@ fn a_listening_source_out_of_descriptors_meets_its_sink_once_they_are_free() {
         );
     }
     std::thread::sleep(Duration::from_millis(500));
-    drop(fill);
-    drop(restore);
+    drop(out);
 
     let report = running.join().unwrap();
     let status = child.wait().unwrap();

@@ -717,6 +717,26 @@ fn serve(g: Graph, title: &str) -> Served {
     Served { console, addr, run }
 }
 
+/// A graph of a clean tone (gain 1) into a sink that keeps nothing.
+fn tone_to_steps() -> Graph {
+    let mut g = Graph::new();
+    let tone = g
+        .add(
+            "tone",
+            Tone {
+                n: 0,
+                gain: 1.0,
+                noise: 0.0,
+            },
+        )
+        .unwrap();
+    let sink = g
+        .add("steps", Steps(Arc::new(Mutex::new(Vec::new())), 0, 0.001))
+        .unwrap();
+    g.connect(tone, "out", sink, "in").unwrap();
+    g
+}
+
 /// A metric without labels from a `/metrics` page.
 fn plain_metric(text: &str, metric: &str) -> Option<f64> {
     let prefix = format!("{metric} ");
@@ -738,21 +758,7 @@ fn items_out(addr: &str, node: &str) -> u64 {
 
 #[test]
 fn a_client_that_reads_nothing_loses_events_counted_and_the_graph_runs_on() {
-    let mut g = Graph::new();
-    let tone = g
-        .add(
-            "tone",
-            Tone {
-                n: 0,
-                gain: 1.0,
-                noise: 0.0,
-            },
-        )
-        .unwrap();
-    let sink = g
-        .add("steps", Steps(Arc::new(Mutex::new(Vec::new())), 0, 0.001))
-        .unwrap();
-    g.connect(tone, "out", sink, "in").unwrap();
+    let g = tone_to_steps();
     let Served { console, addr, run } = serve(g, "slow client");
     // Large frames, as fast as allowed, to a client that never reads: the socket's buffers
     // fill, then the stream's queue, then events are dropped.
@@ -1146,21 +1152,7 @@ fn the_example_grafana_dashboard_asks_only_for_metrics_the_console_serves() {
     dashboard_exprs(&dashboard, &mut exprs);
     assert!(exprs.len() >= 10, "{} queries only", exprs.len());
 
-    let mut g = Graph::new();
-    let tone = g
-        .add(
-            "tone",
-            Tone {
-                n: 0,
-                gain: 1.0,
-                noise: 0.0,
-            },
-        )
-        .unwrap();
-    let sink = g
-        .add("steps", Steps(Arc::new(Mutex::new(Vec::new())), 0, 0.001))
-        .unwrap();
-    g.connect(tone, "out", sink, "in").unwrap();
+    let g = tone_to_steps();
     let Served { console, addr, run } = serve(g, "dashboard");
     let (status, text) = get(&addr, "/metrics");
     assert_eq!(status, 200);

@@ -266,3 +266,44 @@ pub fn fast() -> TcpOptions {
         ..TcpOptions::default()
     }
 }
+
+/// The process out of file descriptors: its limit lowered to 256 and every descriptor left
+/// taken by `/dev/null`. Dropping it frees them and puts the limit back (also when a test
+/// fails). A test that makes one must be alone in its test binary.
+pub struct OutOfDescriptors {
+    files: Vec<std::fs::File>,
+    old: rustix::process::Rlimit,
+}
+
+impl OutOfDescriptors {
+    /// Takes every descriptor but `spare`.
+    pub fn take(spare: usize) -> OutOfDescriptors {
+        use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+        let old = getrlimit(Resource::Nofile);
+        setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(256),
+                maximum: old.maximum,
+            },
+        )
+        .unwrap();
+        let mut files = Vec::new();
+        for _ in 0..4096 {
+            match std::fs::File::open("/dev/null") {
+                Ok(f) => files.push(f),
+                Err(e) if e.raw_os_error() == Some(24) => break, // EMFILE
+                Err(e) => panic!("open /dev/null: {e}"),
+            }
+        }
+        files.truncate(files.len().saturating_sub(spare));
+        OutOfDescriptors { files, old }
+    }
+}
+
+impl Drop for OutOfDescriptors {
+    fn drop(&mut self) {
+        self.files.clear();
+        let _ = rustix::process::setrlimit(rustix::process::Resource::Nofile, self.old);
+    }
+}

@@ -6,6 +6,8 @@
 //! logged; Ctrl-C drains every host (nothing sent is lost); a killed worker ends the run within
 //! seconds, naming the host.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -75,23 +77,6 @@ fn one_cluster_at_a_time() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn require_root_and_iproute2() {
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
-    assert_eq!(
-        uid, 0,
-        "the cluster test makes network namespaces and needs root (CI runs as root)"
-    );
-    assert!(
-        Command::new("ip").arg("-V").output().is_ok(),
-        "the cluster test needs `ip` (package iproute2; scripts/setup.sh installs it)"
-    );
-    assert!(
-        Path::new("/usr/bin/etcd").exists(),
-        "the cluster test needs etcd (package etcd-server; scripts/setup.sh installs it)"
-    );
-}
-
 fn wavs(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap()
@@ -111,7 +96,7 @@ fn wavs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn amps_on_four_hosts_matches_one_machine_and_intruders_are_refused() {
     let _turn = one_cluster_at_a_time();
-    require_root_and_iproute2();
+    common::require_root_iproute2_and_etcd("cluster");
     let id = std::process::id();
     let dir = std::env::temp_dir().join(format!("sluice-cluster-test-{id}"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -460,7 +445,7 @@ fn signal(pid: u32, which: &str) {
 #[test]
 fn every_cluster_example_plans_on_the_cluster_its_comment_names() {
     let _turn = one_cluster_at_a_time();
-    require_root_and_iproute2();
+    common::require_root_iproute2_and_etcd("cluster");
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     // (cluster name in the comment, hosts) → the examples that name it.
     let mut clusters: std::collections::BTreeMap<(String, u32), Vec<String>> = Default::default();

@@ -6,10 +6,12 @@
 //! run ends well. With `SLUICE_CLUSTER_SCREENSHOT=PATH` it also writes a screenshot of the
 //! page after the failover there (docs/cluster-console.png).
 
+mod common;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -68,23 +70,6 @@ to = "lowpass.in"
 from = "lowpass.out"
 to = "out.in"
 "#;
-
-fn require_root_and_iproute2() {
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
-    assert_eq!(
-        uid, 0,
-        "the cluster console test makes network namespaces and needs root (CI runs as root)"
-    );
-    assert!(
-        Command::new("ip").arg("-V").output().is_ok(),
-        "the cluster console test needs `ip` (package iproute2; scripts/setup.sh installs it)"
-    );
-    assert!(
-        Path::new("/usr/bin/etcd").exists(),
-        "the cluster console test needs etcd (package etcd-server; scripts/setup.sh installs it)"
-    );
-}
 
 /// The cluster, the controller and the directory, all removed when dropped (also when the
 /// test fails).
@@ -193,7 +178,7 @@ fn screenshot(url: &str, path: &str) {
 
 #[test]
 fn the_console_of_a_cluster_run_shows_every_host_and_a_failover_as_it_happens() {
-    require_root_and_iproute2();
+    common::require_root_iproute2_and_etcd("cluster console");
     let id = std::process::id();
     let dir = std::env::temp_dir().join(format!("sluice-cluster-console-{id}"));
     let _ = std::fs::remove_dir_all(&dir);

@@ -9,31 +9,15 @@
 //! The same with a warm standby (`--warm`, `examples/failover_warm.toml`). The full runs (20
 //! faults) are `sluice bench failover [--warm]`.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn require_root_and_iproute2() {
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
-    assert_eq!(
-        uid, 0,
-        "the failover test makes network namespaces and needs root (CI runs as root)"
-    );
-    assert!(
-        Command::new("ip").arg("-V").output().is_ok(),
-        "the failover test needs `ip` (package iproute2; scripts/setup.sh installs it)"
-    );
-    assert!(
-        Path::new("/usr/bin/etcd").exists(),
-        "the failover test needs etcd (package etcd-server; scripts/setup.sh installs it)"
-    );
-}
+use std::process::Command;
 
 /// Runs `sluice bench failover` with `extra` arguments, one fault of each of `kinds` (their
 /// `--kinds` words and how the bench's lines name them) at random moments, and checks that
 /// every output, and the one without a fault, is bit-identical to the one-machine run.
 fn every_fault_is_bit_identical(extra: &[&str], kinds: &[(&str, &str)]) {
-    require_root_and_iproute2();
+    common::require_root_iproute2_and_etcd("failover");
     // One cluster at a time: two would share the two cores, and a starved process looks like
     // a silent one (a spurious takeover would fail the `standby` kind).
     static ONE_CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());

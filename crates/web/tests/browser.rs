@@ -6,7 +6,8 @@
 //! its name as text. With `SLUICE_CONSOLE_SCREENSHOT=PATH` it
 //! also writes a screenshot of the console with a waterfall there (docs/console.png).
 //!
-//! Skips, saying so, only when Chromium or its driver is not installed.
+//! Fails, saying so, when Chromium or its driver is not installed (`scripts/setup.sh` installs
+//! them).
 
 mod common;
 
@@ -182,15 +183,18 @@ fn base64_decode(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// Fails (never skips) without Chromium and its driver: a browser test that passed without a
+/// browser would test nothing.
+fn require_chromium() {
+    assert!(
+        std::path::Path::new(CHROMIUM).exists() && std::path::Path::new(DRIVER).exists(),
+        "the browser tests need Debian's chromium and chromium-driver ({CHROMIUM}, {DRIVER}); scripts/setup.sh installs them"
+    );
+}
+
 #[test]
 fn the_console_in_headless_chromium() {
-    if !std::path::Path::new(CHROMIUM).exists() || !std::path::Path::new(DRIVER).exists() {
-        eprintln!(
-            "SKIPPED: the browser tests need Debian's chromium and chromium-driver \
-             ({CHROMIUM}, {DRIVER}); scripts/setup.sh installs them"
-        );
-        return;
-    }
+    require_chromium();
     let steps = Arc::new(Mutex::new(Vec::new()));
     let mut g = Graph::new();
     let tone = g
@@ -321,13 +325,7 @@ fn the_console_in_headless_chromium() {
 
 #[test]
 fn a_node_error_shows_in_the_errors_list_as_text() {
-    if !std::path::Path::new(CHROMIUM).exists() || !std::path::Path::new(DRIVER).exists() {
-        eprintln!(
-            "SKIPPED: the browser tests need Debian's chromium and chromium-driver \
-             ({CHROMIUM}, {DRIVER}); scripts/setup.sh installs them"
-        );
-        return;
-    }
+    require_chromium();
     let mut g = Graph::new();
     let tone = g
         .add(
@@ -403,13 +401,7 @@ fn a_node_error_shows_in_the_errors_list_as_text() {
 /// its brackets, and no `b` element appears).
 #[test]
 fn the_cluster_view_in_headless_chromium() {
-    if !std::path::Path::new(CHROMIUM).exists() || !std::path::Path::new(DRIVER).exists() {
-        eprintln!(
-            "SKIPPED: the browser tests need Debian's chromium and chromium-driver \
-             ({CHROMIUM}, {DRIVER}); scripts/setup.sh installs them"
-        );
-        return;
-    }
+    require_chromium();
     let view = sluice_web::ClusterView::new();
     let stop = StopHandle::new();
     let console = Console::start(

@@ -64,13 +64,13 @@ pub struct BenchChainArgs {
     pub out: PathBuf,
 }
 
-/// One run of the sluice chain; returns items/s.
+/// One run of the sluice chain: items/s, and how the scheduler ran it (the run report's words).
 fn run_chain(
     args: &BenchChainArgs,
     stages: usize,
     flavor: Flavor,
     scheduler: Scheduler,
-) -> anyhow::Result<f64> {
+) -> anyhow::Result<(f64, String)> {
     match args.kernel {
         Kernel::Copy => run_typed::<Complex32>(args, stages, flavor, scheduler, || {
             Box::new(Copy::<Complex32>::new())
@@ -85,7 +85,7 @@ fn run_typed<T: Pattern>(
     flavor: Flavor,
     scheduler: Scheduler,
     stage: impl Fn() -> Box<dyn Node>,
-) -> anyhow::Result<f64> {
+) -> anyhow::Result<(f64, String)> {
     let mut g = Graph::new();
     g.set_queue_options(QueueOptions {
         flavor,
@@ -118,7 +118,10 @@ fn run_typed<T: Pattern>(
         "the sink received {got} items, not {}",
         args.items
     );
-    Ok(args.items as f64 / report.wall.as_secs_f64())
+    Ok((
+        args.items as f64 / report.wall.as_secs_f64(),
+        report.scheduling,
+    ))
 }
 
 /// Runs a peer's harness once and returns its items/s, or why it could not run.
@@ -233,10 +236,14 @@ pub fn run(args: BenchChainArgs) -> anyhow::Result<()> {
         let mut fs: Option<Vec<f64>> = futuresdr.then(Vec::new);
         for _ in 0..args.runs {
             for ((name, flavor, scheduler), out) in variants.iter().zip(rates.iter_mut()) {
-                out.push(
-                    run_chain(&args, stages, *flavor, *scheduler)
-                        .with_context(|| format!("{name}, {stages} stages"))?,
-                );
+                let (rate, scheduling) = run_chain(&args, stages, *flavor, *scheduler)
+                    .with_context(|| format!("{name}, {stages} stages"))?;
+                // The default's choice explains its figure (a split kept, taken back, or
+                // remembered from an earlier run).
+                if *scheduler == Scheduler::Auto {
+                    eprintln!("  {name}: {:.3e} items/s; {scheduling}", rate);
+                }
+                out.push(rate);
             }
             if let Some(r) = gr.as_mut() {
                 let script = PathBuf::from("scripts/gr_chain.py");

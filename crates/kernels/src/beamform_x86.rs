@@ -161,12 +161,13 @@ pub(super) unsafe fn fir_accumulate(
     end
 }
 
-/// The AVX-512F version of [`phase_avx2`]: 8 complex per vector, items `0..m − m % 8`, with
-/// weights expanded to 32 f32 per (beam, antenna) (8 × `[wr, wi]`, then 8 × `[−wi, wr]`).
+/// The AVX-512F version of [`phase_avx2`]: 8 complex per vector, items `start..end` with `end`
+/// = `m − (m − start) % 8` (returned), with weights expanded to 32 f32 per (beam, antenna)
+/// (8 × `[wr, wi]`, then 8 × `[−wi, wr]`).
 ///
 /// # Safety
-/// The CPU must support avx512f; otherwise as [`phase_avx2`], with 32 f32 of weights per
-/// (beam, antenna).
+/// The CPU must support avx512f; `start <= m`; otherwise as [`phase_avx2`], with 32 f32 of
+/// weights per (beam, antenna).
 #[target_feature(enable = "avx512f")]
 pub(super) unsafe fn phase_avx512(
     inputs: &[&[Complex32]],
@@ -174,9 +175,10 @@ pub(super) unsafe fn phase_avx512(
     expanded: &[f32],
     antennas: usize,
     accumulate: bool,
+    start: usize,
 ) -> usize {
     let m = outputs[0].len();
-    let end = m - m % 8;
+    let end = m - (m - start) % 8;
     let mut b0 = 0;
     while b0 < outputs.len() {
         let g = GROUP.min(outputs.len() - b0);
@@ -185,14 +187,14 @@ pub(super) unsafe fn phase_avx512(
         // SAFETY: forwarded from the caller; `w` holds 32 f32 for each of the g beams here.
         unsafe {
             match g {
-                8 => group512::<8>(inputs, outs, w, end, accumulate),
-                7 => group512::<7>(inputs, outs, w, end, accumulate),
-                6 => group512::<6>(inputs, outs, w, end, accumulate),
-                5 => group512::<5>(inputs, outs, w, end, accumulate),
-                4 => group512::<4>(inputs, outs, w, end, accumulate),
-                3 => group512::<3>(inputs, outs, w, end, accumulate),
-                2 => group512::<2>(inputs, outs, w, end, accumulate),
-                _ => group512::<1>(inputs, outs, w, end, accumulate),
+                8 => group512::<8>(inputs, outs, w, start, end, accumulate),
+                7 => group512::<7>(inputs, outs, w, start, end, accumulate),
+                6 => group512::<6>(inputs, outs, w, start, end, accumulate),
+                5 => group512::<5>(inputs, outs, w, start, end, accumulate),
+                4 => group512::<4>(inputs, outs, w, start, end, accumulate),
+                3 => group512::<3>(inputs, outs, w, start, end, accumulate),
+                2 => group512::<2>(inputs, outs, w, start, end, accumulate),
+                _ => group512::<1>(inputs, outs, w, start, end, accumulate),
             }
         }
         b0 += g;
@@ -200,7 +202,7 @@ pub(super) unsafe fn phase_avx512(
     end
 }
 
-/// `G` beams at AVX-512, items `0..end` (a multiple of 8).
+/// `G` beams at AVX-512, items `start..end` (`end − start` a multiple of 8).
 ///
 /// # Safety
 /// As [`phase_avx512`]; `w` holds `G · inputs.len() · 32` f32.
@@ -209,12 +211,13 @@ unsafe fn group512<const G: usize>(
     inputs: &[&[Complex32]],
     outputs: &mut [&mut [Complex32]],
     w: &[f32],
+    start: usize,
     end: usize,
     accumulate: bool,
 ) {
     let n = inputs.len();
     let n_beams = G.min(outputs.len());
-    let mut t = 0;
+    let mut t = start;
     while t < end {
         let mut acc = [_mm512_setzero_ps(); G];
         for (k, x) in inputs.iter().enumerate() {

@@ -79,6 +79,51 @@ fn every_level_matches_the_f64_product() {
     }
 }
 
+/// Inputs that start anywhere within a cache line (the AVX-512 loop starts at the first
+/// line boundary of input 0 and leaves the items before it to the plain loop), and inputs of
+/// different alignments, give the plain loop's result, formed and accumulated.
+#[test]
+fn every_start_within_a_cache_line_matches_the_plain_loop() {
+    let (n, beams, len) = (5, 9, 61);
+    let s = steering(
+        n,
+        &[-50.0, -30.0, -10.0, 0.0, 10.0, 20.0, 35.0, 50.0, 70.0],
+        None,
+    );
+    let w = s.weights(0, n).unwrap();
+    let x = noise(n, len + 16, 7);
+    let plain = PhaseBeamformer::with_level(n, beams, &w, SimdLevel::Portable).unwrap();
+    for level in SimdLevel::supported() {
+        let k = PhaseBeamformer::with_level(n, beams, &w, level).unwrap();
+        for shift in 0..9 {
+            // Input k starts `shift + k % 2` items in: input 0 sets the loop's start, the
+            // others are off by one item from it half of the time.
+            let inputs: Vec<&[Complex32]> = x
+                .iter()
+                .enumerate()
+                .map(|(k, v)| &v[shift + k % 2..shift + k % 2 + len])
+                .collect();
+            for accumulate in [false, true] {
+                let start = |b: usize| vec![Complex32::new(b as f32, 1.0); len];
+                let mut got: Vec<Vec<Complex32>> = (0..beams).map(start).collect();
+                let mut want = got.clone();
+                let mut g: Vec<&mut [Complex32]> = got.iter_mut().map(|v| &mut v[..]).collect();
+                k.process(&inputs, &mut g, accumulate);
+                let mut r: Vec<&mut [Complex32]> = want.iter_mut().map(|v| &mut v[..]).collect();
+                plain.process(&inputs, &mut r, accumulate);
+                for (b, (g, r)) in got.iter().zip(&want).enumerate() {
+                    for (t, (g, r)) in g.iter().zip(r).enumerate() {
+                        assert!(
+                            (g - r).norm() < 1e-5,
+                            "{level:?} shift {shift} accumulate {accumulate} beam {b} item {t}: {g} vs {r}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Three instances on elements 0..4, 4..9, 9..12 add up to the one-node result.
 #[test]
 fn partial_sums_of_three_groups_equal_the_whole_array() {

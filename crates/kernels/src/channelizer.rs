@@ -10,7 +10,7 @@
 //! window `w` of the `L` samples ending at `nD`,
 //! `u[r] = Σ_j H[j][r] · w[jM + r]` (`H[j][r] = h[(P−1−j)M + M−1−r]`, one multiply-add per tap
 //! across all branches: [`super::pfb_mac`]), then `y_k[n] = e^{−j2πk(nD+1)/M} · FFT(u)[k]`.
-//! Four frames share each tap load and go through the FFT together. History lives in an
+//! Sixteen frames share each tap load and go through the FFT together. History lives in an
 //! internal buffer (zeros before the first sample).
 
 use super::pfb_mac::{mac, FRAMES};

@@ -42,6 +42,8 @@ mod interleave;
 mod iq_convert;
 mod overlap_save;
 mod pfb_mac;
+#[cfg(target_arch = "x86_64")]
+mod pfb_mac_x86;
 mod rational;
 mod resample;
 mod rotator;

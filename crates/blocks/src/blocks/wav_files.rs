@@ -9,11 +9,20 @@ use std::path::{Path, PathBuf};
 /// Frames written per call at most.
 const CHUNK: usize = 4096;
 
+/// Frames gathered into per-channel runs before they are handed to the writers: the runs of
+/// all channels (256 × 333 floats for the AMPS receiver, 340 KB) stay in L2 until written.
+const SEGMENT: usize = 256;
+
+/// Frames transposed at a time: their rows stay in L1 while each channel's 16 values (one
+/// cache line of its run) are picked out of them.
+const TILE: usize = 16;
+
 /// The sink; see the module docs.
 #[derive(Debug)]
 pub struct WavFiles {
     writers: Vec<WavWriter>,
     paths: Vec<PathBuf>,
+    /// One segment of every channel, channel after channel (`SEGMENT` floats each).
     column: Vec<f32>,
     warnings: Vec<String>,
 }
@@ -53,7 +62,7 @@ impl WavFiles {
         Ok(WavFiles {
             writers,
             paths,
-            column: Vec::with_capacity(CHUNK),
+            column: Vec::with_capacity(SEGMENT * labels.len()),
             warnings: Vec::new(),
         })
     }
@@ -100,11 +109,15 @@ impl Node for WavFiles {
             }
             return Ok(Work::Done);
         }
-        for (c, w) in self.writers.iter_mut().enumerate() {
-            self.column.clear();
-            self.column
-                .extend(x[..frames * k].iter().skip(c).step_by(k).copied());
-            w.write(&self.column).map_err(NodeError::from_error)?;
+        // A strided gather per channel over the whole window touched one cache line per
+        // sample (4096 × 333 lines per call, from beyond L2); tiles keep it in cache.
+        for rows in x[..frames * k].chunks(SEGMENT * k) {
+            let n = rows.len() / k;
+            self.column.resize(n * k, 0.0);
+            transpose(rows, k, &mut self.column);
+            for (w, run) in self.writers.iter_mut().zip(self.column.chunks_exact(n)) {
+                w.write(run).map_err(NodeError::from_error)?;
+            }
         }
         input.consume(frames * k);
         Ok(Work::Progress)
@@ -115,12 +128,44 @@ impl Node for WavFiles {
     }
 }
 
+/// `rows` (frames of `k` channels) channel after channel into `columns`: channel `c`'s
+/// samples at `columns[c·n..(c + 1)·n]`, `n` the number of frames; in tiles of [`TILE`] frames.
+fn transpose(rows: &[f32], k: usize, columns: &mut [f32]) {
+    let n = rows.len() / k;
+    for t0 in (0..n).step_by(TILE) {
+        let tile = &rows[t0 * k..(t0 + TILE).min(n) * k];
+        for (c, run) in columns.chunks_exact_mut(n).enumerate() {
+            for (y, frame) in run[t0..].iter_mut().zip(tile.chunks_exact(k)) {
+                *y = frame[c];
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::blocks::VectorSource;
     use sluice_formats::wav::WavReader;
     use sluice_runtime::{Graph, Rated, RunOptions};
+
+    #[test]
+    fn transpose_puts_each_channel_in_one_run() {
+        for (k, n) in [(1, 5), (3, 17), (333, 40), (7, 256)] {
+            let rows: Vec<f32> = (0..n * k).map(|i| i as f32).collect();
+            let mut columns = vec![f32::NAN; n * k];
+            transpose(&rows, k, &mut columns);
+            for c in 0..k {
+                for t in 0..n {
+                    assert_eq!(
+                        columns[c * n + t],
+                        rows[t * k + c],
+                        "k {k} channel {c} frame {t}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn each_channel_lands_in_its_own_file() {

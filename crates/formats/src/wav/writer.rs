@@ -341,6 +341,10 @@ impl WavWriter {
             Encoding::Float(_) => self
                 .bytes
                 .extend(samples.iter().flat_map(|x| x.to_le_bytes())),
+            Encoding::Int(16) => {
+                self.bytes.resize(2 * samples.len(), 0);
+                self.clipped += super::quantize_i16(samples, &mut self.bytes);
+            }
             Encoding::Int(bits) => {
                 for &x in samples {
                     let (q, clipped) = quantize(x, u32::from(bits));

@@ -426,13 +426,26 @@ mod x86_512 {
     /// # Safety
     /// The CPU must support avx512f, avx2 and fma; every window holds at least `t.len()`
     /// floats, and `t.len()` is even.
-    #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) unsafe fn dots(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
+        // SAFETY: this function runs with avx512f, avx2 and fma; the windows as it requires.
+        unsafe { dots_inline(t, windows) }
+    }
+
+    /// The body of [`dots`], inlined (always) into [`periods`] as [`super::x86::finish4`] is:
+    /// as a call of its own per four outputs, saving and restoring registers and setting up
+    /// its loops cost the rational resampler's 48-tap phases about as much as the
+    /// multiply-adds. The same instructions in the same order either way.
+    ///
+    /// # Safety
+    /// Only from functions compiled for avx512f, avx2 and fma; the windows as for [`dots`].
+    #[inline(always)]
+    unsafe fn dots_inline(t: &[f32], windows: [&[f32]; GROUP]) -> [[f32; 2]; GROUP] {
         let n = t.len();
         let pt = t.as_ptr();
         let pw = windows.map(|w| w.as_ptr());
-        let mut acc = [[_mm512_setzero_ps(); 2]; GROUP];
+        // SAFETY: the caller runs with avx512f (the contract above).
+        let mut acc = [[unsafe { _mm512_setzero_ps() }; 2]; GROUP];
         let mut k = 0;
         while k + 32 <= n {
             // SAFETY: k + 32 ≤ n ≤ every slice's length; unaligned loads.
@@ -455,7 +468,8 @@ mod x86_512 {
             }
             k += 16;
         }
-        let mut v = acc.map(|a| halves(_mm512_add_ps(a[0], a[1])));
+        // SAFETY: the caller runs with avx512f (the contract above).
+        let mut v = acc.map(|a| unsafe { halves(_mm512_add_ps(a[0], a[1])) });
         if k + 8 <= n {
             // SAFETY: k + 8 ≤ n ≤ every slice's length.
             unsafe {
@@ -478,7 +492,7 @@ mod x86_512 {
     pub(super) unsafe fn periods(job: &super::Periods<'_>, x: &[f32], out: &mut [[f32; 2]]) {
         // SAFETY: this function runs with avx512f, avx2 and fma; every window is sliced to
         // the taps' length.
-        super::periods_with(|t, w| unsafe { dots(t, w) }, job, x, out)
+        super::periods_with(|t, w| unsafe { dots_inline(t, w) }, job, x, out)
     }
 
     /// [`super::x86::dots2`] with 16-float vectors.

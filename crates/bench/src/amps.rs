@@ -4,6 +4,7 @@
 //! stage takes, so the next bottleneck is visible.
 
 use crate::report::{machine_description, median, results_dir, Table};
+use anyhow::Context;
 use sluice_amps::{self as amps, BandConfig};
 use sluice_graph::Override;
 use sluice_runtime::RunOptions;
@@ -42,6 +43,10 @@ pub fn run(args: BenchAmpsArgs) -> anyhow::Result<()> {
             args.seconds,
             data.display()
         );
+        if let Some(dir) = data.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {} for the band", dir.display()))?;
+        }
         amps::write_band(&args.band, BandConfig::default(), args.seconds)
             .map_err(anyhow::Error::msg)?;
     }

@@ -5,7 +5,10 @@
 //! far larger than the caches) read once per pass in chunks of 4096 items as the block reads
 //! its queue windows, the beams written to a chunk-sized buffer (a queue's reservation).
 //! Its rate is reported as input bytes per second beside the memory read bandwidth (a
-//! vectorised sum over 512 MiB) and numpy's `W @ X` (BLAS cgemm) on the same arrays. True-time
+//! vectorised sum over 512 MiB) and numpy's `W @ X` (BLAS cgemm) on the same arrays. numpy's
+//! BLAS runs a thread per core, so the kernel runs on one thread and on a thread per core
+//! (each on its own contiguous part of the stream, as beamformer nodes over parts of a stream
+//! would), the latter against the bandwidth as many threads read. True-time
 //! delay: the same antennas, 8 beams, a 16-tap fractional-delay FIR per (beam, antenna),
 //! against scipy's `lfilter` per (beam, antenna) summed. Both sides' first 4096 items of every
 //! beam are compared, so the peer computes the same thing.
@@ -63,20 +66,28 @@ const CHUNK: usize = 4096;
 /// removed from the peer's environment (its only), so the ratio is against an unhandicapped peer.
 const OPENBLAS_HANDICAPS: [&str; 2] = ["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"];
 
-/// Memory read bandwidth, bytes/s: the best of 3 vectorised sums over 512 MiB.
-fn read_bandwidth() -> f64 {
-    let words = 64 << 20;
+/// Memory read bandwidth, bytes/s, of `threads` threads each summing its share of 512 MiB
+/// (vectorised): the best of 3.
+fn read_bandwidth(threads: usize) -> f64 {
+    let words: usize = 64 << 20;
     let data: Vec<u64> = (0..words as u64).collect();
-    let mut best = f64::MAX;
-    for _ in 0..3 {
-        let t0 = Instant::now();
+    let sum = |part: &[u64]| {
         let mut acc = [0u64; 8];
-        for c in data.chunks_exact(8) {
+        for c in part.chunks_exact(8) {
             for (a, v) in acc.iter_mut().zip(c) {
                 *a = a.wrapping_add(*v);
             }
         }
         std::hint::black_box(acc);
+    };
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        std::thread::scope(|s| {
+            for part in data.chunks(words.div_ceil(threads)) {
+                s.spawn(move || sum(part));
+            }
+        });
         best = best.min(t0.elapsed().as_secs_f64());
     }
     (words * 8) as f64 / best
@@ -91,6 +102,32 @@ fn timed(len: usize, mut run: impl FnMut(usize, usize)) -> f64 {
         run(i, m);
         i += m;
     }
+    t0.elapsed().as_secs_f64()
+}
+
+/// Seconds for one pass over `len` items split into `threads` contiguous parts, each thread
+/// running `run(chunk_start, chunk_len, outputs)` over its part in chunks, into outputs of its
+/// own (as beamformer nodes over parts of a stream would).
+fn timed_threads(
+    len: usize,
+    threads: usize,
+    run: impl Fn(usize, usize, &mut [Vec<Complex32>]) + Sync,
+) -> f64 {
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        for part in 0..threads {
+            let run = &run;
+            s.spawn(move || {
+                let mut out = vec![vec![Complex32::default(); CHUNK]; BEAMS];
+                let (mut i, end) = (len * part / threads, len * (part + 1) / threads);
+                while i < end {
+                    let m = CHUNK.min(end - i);
+                    run(i, m, &mut out);
+                    i += m;
+                }
+            });
+        }
+    });
     t0.elapsed().as_secs_f64()
 }
 
@@ -209,12 +246,17 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
         .collect();
     std::fs::write(dir.join("s.i64"), s)?;
 
-    let bandwidth = read_bandwidth();
+    // numpy's BLAS runs a thread per core: the kernel is timed on as many threads too, each
+    // on its own part of the stream, against the bandwidth as many threads read.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bandwidth = read_bandwidth(1);
+    let bandwidth_all = read_bandwidth(threads);
     let mut out = vec![vec![Complex32::default(); CHUNK]; BEAMS];
     let mut first = vec![vec![Complex32::default(); CHUNK]; BEAMS];
     let t = args.ttd_samples.min(n - ttd.history());
     let mut ttd_first = vec![vec![Complex32::default(); CHUNK]; BEAMS];
     let (mut phase_s, mut avx2_s, mut ttd_s) = (Vec::new(), Vec::new(), Vec::new());
+    let mut threads_s = Vec::new();
     let (mut np_gemm_s, mut np_ttd_s) = (Vec::new(), Vec::new());
     let mut peer_doc = serde_json::Value::Null;
     let mut peer_env = String::new();
@@ -236,6 +278,16 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
                 let mut outs: Vec<&mut [Complex32]> = out.iter_mut().map(|v| &mut v[..m]).collect();
                 phase.process(&inputs, &mut outs, false);
             }));
+        }
+        if threads > 1 {
+            for _ in 0..args.runs {
+                threads_s.push(timed_threads(n, threads, |i, m, out| {
+                    let inputs: [&[Complex32]; ANTENNAS] = std::array::from_fn(|k| &x[k][i..i + m]);
+                    let mut outs: Vec<&mut [Complex32]> =
+                        out.iter_mut().map(|v| &mut v[..m]).collect();
+                    phase.process(&inputs, &mut outs, false);
+                }));
+            }
         }
         {
             let inputs: [&[Complex32]; ANTENNAS] = std::array::from_fn(|k| &x[k][..CHUNK]);
@@ -329,8 +381,9 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
     let ours = median(&phase_s);
     let ours_ttd = median(&ttd_s);
     println!(
-        "memory read bandwidth (sum over 512 MiB, best of 3): {:.1} GB/s",
-        bandwidth / 1e9
+        "memory read bandwidth (sum over 512 MiB, best of 3): {:.1} GB/s on one thread, {:.1} GB/s on {threads}",
+        bandwidth / 1e9,
+        bandwidth_all / 1e9
     );
     println!(
         "numpy {}, scipy {}; both sides agree to {:.1e} (phase), {:.1e} (delay) of the peak",
@@ -354,7 +407,7 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
         "targets",
     ]);
     table.push(vec![
-        "phase 16x8".into(),
+        "phase 16x8, 1 thread".into(),
         format!("{:.1}", n as f64 / ours / 1e6),
         format!("{:.2}", in_bytes(n) / ours / 1e9),
         format!("{:.0}", 100.0 * in_bytes(n) / ours / bandwidth),
@@ -367,6 +420,23 @@ pub fn run(args: BenchBeamformArgs) -> anyhow::Result<()> {
             ok(in_bytes(n) / ours >= 0.5 * bandwidth)
         ),
     ]);
+    if !threads_s.is_empty() {
+        let a = median(&threads_s);
+        table.push(vec![
+            format!("phase 16x8, {threads} threads"),
+            format!("{:.1}", n as f64 / a / 1e6),
+            format!("{:.2}", in_bytes(n) / a / 1e9),
+            format!("{:.0}", 100.0 * in_bytes(n) / a / bandwidth_all),
+            format!("{:.1}", n as f64 / np_gemm / 1e6),
+            format!("{:.2}", np_gemm / a),
+            blas.clone(),
+            format!(
+                "x_numpy >= 2: {}; >= 50% bw: {}",
+                ok(np_gemm / a >= 2.0),
+                ok(in_bytes(n) / a >= 0.5 * bandwidth_all)
+            ),
+        ]);
+    }
     if !avx2_s.is_empty() {
         let a = median(&avx2_s);
         table.push(vec![

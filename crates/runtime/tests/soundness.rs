@@ -591,6 +591,26 @@ fn the_default_scheduler_reports_and_follows_its_decision() {
     assert_eq!(report.node("sink").unwrap().items_in, 200_000_000, "{text}");
 }
 
+/// Whether the default scheduler kept one thread because its thread hardly ran while it was
+/// measured ("kept on one thread: X ms of work and Y ms waiting in Z ms", X under a tenth of
+/// Z): other processes took the cores (as when these tests run beside a second loop of
+/// themselves), so no split was worth trying. The tests of its splits accept that outcome.
+fn preempted_while_measured(scheduling: &str) -> bool {
+    let ms = |text: &str, before: &str| -> Option<f64> {
+        text.split(before).next()?.rsplit(' ').next()?.parse().ok()
+    };
+    let Some(rest) = scheduling.strip_prefix("kept on one thread: ") else {
+        return false;
+    };
+    let (Some(work), Some(elapsed)) = (
+        ms(rest, " ms of work"),
+        rest.split(" in ").nth(1).and_then(|t| ms(t, " ms")),
+    ) else {
+        return false;
+    };
+    work < 0.1 * elapsed
+}
+
 /// A split that runs slower than one thread (whatever the model promised) is taken back: the
 /// other thread hands its nodes back, every node runs on the first thread again, and every item
 /// arrives.
@@ -609,10 +629,11 @@ fn the_default_scheduler_takes_back_a_split_that_does_not_pay() {
     let report = run_bounded(g, Some(RunOptions::default()), Duration::from_secs(60)).unwrap();
     let text = report.render();
     assert!(
-        report
+        (report
             .scheduling
             .starts_with("kept on one thread: split into 2 threads")
-            && report.scheduling.contains("but the split ran"),
+            && report.scheduling.contains("but the split ran"))
+            || preempted_while_measured(&report.scheduling),
         "{text}"
     );
     assert_eq!(report.threads, 1, "{text}");
@@ -688,7 +709,8 @@ fn the_default_scheduler_splits_two_heavy_nodes() {
             .starts_with("split into 2 threads, before 's1'")
             || report
                 .scheduling
-                .starts_with("kept on one thread: split into 2 threads, before 's1'"),
+                .starts_with("kept on one thread: split into 2 threads, before 's1'")
+            || preempted_while_measured(&report.scheduling),
         "{text}"
     );
     let kept = report.scheduling.starts_with("split");

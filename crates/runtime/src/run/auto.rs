@@ -284,11 +284,25 @@ impl Calibration {
                     remember(self.key, &[], &words);
                     return Some(Verdict::Settled(words));
                 };
-                // What the nodes of the last group moved per second on one thread.
-                let baseline = moved(&group[last_cut..])
+                // What the nodes of the last group moved per second on one thread. A node that
+                // ended during the sample reads 0 (its counts went with it): the stream is
+                // ending, so no split is tried and nothing is remembered. (Subtracting across
+                // that reset overflowed, a panic in debug builds and a meaningless baseline in
+                // release ones.)
+                let now_moved = moved(&group[last_cut..]);
+                if now_moved
                     .iter()
                     .zip(&moved0[last_cut..])
-                    .map(|(m, m0)| m.wrapping_sub(*m0))
+                    .any(|(m, m0)| m < m0)
+                {
+                    return Some(Verdict::Settled(
+                        "kept on one thread: a node ended while it was measured".to_string(),
+                    ));
+                }
+                let baseline = now_moved
+                    .iter()
+                    .zip(&moved0[last_cut..])
+                    .map(|(m, m0)| m - m0)
                     .sum::<u64>() as f64
                     / elapsed;
                 let into_last = bytes.get(last_cut).copied().unwrap_or(0.0) / elapsed;

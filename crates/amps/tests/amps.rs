@@ -70,14 +70,7 @@ fn every_channel_of_a_short_band_is_intelligible_and_alone() {
         format!("save.labels={}", list(&listened)),
         format!("save.path=\"{pattern}\""),
     ];
-    let overrides: Vec<Override> = sets
-        .iter()
-        .map(|s| s.parse::<Override>().unwrap())
-        .collect();
-    let registry = sluice_blocks::graph_blocks::standard_registry();
-    let loaded = sluice_graph::load_with(&text, "amps_receiver.toml", &registry, &overrides)
-        .unwrap_or_else(|e| panic!("{e}"));
-    loaded.graph.run(&RunOptions::default()).unwrap();
+    run_receiver(&text, &sets);
 
     let audio: Vec<Vec<f32>> = listened
         .iter()
@@ -190,14 +183,7 @@ fn the_whole_band_receiver_writes_the_same_files_as_before() {
         format!("capture.path=\"{}\"", band.display()),
         format!("save.path=\"{pattern}\""),
     ];
-    let overrides: Vec<Override> = sets
-        .iter()
-        .map(|s| s.parse::<Override>().unwrap())
-        .collect();
-    let registry = sluice_blocks::graph_blocks::standard_registry();
-    let loaded = sluice_graph::load_with(&text, "amps_receiver.toml", &registry, &overrides)
-        .unwrap_or_else(|e| panic!("{e}"));
-    loaded.graph.run(&RunOptions::default()).unwrap();
+    run_receiver(&text, &sets);
     let mut digest = 0xcbf2_9ce4_8422_2325;
     for n in 1..=amps::CHANNELS as u64 {
         let path = sluice_blocks::blocks::wav_files::channel_path(&pattern, n);
@@ -213,4 +199,16 @@ fn the_whole_band_receiver_writes_the_same_files_as_before() {
     } else {
         eprintln!("not an AVX-512 CPU: the digest {digest:#x} is not compared");
     }
+}
+
+/// Runs the receiver graph `text` with the `--set` overrides `sets`.
+fn run_receiver(text: &str, sets: &[String]) {
+    let overrides: Vec<Override> = sets
+        .iter()
+        .map(|s| s.parse::<Override>().unwrap())
+        .collect();
+    let registry = sluice_blocks::graph_blocks::standard_registry();
+    let loaded = sluice_graph::load_with(text, "amps_receiver.toml", &registry, &overrides)
+        .unwrap_or_else(|e| panic!("{e}"));
+    loaded.graph.run(&RunOptions::default()).unwrap();
 }
